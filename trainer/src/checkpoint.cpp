@@ -84,13 +84,15 @@ CheckpointState loadCheckpoint(const std::string& path, UNet& model, torch::opti
         if (!archive.try_read("settings", value) || !value.isString())
             throw CheckpointError(path + ": not a scaledesk-train checkpoint (no settings record)");
         state.settings = decodeSettings(value.toStringRef());
+        std::string differences;
         for (const auto& [key, want] : expected) {
             auto it = state.settings.find(key);
             const std::string have = it == state.settings.end() ? "(absent)" : it->second;
             if (have != want)
-                throw CheckpointError(path + ": checkpoint does not match this run: " + key + " is " + have
-                                      + " in the checkpoint but " + want + " now");
+                differences += (differences.empty() ? "" : "; ") + key + " is " + have + " in the checkpoint but " + want + " now";
         }
+        if (!differences.empty())
+            throw CheckpointError(path + ": checkpoint does not match this run: " + differences);
         archive.read("epoch", value);
         state.epoch = value.toInt();
         archive.read("batch_in_epoch", value);

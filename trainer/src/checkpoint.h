@@ -30,7 +30,7 @@ struct CheckpointState {
 void saveCheckpoint(const std::string& path, UNet& model, torch::optim::Adam& optimizer, const CheckpointState& state);
 
 /// Loads a checkpoint into `model` and `optimizer`. Throws CheckpointError naming the file when it
-/// is corrupt, or naming the first setting that differs from `expected`.
+/// is corrupt, or naming every setting that differs from `expected`.
 CheckpointState loadCheckpoint(const std::string& path, UNet& model, torch::optim::Adam& optimizer,
                                const std::map<std::string, std::string>& expected);
 

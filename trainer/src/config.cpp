@@ -324,13 +324,9 @@ TrainConfig loadTrainConfig(const std::string& yamlPath, const std::string& name
     namespace fs = std::filesystem;
     const YAML::Node root = loadYamlFile(yamlPath);
     const std::string file = yamlPath;
-    YAML::Node configNode;
-    try {
-        configNode = root[name];
-    } catch (const YAML::Exception& e) {
-        throw ConfigError(locationOf(file, e.mark) + ": " + e.msg);
-    }
-    if (!configNode) {
+    // Indexing a const node never inserts; a missing key gives an undefined node.
+    const YAML::Node configNode = root[name];
+    if (!configNode.IsDefined()) {
         std::string known;
         for (auto it = root.begin(); it != root.end(); ++it)
             known += (known.empty() ? "" : ", ") + it->first.Scalar();

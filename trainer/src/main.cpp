@@ -79,7 +79,9 @@ int main(int argc, char** argv)
     CliValues v;
     TrainOptions options;
     bool describe = false;
-    app.add_option("--yaml_config", v.yamlConfig, "YAML file of named configs")->capture_default_str();
+    app.add_option("--yaml_config", v.yamlConfig, "YAML file of named configs")
+        ->capture_default_str()
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.add_option("--config", v.config, "name of the config in the YAML file")->capture_default_str();
     app.add_option("--run_num", options.runNum, "run number: <expdir>/<config>/<N>GPU/<run_num>")->capture_default_str();
     app.add_option("--num_epochs", v.numEpochs, "override num_epochs")->check(CLI::PositiveNumber);

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package ScaleDesk needs to build, test and run. Idempotent: packages
+# already installed are skipped, and apt-get update runs only when something is missing.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build ccache git pkg-config
+  # trainer: libtorch (CPU, Debian's 1.13), Gloo, a fast BLAS (the default reference BLAS is 10-40x slower),
+  # HDF5, yaml-cpp, CLI11, nlohmann-json, OpenMPI
+  libtorch-dev libgloo-dev libopenblas0-openmp libhdf5-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libopenmpi-dev openmpi-bin
+  # tests and benchmarks: GoogleTest, Google Benchmark, the Python PyTorch peer (Debian's python3-torch)
+  libgtest-dev libbenchmark-dev python3 python3-torch python3-h5py python3-yaml python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace scaledesk::test {
+
+/// A fresh folder under the system temp dir, removed with the object.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    const std::string& path() const { return m_path; }
+    std::string file(const std::string& name) const { return m_path + "/" + name; }
+
+private:
+    std::string m_path;
+};
+
+struct ProcessResult {
+    int exitCode = -1;
+    std::string output;  ///< stdout and stderr together
+};
+
+/// Runs a shell command line (arguments already quoted) and captures its output.
+ProcessResult runCommand(const std::string& commandLine);
+
+/// Single-quotes a value for the shell.
+std::string shellQuote(const std::string& value);
+
+std::string readFile(const std::string& path);
+void writeFile(const std::string& path, const std::string& text);
+std::vector<std::string> readLines(const std::string& path);
+
+}  // namespace scaledesk::test
