@@ -82,3 +82,35 @@ TEST(UNet, InitIsNormalWithZeroBias)
     const auto out = model->forward(torch::rand({1, 4, 64, 64, 64}) * 2 - 1);
     EXPECT_LT(out.abs().mean().item<double>(), 0.05);
 }
+
+#include "fusedadam.h"
+
+// The fused step follows torch::optim::Adam over many steps (float rounding order aside), with
+// state kept in the optimizer where checkpoints find it.
+TEST(FusedAdam, MatchesLibtorchAdam)
+{
+    torch::manual_seed(3);
+    const auto init = torch::randn({3000});
+    auto a = init.clone().set_requires_grad(true), b = init.clone().set_requires_grad(true);
+    torch::optim::Adam reference({a}, torch::optim::AdamOptions(1e-2));
+    torch::optim::Adam fused({b}, torch::optim::AdamOptions(1e-2));
+    for (int step = 1; step <= 50; ++step) {
+        const auto target = torch::randn({3000});
+        for (auto* t : {&a, &b}) {
+            if (t->grad().defined()) t->grad().zero_();
+            ((*t - target).pow(2) * (1.0 + step % 3)).sum().backward();
+        }
+        static_cast<torch::optim::AdamOptions&>(reference.param_groups()[0].options()).lr(1e-2 / step);
+        static_cast<torch::optim::AdamOptions&>(fused.param_groups()[0].options()).lr(1e-2 / step);
+        reference.step();
+        scaledesk::train::fusedAdamStep(fused);
+    }
+    EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << (a - b).abs().max().item<float>();
+    EXPECT_FALSE(torch::equal(a, init));
+    auto& state = static_cast<torch::optim::AdamParamState&>(
+        *fused.state().at(c10::guts::to_string(b.unsafeGetTensorImpl())));
+    EXPECT_EQ(state.step(), 50);
+    auto& refState = static_cast<torch::optim::AdamParamState&>(
+        *reference.state().at(c10::guts::to_string(a.unsafeGetTensorImpl())));
+    EXPECT_TRUE(torch::allclose(state.exp_avg_sq(), refState.exp_avg_sq(), 1e-5, 1e-7));
+}

@@ -10,6 +10,7 @@
 #include <c10/util/Exception.h>
 
 #include <iostream>
+#include <malloc.h>
 
 using namespace scaledesk::train;
 
@@ -62,6 +63,17 @@ void applyOverrides(const CliValues& v, TrainConfig& c)
     }
 }
 
+// Every step allocates and frees large tensors (vol2col columns of the 3D convolutions, Adam's
+// temporaries). By default glibc serves each from a fresh mmap and unmaps it on free, so the
+// kernel zero-fills the same pages again every step: measured here as ~20% of a cpu-bench step.
+// Keep freed memory in the heap instead; the process's peak footprint is unchanged.
+void keepFreedMemory()
+{
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TOP_PAD, 64 << 20);
+}
+
 int fail(const std::string& message)
 {
     std::cerr << "scaledesk-train: error: " << message << std::endl;
@@ -72,6 +84,7 @@ int fail(const std::string& message)
 
 int main(int argc, char** argv)
 {
+    keepFreedMemory();
     CLI::App app{"scaledesk-train: the NERSC cosmology 3D U-Net training in C++ (libtorch).\n"
                  "Trains a named config of a YAML file; `make-data` writes generated HDF5 data."};
     app.set_version_flag("--version", std::string("scaledesk-train ") + SCALEDESK_TRAIN_VERSION);

@@ -2,6 +2,7 @@
 
 #include "checkpoint.h"
 #include "dataset.h"
+#include "fusedadam.h"
 #include "runfiles.h"
 #include "unet.h"
 
@@ -467,7 +468,7 @@ int runTraining(const TrainOptions& o, const RunPlan& plan, RunLog& log)
             const auto t2 = Clock::now();
             loss.backward();
             const auto t3 = Clock::now();
-            optimizer.step();
+            fusedAdamStep(optimizer);
             const auto t4 = Clock::now();
             lossSum += lossValue;
             ++batchesDone;

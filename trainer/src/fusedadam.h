@@ -1,0 +1,15 @@
+#pragma once
+
+#include <torch/optim/adam.h>
+
+namespace scaledesk::train {
+
+/// One Adam step with the update of torch::optim::Adam (and of torch.optim.Adam: bias-corrected
+/// moments, eps added to the corrected root), computed in a single parallel pass over each
+/// parameter instead of libtorch's seven tensor ops and two temporaries. It reads and updates the
+/// optimizer's own AdamParamState, so checkpoints, `optimizer.save()` and a later plain `step()`
+/// see the same state. Weight decay and AMSGrad are not used by the U-Net and are refused.
+/// Results equal torch::optim::Adam up to float rounding order.
+void fusedAdamStep(torch::optim::Adam& optimizer);
+
+}  // namespace scaledesk::train
