@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <regex>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -21,8 +20,6 @@
 using namespace scaledesk::test;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-extern char** environ;
 
 namespace {
 
@@ -72,27 +69,7 @@ pid_t spawnTrainer(const std::vector<std::string>& args, const std::string& cwd,
 {
     std::vector<std::string> argv = {kBin, "--yaml_config", kUnet};
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, logFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    const std::string oldCwd = fs::current_path();
-    fs::current_path(cwd);
-    pid_t pid = -1;
-    posix_spawn(&pid, kBin.c_str(), &actions, nullptr, cargv.data(), environ);
-    fs::current_path(oldCwd);
-    posix_spawn_file_actions_destroy(&actions);
-    return pid;
-}
-
-int waitExit(pid_t pid)
-{
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return spawnProcess(argv, cwd, logFile);
 }
 
 // Waits until metrics.jsonl holds a line for which `match` is true (or 120 s pass).

@@ -6,7 +6,11 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
+
+extern char** environ;
 
 namespace scaledesk::test {
 
@@ -37,6 +41,41 @@ ProcessResult runCommand(const std::string& commandLine)
     const int status = pclose(pipe);
     result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return result;
+}
+
+int spawnProcess(const std::vector<std::string>& argv, const std::string& cwd, const std::string& logFile,
+                 const std::vector<std::string>& extraEnv)
+{
+    std::vector<std::string> args = argv;
+    std::vector<char*> cargv;
+    for (auto& a : args) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    std::vector<std::string> envStrings;
+    for (char** e = environ; *e; ++e) envStrings.emplace_back(*e);
+    for (const auto& e : extraEnv) envStrings.push_back(e);
+    std::vector<char*> cenv;
+    for (auto& e : envStrings) cenv.push_back(e.data());
+    cenv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, logFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    const std::string oldCwd = std::filesystem::current_path();
+    std::filesystem::current_path(cwd);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, cargv.data(), cenv.data());
+    std::filesystem::current_path(oldCwd);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0)
+        throw std::runtime_error("posix_spawn failed for " + args[0]);
+    return pid;
+}
+
+int waitExit(int pid)
+{
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::string shellQuote(const std::string& value)

@@ -29,6 +29,12 @@ ProcessResult runCommand(const std::string& commandLine);
 /// Single-quotes a value for the shell.
 std::string shellQuote(const std::string& value);
 
+/// Starts `argv` in `cwd` with extra environment variables; stdout and stderr go to `logFile`.
+int spawnProcess(const std::vector<std::string>& argv, const std::string& cwd, const std::string& logFile,
+                 const std::vector<std::string>& extraEnv = {});
+/// Waits for a spawned process: its exit code, or 128 + signal.
+int waitExit(int pid);
+
 std::string readFile(const std::string& path);
 void writeFile(const std::string& path, const std::string& text);
 std::vector<std::string> readLines(const std::string& path);

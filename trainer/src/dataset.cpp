@@ -148,12 +148,14 @@ void BatchLoader::fill(int64_t batch)
     const int64_t slot = batch % m_depth;
     const int64_t first = batch * m_plan.batchSize;
     const int64_t count = std::min(m_plan.batchSize, m_plan.numSamples - first);
+    const int64_t stride = m_plan.indexStride > 0 ? m_plan.indexStride : m_plan.batchSize;
+    const int64_t streamFirst = batch * stride + m_plan.indexOffset;
     const int64_t c = m_plan.crop;
     const int64_t inC = m_source->inChannels(), outC = m_source->outChannels();
     at::Tensor rawIn = at::empty({inC, c, c, c}, at::kFloat);
     at::Tensor rawOut = at::empty({outC, c, c, c}, at::kFloat);
     for (int64_t i = 0; i < count; ++i) {
-        const SampleSpec spec = drawSample(m_plan.seed, m_plan.rank, m_plan.stream, m_plan.epoch, first + i,
+        const SampleSpec spec = drawSample(m_plan.seed, m_plan.streamRank, m_plan.stream, m_plan.epoch, streamFirst + i,
                                            m_source->box(), c);
         m_source->readCrop(spec, c, rawIn.data_ptr<float>(), rawOut.data_ptr<float>());
         const SpatialTransform& t = rotatorTable()[std::size_t(spec.rotation)];

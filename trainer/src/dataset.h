@@ -50,13 +50,20 @@ std::shared_ptr<VolumeSource> openVolumeSource(DataLoaderMode mode, const std::s
 /// What one pass over the data draws.
 struct LoaderPlan {
     uint64_t seed = 0;
-    int rank = 0;
     Stream stream = Stream::Train;
     int64_t epoch = 0;
     int64_t crop = 64;
     int64_t numSamples = 0;   ///< samples of this rank in this pass
     int64_t batchSize = 1;
     int64_t firstBatch = 0;   ///< resume inside a pass
+    /// Sample i of batch k is drawn as stream index k·indexStride + indexOffset + i from the
+    /// generator of rank `streamRank`. Independent streams (the NERSC default): the rank's own
+    /// generator, stride = batchSize, offset 0. Shared streams: rank 0's generator for everyone,
+    /// stride = global batch, offset = rank·batchSize, so N ranks together draw exactly what one
+    /// rank with an N-times larger batch draws.
+    int streamRank = 0;
+    int64_t indexStride = 0;  ///< 0: batchSize
+    int64_t indexOffset = 0;
     int64_t workers = 2;      ///< 0 = produce on the caller's thread
     int64_t depth = 0;        ///< batches in flight; 0 = 2 × workers (at least 2)
 };

@@ -7,6 +7,25 @@
 
 namespace scaledesk::train {
 
+void adamUpdate(float* pp, const float* gp, float* mp, float* vp, int64_t n, int64_t step, double lr, double beta1,
+                double beta2, double eps)
+{
+    const double stepSize = lr / (1.0 - std::pow(beta1, double(step)));
+    const double bias2Sqrt = std::sqrt(1.0 - std::pow(beta2, double(step)));
+    const float b1 = float(beta1), b2 = float(beta2), c1 = float(1 - beta1), c2 = float(1 - beta2);
+    const float e = float(eps), s = float(stepSize), r = float(bias2Sqrt);
+    at::parallel_for(0, n, 16384, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const float g = gp[i];
+            const float mi = mp[i] * b1 + c1 * g;
+            const float vi = vp[i] * b2 + c2 * g * g;
+            mp[i] = mi;
+            vp[i] = vi;
+            pp[i] -= s * mi / (std::sqrt(vi) / r + e);
+        }
+    });
+}
+
 void fusedAdamStep(torch::optim::Adam& optimizer)
 {
     torch::NoGradGuard noGrad;
@@ -48,22 +67,8 @@ void fusedAdamStep(torch::optim::Adam& optimizer)
                 p.addcdiv_(m, (v.sqrt() / bias2Sqrt).add_(eps), -stepSize);
                 continue;
             }
-            float* pp = p.data_ptr<float>();
-            const float* gp = grad.data_ptr<float>();
-            float* mp = m.data_ptr<float>();
-            float* vp = v.data_ptr<float>();
-            const float b1 = float(beta1), b2 = float(beta2), c1 = float(1 - beta1), c2 = float(1 - beta2);
-            const float e = float(eps), s = float(stepSize), r = float(bias2Sqrt);
-            at::parallel_for(0, p.numel(), 16384, [=](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) {
-                    const float g = gp[i];
-                    const float mi = mp[i] * b1 + c1 * g;
-                    const float vi = vp[i] * b2 + c2 * g * g;
-                    mp[i] = mi;
-                    vp[i] = vi;
-                    pp[i] -= s * mi / (std::sqrt(vi) / r + e);
-                }
-            });
+            adamUpdate(p.data_ptr<float>(), grad.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(), p.numel(),
+                       state.step(), lr, beta1, beta2, eps);
         }
     }
 }

@@ -1,5 +1,6 @@
 // scaledesk-train: command line of the U-Net trainer (spec §5 flags plus ScaleDesk's).
 #include "checkpoint.h"
+#include "comm.h"
 #include "config.h"
 #include "hdf5volume.h"
 #include "makedata.h"
@@ -8,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
+#include <torch/cuda.h>
 
 #include <iostream>
 #include <malloc.h>
@@ -74,9 +76,17 @@ void keepFreedMemory()
     mallopt(M_TOP_PAD, 64 << 20);
 }
 
+std::string rankPrefix;
+
+// One line on stderr; in an MPI job the other ranks are taken down too, so none waits forever.
 int fail(const std::string& message)
 {
-    std::cerr << "scaledesk-train: error: " << message << std::endl;
+    const bool prefixed = message.rfind(rankPrefix, 0) == 0;
+    // One write, so lines of several ranks sharing a terminal never interleave.
+    const std::string line = "scaledesk-train: error: " + (prefixed ? "" : rankPrefix) + message + "\n";
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+    abortMpiJob(1);
     return 1;
 }
 
@@ -89,6 +99,8 @@ int main(int argc, char** argv)
                  "Trains a named config of a YAML file; `make-data` writes generated HDF5 data."};
     app.set_version_flag("--version", std::string("scaledesk-train ") + SCALEDESK_TRAIN_VERSION);
 
+    // A later occurrence of an option wins, so scripts can append overrides.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     CliValues v;
     TrainOptions options;
     bool describe = false;
@@ -121,6 +133,32 @@ int main(int argc, char** argv)
     app.add_option("--seed", v.seed, "seed for weights and data streams (default: the YAML seed, else random)");
     app.add_flag("--resume", options.resume, "continue from <run folder>/checkpoints/latest.pt when it exists");
     app.add_flag("--describe", describe, "print the resolved config and the model summary, then exit");
+    std::string backend = "auto";
+    int commTimeout = 300;
+    std::string dataStreams = "independent";
+    app.add_option("--strategy", options.strategy,
+                   "data-parallel strategy: ddp (bucketed allreduce overlapped with backward), fused (Horovod-style "
+                   "allreduce after backward), zero1 (sharded Adam state: reduce-scatter + allgather)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"ddp", "fused", "zero1"}));
+    app.add_option("--backend", backend, "communication backend: auto, mpi, gloo or nccl (auto: nccl on GPUs, mpi when "
+                                         "launched by mpirun/srun --mpi, else gloo)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "mpi", "gloo", "nccl"}));
+    app.add_option("--bucket_cap_mb", options.bucketCapMb, "ddp bucket size in MiB (the first bucket is 1 MiB)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app.add_option("--fusion_mb", options.fusionMb, "fused: fusion buffer size in MiB")->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--comm_timeout", commTimeout, "seconds a rendezvous or collective may wait before failing")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app.add_option("--data_streams", dataStreams,
+                   "independent: each rank draws its own random crops (NERSC); shared: ranks split one stream, so N ranks "
+                   "see exactly the samples of one rank with an N-times larger batch")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"independent", "shared"}));
+    app.add_flag("--check_replicas", options.checkReplicas,
+                 "after every step, check that all ranks hold bit-identical parameters (a debugging aid; costs a hash per step)");
 
     MakeDataOptions makeData;
     CLI::App* make = app.add_subcommand("make-data", "write generated train.h5 and valid.h5 in the NERSC layout");
@@ -145,22 +183,38 @@ int main(int argc, char** argv)
                       << "/valid.h5 (box " << makeData.valBox << ")" << std::endl;
             return 0;
         }
+        options.sharedStreams = dataStreams == "shared";
+        const DistEnv dist = discoverDistEnv();
+        options.dist = dist;
+        options.worldSize = dist.size;
+        options.rank = dist.rank;
+        options.localRanks = dist.localSize;
+        rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
         options.config = loadTrainConfig(v.yamlConfig, v.config);
         applyOverrides(v, options.config);
         validateTrainConfig(options.config);
         const RunPlan plan = planRun(options);
         if (describe) {
-            describeRun(options, plan);
+            if (dist.rank == 0) describeRun(options, plan);
+            shutdownMpi();
             return 0;
         }
         installStopSignals();
         RunLog log(options.rank);
-        try {
-            return runTraining(options, plan, log);
-        } catch (const std::exception& e) {
-            recordFailure(plan, e.what());
-            throw;
+        int code = 1;
+        {
+            const auto comm = makeCommunicator(backend, dist, std::chrono::seconds(commTimeout), torch::cuda::is_available());
+            options.comm = comm.get();
+            try {
+                code = runTraining(options, plan, log);
+            } catch (const std::exception& e) {
+                if (dist.rank == 0) recordFailure(plan, e.what());
+                log.error(e.what());
+                throw;
+            }
         }
+        shutdownMpi();
+        return code;
     } catch (const c10::Error& e) {
         return fail(e.what_without_backtrace());
     } catch (const std::exception& e) {

@@ -48,8 +48,10 @@ void RunLog::write(const char* level, const std::string& message)
                   tm.tm_hour, tm.tm_min, tm.tm_sec, int((now - double(secs)) * 1000.0));
     const std::string line = std::string(stamp) + " - root - " + level + " - " + message + "\n";
     std::lock_guard<std::mutex> lock(m_mutex);
-    std::fputs(line.c_str(), stdout);
-    std::fflush(stdout);
+    if (m_rank == 0 || !m_file) {  // ranks > 0 write their rank-<N>.log only
+        std::fputs(line.c_str(), stdout);
+        std::fflush(stdout);
+    }
     if (m_file) {
         std::fputs(line.c_str(), m_file);
         std::fflush(m_file);

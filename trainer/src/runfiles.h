@@ -15,8 +15,9 @@ double unixNow();
 /// ISO 8601 UTC text of a Unix time, e.g. 2026-11-30T02:03:17.123Z.
 std::string isoUtc(double unixSeconds);
 
-/// The original's Python logging format: "2021-11-12 00:46:23,492 - root - INFO - message",
-/// to stdout and, for rank 0 once the run folder exists, appended and flushed to out.log.
+/// The original's Python logging format: "2021-11-12 00:46:23,492 - root - INFO - message".
+/// Rank 0 writes to stdout and, once the run folder exists, appends to out.log; other ranks write
+/// to their rank-<N>.log once it is open (stdout before).
 class RunLog {
 public:
     explicit RunLog(int rank) : m_rank(rank) {}

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "comm.h"
 #include "config.h"
 
 #include <cstdint>
@@ -25,6 +26,13 @@ struct TrainOptions {
     int worldSize = 1;
     int rank = 0;
     int localRanks = 1;
+    std::string strategy = "ddp";  ///< ddp, fused or zero1 (none at world size 1)
+    double bucketCapMb = 25.0;
+    double fusionMb = 64.0;
+    bool sharedStreams = false;     ///< --data_streams shared
+    bool checkReplicas = false;     ///< --check_replicas: compare parameter hashes after every step
+    Communicator* comm = nullptr;   ///< required by runTraining
+    DistEnv dist;
 };
 
 /// The resolved run: batch sizes, steps and the run folder, as the loop will use them.
@@ -49,7 +57,7 @@ void describeRun(const TrainOptions& options, const RunPlan& plan);
 
 /// Trains to the end, or to a checkpoint when SIGUSR1/SIGTERM arrives. Returns the exit code.
 /// Throws on configuration, data and file problems (the caller prints one line).
-int runTraining(const TrainOptions& options, const RunPlan& plan, RunLog& log);
+int runTraining(const TrainOptions& options, RunPlan plan, RunLog& log);
 
 /// Records a `failed` event in metrics.jsonl and the manifest when the run had started.
 void recordFailure(const RunPlan& plan, const std::string& message);

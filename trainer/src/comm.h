@@ -1,0 +1,93 @@
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace scaledesk::train {
+
+/// A failed or timed-out collective, or a rendezvous that could not complete; the message says
+/// which operation, which rank and, where it can be known, which peer stopped answering.
+class CommError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A collective in flight. wait() returns when it completed, or throws CommError.
+class CommWork {
+public:
+    virtual ~CommWork() = default;
+    virtual void wait() = 0;
+};
+using CommHandle = std::shared_ptr<CommWork>;
+
+/// Who this process is among the job's ranks, and where the rendezvous is.
+struct DistEnv {
+    int rank = 0;
+    int size = 1;
+    int localRank = 0;
+    int localSize = 1;
+    std::string masterAddr = "127.0.0.1";
+    int masterPort = 29500;
+    std::string source = "single";  ///< mpi, slurm, env or single
+    bool mpiLaunched = false;       ///< started by mpirun or srun --mpi (MPI must be initialised)
+};
+
+/// The job's communicator: sum-reductions and gathers on contiguous CPU (or, for NCCL, CUDA)
+/// tensors of float32, float64 or int64. Every rank must issue the same collectives in the same order.
+class Communicator {
+public:
+    virtual ~Communicator() = default;
+    virtual std::string backend() const = 0;
+    int rank() const { return m_rank; }
+    int size() const { return m_size; }
+
+    /// In-place sum over ranks.
+    virtual CommHandle allreduceAsync(const at::Tensor& tensor) = 0;
+    /// `full` holds size() equal slices; slice r ends as rank r's `shard`. `shard` may be that slice.
+    virtual CommHandle allgatherAsync(const at::Tensor& full, const at::Tensor& shard) = 0;
+    /// Sum of `full` over ranks; this rank's slice of the sum lands in `shard`.
+    virtual CommHandle reduceScatterAsync(const at::Tensor& full, const at::Tensor& shard) = 0;
+    virtual void broadcast(const at::Tensor& tensor, int root) = 0;
+    virtual void barrier() = 0;
+
+    void allreduce(const at::Tensor& tensor) { allreduceAsync(tensor)->wait(); }
+    void allgather(const at::Tensor& full, const at::Tensor& shard) { allgatherAsync(full, shard)->wait(); }
+    void reduceScatter(const at::Tensor& full, const at::Tensor& shard) { reduceScatterAsync(full, shard)->wait(); }
+
+protected:
+    Communicator(int rank, int size) : m_rank(rank), m_size(size) {}
+
+private:
+    int m_rank;
+    int m_size;
+};
+
+/// Finds rank and world size: MPI when launched by mpirun/srun --mpi (initialises MPI), else
+/// SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID with the first host of SLURM_JOB_NODELIST, else
+/// RANK / WORLD_SIZE / LOCAL_RANK / MASTER_ADDR / MASTER_PORT, else a single process.
+/// Partial or inconsistent variables throw CommError naming them.
+DistEnv discoverDistEnv();
+
+/// The first host of a SLURM node list ("nid[001-004,007],login1" → "nid001").
+std::string firstHostOfNodeList(const std::string& nodeList);
+
+/// Names of the backends compiled into this build ("gloo", "mpi", "nccl").
+std::vector<std::string> availableBackends();
+
+/// `auto` resolves to nccl on GPUs, mpi under an MPI launch, else gloo. Throws CommError for a
+/// backend this build lacks, or nccl without a GPU. World size 1 always gets the no-op communicator.
+std::unique_ptr<Communicator> makeCommunicator(const std::string& backend, const DistEnv& env,
+                                               std::chrono::milliseconds timeout, bool haveGpu);
+
+/// Finalises MPI if this process initialised it (after every communicator is gone).
+void shutdownMpi();
+
+/// Ends every rank of an MPI job at once (after a rank's fatal error), if MPI is running.
+void abortMpiJob(int exitCode);
+
+}  // namespace scaledesk::train
