@@ -22,6 +22,12 @@ class CommWork {
 public:
     virtual ~CommWork() = default;
     virtual void wait() = 0;
+    /// When the collective finished (steady clock), if the backend knows it; otherwise the
+    /// moment wait() returned. Valid after wait().
+    std::chrono::steady_clock::time_point completedAt() const { return m_completedAt; }
+
+protected:
+    std::chrono::steady_clock::time_point m_completedAt{};
 };
 using CommHandle = std::shared_ptr<CommWork>;
 

@@ -108,6 +108,7 @@ private:
                 throw CommError(m_owner->describeFailure(m_op, e.what()));
             }
             if (m_after) m_after();
+            m_completedAt = std::chrono::steady_clock::now();  // c10d does not report the finish time
         }
 
     private:

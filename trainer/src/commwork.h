@@ -15,6 +15,7 @@ public:
     void complete()
     {
         std::lock_guard<std::mutex> lock(m_mutex);
+        m_completedAt = std::chrono::steady_clock::now();
         m_done = true;
         m_cv.notify_all();
     }
@@ -22,6 +23,7 @@ public:
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         m_error = error;
+        m_completedAt = std::chrono::steady_clock::now();
         m_done = true;
         m_cv.notify_all();
     }

@@ -137,12 +137,23 @@ public:
                 if (!b.handle) launch(b);
         }
         const auto waitStart = Clock::now();
+        std::vector<std::pair<Clock::time_point, Clock::time_point>> busy;
         for (auto& b : m_buckets) {
             b.handle->wait();
-            m_times.commSeconds += since(b.launched);
+            busy.emplace_back(b.launched, b.handle->completedAt());
             b.handle.reset();
         }
         m_times.exposedSeconds += since(waitStart);
+        // Communication time = the union of the buckets' launch → completion intervals.
+        std::sort(busy.begin(), busy.end());
+        Clock::time_point coveredUntil = busy.front().first;
+        for (const auto& [begin, end] : busy) {
+            const auto from = std::max(begin, coveredUntil);
+            if (end > from) {
+                m_times.commSeconds += std::chrono::duration<double>(end - from).count();
+                coveredUntil = end;
+            }
+        }
         const double scale = 1.0 / double(m_comm.size());
         for (auto& b : m_buckets) b.flat.mul_(scale);
         resetPending();

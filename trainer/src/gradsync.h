@@ -20,7 +20,7 @@ namespace scaledesk::train {
 ///   here), then an allgather of the updated parameters.
 /// - `none`: one process; plain gradients and the fused Adam step.
 struct SyncTimes {
-    double commSeconds = 0.0;     ///< time collectives were in flight (launch → completion)
+    double commSeconds = 0.0;     ///< union of the collectives' launch → completion intervals
     double exposedSeconds = 0.0;  ///< time the training thread waited on them
 };
 
