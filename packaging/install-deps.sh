@@ -12,6 +12,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   # tests and benchmarks: GoogleTest, Google Benchmark, the Python PyTorch peer (Debian's python3-torch)
   libgtest-dev libbenchmark-dev python3 python3-torch python3-h5py python3-yaml python3-numpy
+  # the test sandbox: a real SLURM (munge, slurmctld, slurmd; srun --mpi=pmix with Open MPI)
+  slurm-wlm munge
 )
 
 missing=()
