@@ -137,6 +137,7 @@ TEST_F(Dist, MpirunTwoAndThreeRanks)
         EXPECT_EQ(manifest["backend"], "mpi");
         EXPECT_EQ(manifest["strategy"], "ddp");
         EXPECT_EQ(manifest["launcher"], "mpi");
+        EXPECT_NE(manifest["versions"]["mpi"].get<std::string>().find("Open MPI"), std::string::npos);
         EXPECT_EQ(manifest["hostnames"].size(), std::size_t(ranks));
         EXPECT_EQ(manifest["status"], "finished");
         for (int r = 1; r < ranks; ++r)
@@ -305,4 +306,52 @@ TEST_F(Dist, BadBackendsAndEnvironmentsAreClearErrors)
     const auto strategy = runCommand(shellQuote(kBin) + " --strategy horovod");
     EXPECT_NE(strategy.exitCode, 0);
     EXPECT_NE(strategy.output.find("--strategy: horovod not in {ddp,fused,zero1}"), std::string::npos) << strategy.output;
+}
+
+// SIGTERM to one rank stops every rank at the same step with a checkpoint holding the full Adam
+// state; zero1's checkpoint resumes under ddp and ends where an uninterrupted ddp run ends.
+TEST_F(Dist, Zero1CheckpointResumesUnderDdp)
+{
+    const std::vector<std::string> common = {"--config", "cpu-tiny", "--num_epochs", "3", "--seed", "8", "--local_batch_size",
+                                             "1", "--backend", "gloo", "--data_streams", "shared"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = common;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    const Job straight = runEnv(2, with({"--strategy", "ddp", "--run_dir", "xs-straight"}));
+    for (int code : straight.exitCodes) ASSERT_EQ(code, 0) << all(straight);
+
+    const int port = nextPort();
+    std::vector<int> pids;
+    for (int r = 0; r < 2; ++r)
+        pids.push_back(spawnProcess(trainerArgs(with({"--strategy", "zero1", "--run_dir", "xs"})), s_dir->path(),
+                                    path("xs-" + std::to_string(r) + ".log"),
+                                    {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
+                                     "MASTER_PORT=" + std::to_string(port)}));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+        const auto steps = fs::exists(path("xs/metrics.jsonl")) ? records(path("xs"), "step") : std::vector<json>{};
+        if (!steps.empty() && steps.back()["step"].get<int>() >= 11) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    kill(pids[1], SIGTERM);  // one rank only
+    EXPECT_EQ(waitExit(pids[0]), 75) << readFile(path("xs-0.log"));
+    EXPECT_EQ(waitExit(pids[1]), 75) << readFile(path("xs-1.log"));
+    const auto events = records(path("xs"), "event");
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back()["event"], "preempted");
+    const int64_t stoppedAt = events.back()["step"].get<int64_t>();
+    EXPECT_LT(stoppedAt, 24);
+
+    const Job resumed = runEnv(2, with({"--strategy", "ddp", "--run_dir", "xs", "--resume", "--check_replicas"}));
+    for (int code : resumed.exitCodes) ASSERT_EQ(code, 0) << all(resumed);
+    EXPECT_NE(resumed.outputs[0].find("Resuming from"), std::string::npos);
+    const auto a = finalParameters(path("xs-straight/checkpoints/latest.pt"));
+    const auto b = finalParameters(path("xs/checkpoints/latest.pt"));
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6)) << "parameter " << i << ": "
+                                                              << (a[i] - b[i]).abs().max().item<double>();
+    EXPECT_EQ(json::parse(readFile(path("xs/manifest.json")))["strategy"], "ddp");
 }

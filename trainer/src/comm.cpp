@@ -170,6 +170,22 @@ DistEnv discoverDistEnv()
     return d;
 }
 
+std::string mpiLibraryVersion()
+{
+#ifdef SCALEDESK_HAVE_MPI
+    int initialised = 0;
+    MPI_Initialized(&initialised);
+    if (!initialised) return {};
+    char text[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(text, &len);
+    std::string v(text, std::size_t(len));
+    return v.substr(0, v.find_first_of(",\n"));
+#else
+    return {};
+#endif
+}
+
 std::vector<std::string> availableBackends()
 {
     std::vector<std::string> out;

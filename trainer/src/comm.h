@@ -82,6 +82,9 @@ DistEnv discoverDistEnv();
 /// The first host of a SLURM node list ("nid[001-004,007],login1" → "nid001").
 std::string firstHostOfNodeList(const std::string& nodeList);
 
+/// The MPI library's version text when MPI is running in this process, else empty.
+std::string mpiLibraryVersion();
+
 /// Names of the backends compiled into this build ("gloo", "mpi", "nccl").
 std::vector<std::string> availableBackends();
 

@@ -480,7 +480,8 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
 #else
               {"hdf5", nullptr},
 #endif
-              {"yaml-cpp", SCALEDESK_YAML_CPP_VERSION}}},
+              {"yaml-cpp", SCALEDESK_YAML_CPP_VERSION},
+              {"mpi", mpiLibraryVersion().empty() ? json(nullptr) : json(mpiLibraryVersion())}}},
             {"git_revision", SCALEDESK_GIT_REVISION},
             {"slurm_job_id", std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : ""},
             {"start_utc", isoUtc(startUnix)},
