@@ -40,8 +40,7 @@ protected:
     static void SetUpTestSuite()
     {
         s_dir = new TempDir();
-        const auto r = runCommand("cd " + shellQuote(s_dir->path()) + " && " + shellQuote(kBin)
-                                  + " make-data --out data --box 128 --val-box 96 --seed 2");
+        const auto r = makeTestData(kBin, s_dir->path());
         ASSERT_EQ(r.exitCode, 0) << r.output;
     }
     static void TearDownTestSuite()
@@ -91,15 +90,7 @@ protected:
         return Job{{r.exitCode}, {r.output}};
     }
 
-    static std::vector<json> records(const std::string& runDir, const std::string& kind)
-    {
-        std::vector<json> out;
-        for (const auto& line : readLines(runDir + "/metrics.jsonl")) {
-            json j = json::parse(line);
-            if (j.value("kind", "") == kind) out.push_back(j);
-        }
-        return out;
-    }
+    static std::vector<json> records(const std::string& runDir, const std::string& kind) { return metricsRecords(runDir, kind); }
 
     static TempDir* s_dir;
 };

@@ -17,8 +17,7 @@ protected:
     void SetUp() override
     {
         ASSERT_NE(std::getenv("SLURM_CONF"), nullptr) << "run through ctest, which starts the sandbox";
-        const auto r = runCommand("cd " + shellQuote(m_dir.path()) + " && " + shellQuote(kBin)
-                                  + " make-data --out data --box 128 --val-box 96");
+        const auto r = makeTestData(kBin, m_dir.path());
         ASSERT_EQ(r.exitCode, 0) << r.output;
     }
     ProcessResult srun(const std::string& srunArgs, const std::string& trainArgs)

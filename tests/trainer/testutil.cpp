@@ -88,6 +88,21 @@ std::string shellQuote(const std::string& value)
     return out + "'";
 }
 
+std::vector<nlohmann::json> metricsRecords(const std::string& runDir, const std::string& kind)
+{
+    std::vector<nlohmann::json> out;
+    for (const auto& line : readLines(runDir + "/metrics.jsonl")) {
+        nlohmann::json j = nlohmann::json::parse(line);
+        if (j.value("kind", "") == kind) out.push_back(j);
+    }
+    return out;
+}
+
+ProcessResult makeTestData(const std::string& trainBin, const std::string& dir)
+{
+    return runCommand("cd " + shellQuote(dir) + " && " + shellQuote(trainBin) + " make-data --out data --box 128 --val-box 96 --seed 2");
+}
+
 std::string readFile(const std::string& path)
 {
     std::ifstream in(path, std::ios::binary);

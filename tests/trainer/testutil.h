@@ -1,5 +1,7 @@
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +36,13 @@ int spawnProcess(const std::vector<std::string>& argv, const std::string& cwd, c
                  const std::vector<std::string>& extraEnv = {});
 /// Waits for a spawned process: its exit code, or 128 + signal.
 int waitExit(int pid);
+
+/// The records of metrics.jsonl in `runDir` whose "kind" is `kind`, in file order.
+std::vector<nlohmann::json> metricsRecords(const std::string& runDir, const std::string& kind);
+
+/// Runs `scaledesk-train make-data` into `<dir>/data` at the CPU configs' box sizes (128 / 96).
+/// Returns the command's result.
+ProcessResult makeTestData(const std::string& trainBin, const std::string& dir);
 
 std::string readFile(const std::string& path);
 void writeFile(const std::string& path, const std::string& text);

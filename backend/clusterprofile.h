@@ -1,0 +1,49 @@
+#pragma once
+
+#include "expected.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace scaledesk {
+
+/// SLURM defaults of a cluster profile; empty values are left out of job scripts.
+struct SlurmDefaults {
+    QString partition;
+    QString account;
+    QString qos;
+    QString reservation;
+    QString constraint;
+    int gpusPerNode = 0;        ///< 0: a CPU cluster (one task per rank, no --gpus-per-node)
+    int cpusPerTask = 1;
+    QString timeLimit = QStringLiteral("00:30:00");
+    QString mpi = QStringLiteral("pmix");  ///< srun --mpi type; "none" for plain srun (gloo over SLURM's variables)
+    bool requeue = false;
+    int signalSeconds = 120;    ///< --signal=B:USR1@<s>: checkpoint this long before the time limit; 0 = none
+    QStringList extraDirectives;  ///< verbatim, e.g. "--exclusive"
+};
+
+/// A cluster: where it is, how jobs run there, and how the trainer is found.
+/// YAML file (profiles/<name>.yaml), keys documented in docs/profiles.md.
+struct ClusterProfile {
+    QString name;
+    QString kind;        ///< "ssh+slurm" or "local"
+    QString host;
+    int port = 22;
+    QString user;
+    QString identityFile;
+    QString proxyJump;
+    QString remoteRoot;  ///< run folders live in <remote_root>/runs/<run id>
+    SlurmDefaults slurm;
+    QString setup;       ///< shell lines inserted verbatim before srun (module load …)
+    QString trainerPath; ///< a preinstalled scaledesk-train; empty with trainerDeploy
+    bool trainerDeploy = false;
+    int masterPort = 29500;
+};
+
+/// Reads a profile; errors name the file, line and column and the key.
+Expected<ClusterProfile> loadClusterProfile(const QString& path);
+
+}  // namespace scaledesk
