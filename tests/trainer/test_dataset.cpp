@@ -145,7 +145,9 @@ TEST(Dataset, WorkersInmemAndResumeGiveTheSameBatches)
     for (std::size_t i = 0; i < reference.size(); ++i) {
         EXPECT_TRUE(torch::equal(a[i], reference[i])) << i;
         EXPECT_TRUE(torch::equal(b[i], reference[i])) << i;
-        if (i >= 3) EXPECT_TRUE(torch::equal(c[i - 3], reference[i])) << i;
+        if (i >= 3) {
+            EXPECT_TRUE(torch::equal(c[i - 3], reference[i])) << i;
+        }
     }
 }
 

@@ -22,10 +22,11 @@ TEST(UNet, BaseConfigHasTheOriginalParameterCount)
         EXPECT_EQ(table[i].parameters, expected[i].second) << table[i].name;
     }
     // Transposed-conv weights are stored input-channel first: [in, out, 4, 4, 4].
-    for (const auto& p : model->named_parameters()) {
-        if (p.key() == "conv_up5.weight") EXPECT_EQ(p.value().sizes(), (std::vector<int64_t>{1024, 512, 4, 4, 4}));
-        if (p.key() == "conv_down1.weight") EXPECT_EQ(p.value().sizes(), (std::vector<int64_t>{64, 4, 4, 4, 4}));
-    }
+    const auto named = model->named_parameters();
+    ASSERT_TRUE(named.contains("conv_up5.weight"));
+    ASSERT_TRUE(named.contains("conv_down1.weight"));
+    EXPECT_EQ(named["conv_up5.weight"].sizes(), (std::vector<int64_t>{1024, 512, 4, 4, 4}));
+    EXPECT_EQ(named["conv_down1.weight"].sizes(), (std::vector<int64_t>{64, 4, 4, 4, 4}));
 }
 
 // Runs the real forward with hooks-by-hand: every layer's output shape for a 64³ input

@@ -205,7 +205,7 @@ std::unique_ptr<Communicator> makeCommunicator(const std::string& requested, con
     auto have = [&](const std::string& b) { return std::find(available.begin(), available.end(), b) != available.end(); };
     std::string backend = requested;
     if (backend == "auto")
-        backend = haveGpu ? "nccl" : (env.mpiLaunched && have("mpi") ? "mpi" : "gloo");
+        backend = (haveGpu && have("nccl")) ? "nccl" : (env.mpiLaunched && have("mpi") ? "mpi" : "gloo");
     if (backend == "nccl") {
         if (!haveGpu)
             throw CommError("--backend nccl needs a GPU, and this process sees none");

@@ -141,8 +141,8 @@ int main(int argc, char** argv)
                    "allreduce after backward), zero1 (sharded Adam state: reduce-scatter + allgather)")
         ->capture_default_str()
         ->check(CLI::IsMember({"ddp", "fused", "zero1"}));
-    app.add_option("--backend", backend, "communication backend: auto, mpi, gloo or nccl (auto: nccl on GPUs, mpi when "
-                                         "launched by mpirun/srun --mpi, else gloo)")
+    app.add_option("--backend", backend, "communication backend: auto (mpi when launched by mpirun/srun --mpi, else gloo), "
+                                         "mpi or gloo; nccl is not in this build yet and is refused")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "mpi", "gloo", "nccl"}));
     app.add_option("--bucket_cap_mb", options.bucketCapMb, "ddp bucket size in MiB (the first bucket is 1 MiB)")
