@@ -325,3 +325,25 @@ TEST_F(TrainCli, BadInputsEndWithOneClearLine)
     EXPECT_EQ(json::parse(readFile(path("mismatch/manifest.json")))["status"], "failed");
     EXPECT_TRUE(fs::exists(path("mismatch/checkpoints/latest.pt")));
 }
+
+// enable_amp runs the convolutions in bf16 (CPU autocast): the run trains, and its numbers differ
+// from the fp32 run with the same seed (an autocast that silently did nothing would match bit for bit).
+TEST_F(TrainCli, EnableAmpTrainsInBf16)
+{
+    ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 31 --threads 2 --run_dir fp32").exitCode, 0);
+    const auto r = train("--config cpu-tiny --num_epochs 1 --seed 31 --threads 2 --run_dir bf16 --enable_amp");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find(" - INFO - enable_amp True"), std::string::npos);
+    EXPECT_EQ(json::parse(readFile(path("bf16/manifest.json")))["enable_amp"], true);
+    const auto a = records(path("fp32"), "step"), b = records(path("bf16"), "step");
+    ASSERT_EQ(a.size(), b.size());
+    int differing = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_TRUE(b[i]["loss"].is_number());
+        EXPECT_NEAR(b[i]["loss"].get<double>(), a[i]["loss"].get<double>(), 0.01);  // same training, lower precision
+        differing += b[i]["loss"] != a[i]["loss"];
+    }
+    EXPECT_GT(differing, 0);
+    // The step-0 losses are computed without autocast, as in the original.
+    EXPECT_EQ(records(path("fp32"), "initial").at(0)["val_loss"], records(path("bf16"), "initial").at(0)["val_loss"]);
+}
