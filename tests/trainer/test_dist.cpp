@@ -35,20 +35,10 @@ int nextPort()
     return 20000 + int(getpid() % 20000) + 7 * counter++;
 }
 
-class Dist : public ::testing::Test {
+class Dist : public GeneratedDataSuite {
 protected:
-    static void SetUpTestSuite()
-    {
-        s_dir = new TempDir();
-        const auto r = makeTestData(kBin, s_dir->path());
-        ASSERT_EQ(r.exitCode, 0) << r.output;
-    }
-    static void TearDownTestSuite()
-    {
-        delete s_dir;
-        s_dir = nullptr;
-    }
-    static std::string path(const std::string& rel) { return s_dir->file(rel); }
+    static void SetUpTestSuite() { setUpData(kBin); }
+    static void TearDownTestSuite() { tearDownData(); }
 
     static std::vector<std::string> trainerArgs(const std::vector<std::string>& args)
     {
@@ -90,11 +80,7 @@ protected:
         return Job{{r.exitCode}, {r.output}};
     }
 
-    static std::vector<json> records(const std::string& runDir, const std::string& kind) { return metricsRecords(runDir, kind); }
-
-    static TempDir* s_dir;
 };
-TempDir* Dist::s_dir = nullptr;
 
 std::string all(const Job& job)
 {

@@ -26,19 +26,10 @@ namespace {
 const std::string kBin = SCALEDESK_TRAIN_BIN;
 const std::string kUnet = std::string(SCALEDESK_SOURCE_DIR) + "/configs/unet.yaml";
 
-class TrainCli : public ::testing::Test {
+class TrainCli : public GeneratedDataSuite {
 protected:
-    static void SetUpTestSuite()
-    {
-        s_dir = new TempDir();
-        const auto r = makeTestData(kBin, s_dir->path());
-        ASSERT_EQ(r.exitCode, 0) << r.output;
-    }
-    static void TearDownTestSuite()
-    {
-        delete s_dir;
-        s_dir = nullptr;
-    }
+    static void SetUpTestSuite() { setUpData(kBin); }
+    static void TearDownTestSuite() { tearDownData(); }
 
     // Runs the trainer in the suite's folder (where data/ lives) with the given arguments.
     static ProcessResult train(const std::string& args, const std::string& cwd = "")
@@ -47,13 +38,8 @@ protected:
                           + " --yaml_config " + shellQuote(kUnet) + " " + args);
     }
 
-    static std::string path(const std::string& rel) { return s_dir->file(rel); }
 
-    static std::vector<json> records(const std::string& runDir, const std::string& kind) { return metricsRecords(runDir, kind); }
-
-    static TempDir* s_dir;
 };
-TempDir* TrainCli::s_dir = nullptr;
 
 // Starts the trainer without waiting; stdout and stderr go to `logFile`.
 pid_t spawnTrainer(const std::vector<std::string>& args, const std::string& cwd, const std::string& logFile)

@@ -103,6 +103,21 @@ ProcessResult makeTestData(const std::string& trainBin, const std::string& dir)
     return runCommand("cd " + shellQuote(dir) + " && " + shellQuote(trainBin) + " make-data --out data --box 128 --val-box 96 --seed 2");
 }
 
+TempDir* GeneratedDataSuite::s_dir = nullptr;
+
+void GeneratedDataSuite::setUpData(const std::string& trainBin)
+{
+    s_dir = new TempDir();
+    const auto r = makeTestData(trainBin, s_dir->path());
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+}
+
+void GeneratedDataSuite::tearDownData()
+{
+    delete s_dir;
+    s_dir = nullptr;
+}
+
 std::string readFile(const std::string& path)
 {
     std::ifstream in(path, std::ios::binary);

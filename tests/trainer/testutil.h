@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -43,6 +44,20 @@ std::vector<nlohmann::json> metricsRecords(const std::string& runDir, const std:
 /// Runs `scaledesk-train make-data` into `<dir>/data` at the CPU configs' box sizes (128 / 96).
 /// Returns the command's result.
 ProcessResult makeTestData(const std::string& trainBin, const std::string& dir);
+
+/// A test suite whose tests share one folder with generated data (data/train.h5, data/valid.h5),
+/// made once per suite with the given trainer binary.
+class GeneratedDataSuite : public ::testing::Test {
+protected:
+    static void setUpData(const std::string& trainBin);
+    static void tearDownData();
+    static std::string path(const std::string& rel) { return s_dir->file(rel); }
+    static std::vector<nlohmann::json> records(const std::string& runDir, const std::string& kind)
+    {
+        return metricsRecords(runDir, kind);
+    }
+    static TempDir* s_dir;
+};
 
 std::string readFile(const std::string& path);
 void writeFile(const std::string& path, const std::string& text);
