@@ -165,6 +165,19 @@ void installStopSignals()
     sigaction(SIGTERM, &action, nullptr);
 }
 
+namespace {
+// Marks the run's manifest as ended: status, end time and, for a failure, the error.
+void closeManifest(const fs::path& runDir, const std::string& status, const std::string& error = {})
+{
+    std::ifstream in(runDir / "manifest.json");
+    json manifest = json::parse(in);
+    manifest["end_utc"] = isoUtc(unixNow());
+    manifest["status"] = status;
+    if (!error.empty()) manifest["error"] = error;
+    writeFileAtomically((runDir / "manifest.json").string(), manifest.dump(2) + "\n");
+}
+}  // namespace
+
 void recordFailure(const RunPlan& plan, const std::string& message)
 {
     const fs::path runDir(plan.runDir);
@@ -174,12 +187,7 @@ void recordFailure(const RunPlan& plan, const std::string& message)
         LineFile metrics;
         metrics.open((runDir / "metrics.jsonl").string());
         metrics.writeLine(json{{"kind", "event"}, {"event", "failed"}, {"t", unixNow()}, {"message", message}}.dump());
-        std::ifstream in(runDir / "manifest.json");
-        json manifest = json::parse(in);
-        manifest["end_utc"] = isoUtc(unixNow());
-        manifest["status"] = "failed";
-        manifest["error"] = message;
-        writeFileAtomically((runDir / "manifest.json").string(), manifest.dump(2) + "\n");
+        closeManifest(runDir, "failed", message);
     } catch (const std::exception&) {
         // The failure itself is reported by the caller; a second one while recording it is not.
     }
@@ -503,12 +511,7 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
                {"world_size", o.worldSize}});
     }
     auto finishManifest = [&](const std::string& status) {
-        if (!rank0) return;
-        std::ifstream in(runDir / "manifest.json");
-        json manifest = json::parse(in);
-        manifest["end_utc"] = isoUtc(unixNow());
-        manifest["status"] = status;
-        writeFileAtomically((runDir / "manifest.json").string(), manifest.dump(2) + "\n");
+        if (rank0) closeManifest(runDir, status);
     };
     auto saveState = [&](const CheckpointState& s) {
         sync->exportOptimizerState();  // zero1: a collective, on every rank
