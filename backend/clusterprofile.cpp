@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <QFileInfo>
+#include <QRegularExpression>
 
 #include <functional>
 #include <map>
@@ -34,6 +35,23 @@ public:
     {
         if (!n.IsScalar()) fail(n, key, QStringLiteral("expected a string"));
         return q(n.Scalar());
+    }
+    // A value that lands in an #SBATCH line: one word of printable characters, nothing a shell or
+    // SLURM's directive parser could read as a second option.
+    QString directive(const YAML::Node& n, const QString& key) const
+    {
+        const QString v = string(n, key);
+        for (QChar c : v)
+            if (c.isSpace() || c.category() == QChar::Other_Control)
+                fail(n, key, QStringLiteral("must be one word without spaces or control characters"));
+        return v;
+    }
+    QString timeLimit(const YAML::Node& n, const QString& key) const
+    {
+        const QString v = string(n, key);
+        if (!isSlurmTimeLimit(v))
+            fail(n, key, QStringLiteral("'%1' is not a SLURM time limit (MM, HH:MM:SS, D-HH[:MM[:SS]] or UNLIMITED)").arg(v));
+        return v;
     }
     int integer(const YAML::Node& n, const QString& key, int min, int max) const
     {
@@ -75,6 +93,13 @@ using Field = std::function<void(const YAML::Node&, const QString&)>;
 
 }  // namespace
 
+bool isSlurmTimeLimit(const QString& value)
+{
+    static const QRegularExpression re(QStringLiteral(
+        "^(UNLIMITED|INFINITE|[0-9]+|[0-9]+:[0-9]{1,2}|[0-9]+:[0-9]{1,2}:[0-9]{1,2}|[0-9]+-[0-9]{1,2}(:[0-9]{1,2}(:[0-9]{1,2})?)?)$"));
+    return re.match(value).hasMatch();
+}
+
 Expected<ClusterProfile> loadClusterProfile(const QString& path)
 {
     if (!QFileInfo::exists(path))
@@ -92,22 +117,27 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
         if (!root.IsMap())
             r.fail(root, QStringLiteral("(top level)"), QStringLiteral("expected a mapping"));
         const std::map<std::string, Field> slurm = {
-            {"partition", [&](auto& n, auto& k) { p.slurm.partition = r.string(n, k); }},
-            {"account", [&](auto& n, auto& k) { p.slurm.account = r.string(n, k); }},
-            {"qos", [&](auto& n, auto& k) { p.slurm.qos = r.string(n, k); }},
-            {"reservation", [&](auto& n, auto& k) { p.slurm.reservation = r.string(n, k); }},
-            {"constraint", [&](auto& n, auto& k) { p.slurm.constraint = r.string(n, k); }},
+            {"partition", [&](auto& n, auto& k) { p.slurm.partition = r.directive(n, k); }},
+            {"account", [&](auto& n, auto& k) { p.slurm.account = r.directive(n, k); }},
+            {"qos", [&](auto& n, auto& k) { p.slurm.qos = r.directive(n, k); }},
+            {"reservation", [&](auto& n, auto& k) { p.slurm.reservation = r.directive(n, k); }},
+            {"constraint", [&](auto& n, auto& k) { p.slurm.constraint = r.directive(n, k); }},
             {"gpus_per_node", [&](auto& n, auto& k) { p.slurm.gpusPerNode = r.integer(n, k, 0, 64); }},
             {"cpus_per_task", [&](auto& n, auto& k) { p.slurm.cpusPerTask = r.integer(n, k, 1, 4096); }},
-            {"time_limit", [&](auto& n, auto& k) { p.slurm.timeLimit = r.string(n, k); }},
-            {"mpi", [&](auto& n, auto& k) { p.slurm.mpi = r.string(n, k); }},
+            {"time_limit", [&](auto& n, auto& k) { p.slurm.timeLimit = r.timeLimit(n, k); }},
+            {"mpi", [&](auto& n, auto& k) { p.slurm.mpi = r.directive(n, k); }},
             {"requeue", [&](auto& n, auto& k) { p.slurm.requeue = r.boolean(n, k); }},
             {"signal_seconds", [&](auto& n, auto& k) { p.slurm.signalSeconds = r.integer(n, k, 0, 86400); }},
-            {"extra_directives", [&](auto& n, auto& k) { p.slurm.extraDirectives = r.list(n, k); }},
+            {"extra_directives", [&](auto& n, auto& k) {
+                 if (!n.IsSequence()) r.fail(n, k, QStringLiteral("expected a list"));
+                 for (const auto& e : n) p.slurm.extraDirectives << r.directive(e, k);
+             }},
         };
         const std::map<std::string, Field> trainer = {
             {"path", [&](auto& n, auto& k) { p.trainerPath = r.string(n, k); }},
             {"deploy", [&](auto& n, auto& k) { p.trainerDeploy = r.boolean(n, k); }},
+            {"prebuilt", [&](auto& n, auto& k) { p.trainerPrebuilt = r.boolean(n, k); }},
+            {"build_jobs", [&](auto& n, auto& k) { p.buildJobs = r.integer(n, k, 1, 1024); }},
         };
         const std::map<std::string, Field> top = {
             {"name", [&](auto& n, auto& k) { p.name = r.string(n, k); }},
@@ -121,6 +151,7 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             {"user", [&](auto& n, auto& k) { p.user = r.string(n, k); }},
             {"identity_file", [&](auto& n, auto& k) { p.identityFile = r.string(n, k); }},
             {"proxy_jump", [&](auto& n, auto& k) { p.proxyJump = r.string(n, k); }},
+            {"known_hosts", [&](auto& n, auto& k) { p.knownHostsFile = r.string(n, k); }},
             {"remote_root", [&](auto& n, auto& k) { p.remoteRoot = r.string(n, k); }},
             {"master_port", [&](auto& n, auto& k) { p.masterPort = r.integer(n, k, 1, 65535); }},
             {"setup", [&](auto& n, auto& k) { p.setup = r.string(n, k); }},
@@ -134,7 +165,7 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             r.fail(root, QStringLiteral("host"), QStringLiteral("is required for an ssh+slurm profile"));
         if (p.kind == QLatin1String("ssh+slurm") && p.remoteRoot.isEmpty())
             r.fail(root, QStringLiteral("remote_root"), QStringLiteral("is required for an ssh+slurm profile"));
-        if (p.trainerPath.isEmpty() && !p.trainerDeploy)
+        if (p.kind == QLatin1String("ssh+slurm") && p.trainerPath.isEmpty() && !p.trainerDeploy)
             r.fail(root, QStringLiteral("trainer"), QStringLiteral("give trainer.path (preinstalled) or trainer.deploy: true"));
     } catch (const Failure& f) {
         return f.error;

@@ -35,13 +35,19 @@ struct ClusterProfile {
     QString user;
     QString identityFile;
     QString proxyJump;
+    QString knownHostsFile; ///< empty: ~/.ssh/known_hosts
     QString remoteRoot;  ///< run folders live in <remote_root>/runs/<run id>
     SlurmDefaults slurm;
     QString setup;       ///< shell lines inserted verbatim before srun (module load …)
-    QString trainerPath; ///< a preinstalled scaledesk-train; empty with trainerDeploy
+    QString trainerPath; ///< a preinstalled scaledesk-train; empty with trainerDeploy (and for local: found next to the app)
     bool trainerDeploy = false;
+    bool trainerPrebuilt = false;  ///< deploy uploads this machine's scaledesk-train instead of building (the cluster matches)
+    int buildJobs = 8;   ///< parallel compile jobs of a deploy build
     int masterPort = 29500;
 };
+
+/// MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED (sbatch --time).
+bool isSlurmTimeLimit(const QString& value);
 
 /// Reads a profile; errors name the file, line and column and the key.
 Expected<ClusterProfile> loadClusterProfile(const QString& path);

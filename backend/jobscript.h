@@ -17,6 +17,7 @@ struct JobRequest {
     QString configName;        ///< the named config inside config.yaml
     QString trainerPath;       ///< scaledesk-train on the cluster
     QStringList trainerArgs;   ///< extra flags, passed through quoted
+    QString dataDir;           ///< when set, the run folder's `data` links here (relative data paths of cpu configs)
 };
 
 /// Renders job.sbatch: #SBATCH directives from the profile and the point (one task per GPU or
@@ -25,6 +26,12 @@ struct JobRequest {
 /// profile's setup lines verbatim, the rendezvous variables, and srun of the trainer. Every value
 /// that reaches the shell is single-quoted.
 QString renderJobScript(const JobRequest& request);
+
+/// The trainer command line of a job (unquoted), shared by the SLURM and the local job scripts.
+QStringList trainerCommand(const JobRequest& request);
+
+/// Shell lines that link `data` to request.dataDir when it is set (empty otherwise).
+QStringList dataLinkLines(const JobRequest& request);
 
 /// The sbatch arguments (unquoted) that submit job.sbatch from `runDir`.
 QStringList sbatchArguments(const QString& runDir);

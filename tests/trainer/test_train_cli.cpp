@@ -257,6 +257,23 @@ TEST_F(TrainCli, SigtermCheckpointsMidEpochAndResumesExactly)
         EXPECT_EQ(entry.path().filename(), "latest.pt");  // no temporary left behind
 }
 
+// No seed anywhere: the first start draws one; the resume must keep it, not draw another.
+TEST_F(TrainCli, ResumeWithoutASeedKeepsTheDrawnSeed)
+{
+    fs::create_directories(path("drawn"));
+    const pid_t pid = spawnTrainer({"--config", "cpu-tiny", "--num_epochs", "3", "--threads", "2", "--run_dir", "drawn"},
+                                   s_dir->path(), path("drawn.log"));
+    ASSERT_TRUE(waitForRecord(path("drawn"), [](const json& j) { return j.value("kind", "") == "step" && j.value("step", 0) >= 3; }));
+    kill(pid, SIGTERM);
+    ASSERT_EQ(waitExit(pid), 75) << readFile(path("drawn.log"));
+    const std::string seed = json::parse(readFile(path("drawn/manifest.json")))["seed"];
+    const auto resumed = train("--config cpu-tiny --num_epochs 3 --threads 2 --run_dir drawn --resume");
+    ASSERT_EQ(resumed.exitCode, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find("Resuming from"), std::string::npos);
+    EXPECT_EQ(json::parse(readFile(path("drawn/manifest.json")))["seed"], seed);
+    EXPECT_EQ(records(path("drawn"), "event").back()["event"], "finished");
+}
+
 struct BadCase {
     std::string name;
     std::string args;

@@ -328,6 +328,13 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
 {
     const TrainConfig& c = o.config;
     Communicator& comm = *o.comm;
+    // A run resumed without a fixed seed keeps the seed it drew at its first start (its manifest
+    // records it): a new draw would not match the checkpoint.
+    if (!c.seed && o.resume && o.rank == 0 && fs::exists(fs::path(plan.runDir) / "checkpoints" / "latest.pt")) {
+        std::ifstream in(fs::path(plan.runDir) / "manifest.json");
+        const json m = json::parse(in, nullptr, false);
+        if (!m.is_discarded() && m.contains("seed") && m["seed"].is_string()) plan.seed = std::stoull(m["seed"].get<std::string>());
+    }
     // A seed drawn at random (none given) is rank 0's for everyone.
     if (!c.seed && comm.size() > 1) {
         torch::Tensor seed = torch::full({1}, int64_t(plan.seed), torch::kLong);

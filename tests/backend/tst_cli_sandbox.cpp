@@ -1,0 +1,317 @@
+// The `scaledesk` command line against the test sandbox: a real sshd (key auth, host keys) and a
+// real SLURM (sbatch, squeue, scancel, requeue), the trainer deployed over SFTP, 2-rank jobs under
+// srun --mpi=pmix. Everything goes through one SSH session per command, as on a real cluster.
+#include "clitest.h"
+
+#include <QFileInfo>
+#include <QTemporaryDir>
+
+using namespace scaledesk::test;
+
+namespace {
+QString sandboxDir()
+{
+    const QString d = qEnvironmentVariable("SCALEDESK_SSH_SANDBOX_DIR");
+    return d.isEmpty() ? QStringLiteral("/tmp/scaledesk-ssh-sandbox") : d;
+}
+QString runLocal(const QString& program, const QStringList& args)
+{
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(program, args);
+    p.waitForFinished(60000);
+    return QString::fromUtf8(p.readAll()).trimmed();
+}
+}  // namespace
+
+class TestCliSandbox : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_tmp;
+    Cli m_cli;
+    QString m_remoteRoot;
+
+    QString writeProfile(const QString& name, const QString& extra, const QString& knownHosts = QString(),
+                         const QString& slurmExtra = QString())
+    {
+        const QString path = m_tmp.filePath(name + QStringLiteral(".yaml"));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly)) return QString();
+        const QString kh = knownHosts.isEmpty() ? m_tmp.filePath(QStringLiteral("known_hosts")) : knownHosts;
+        f.write(QStringLiteral("kind: ssh+slurm\n"
+                               "host: sandbox\n"
+                               "known_hosts: \"%1\"\n"
+                               "remote_root: \"%2\"\n"
+                               "master_port: 29650\n"
+                               "slurm:\n"
+                               "  cpus_per_task: 1\n"
+                               "  time_limit: \"00:10:00\"\n"
+                               "  mpi: pmix\n"
+                               "  requeue: true\n"
+                               "  signal_seconds: 0\n"
+                               "%3"
+                               "trainer:\n"
+                               "  deploy: true\n"
+                               "  prebuilt: true\n")
+                    .arg(kh, m_remoteRoot, slurmExtra)
+                    .toUtf8() +
+                extra.toUtf8());
+        f.close();
+        return path;
+    }
+    QStringList submitArgs(const QString& profile, const QString& config, const QStringList& more)
+    {
+        return QStringList{QStringLiteral("submit"), QStringLiteral("--profile"), profile, QStringLiteral("--config"), config,
+                           QStringLiteral("--make-data")} +
+               more;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY2(QFileInfo::exists(sandboxDir() + QStringLiteral("/ssh_config")), "the SSH sandbox is not running");
+        QVERIFY2(!qEnvironmentVariableIsEmpty("SLURM_CONF"), "the SLURM sandbox is not configured");
+        if (qEnvironmentVariableIsSet("SCALEDESK_KEEP_TEST_DIRS")) m_tmp.setAutoRemove(false);
+        m_cli.workspace = m_tmp.filePath(QStringLiteral("ws"));
+        m_remoteRoot = m_tmp.filePath(QStringLiteral("remote root 'q' $(touch pwned-root); ü"));
+        m_cli.env.insert(QStringLiteral("SCALEDESK_SSH_CONFIG"), sandboxDir() + QStringLiteral("/ssh_config"));
+        m_cli.env.insert(QStringLiteral("SCALEDESK_TRAIN"), QStringLiteral(SCALEDESK_TRAIN_BIN));
+        m_cli.env.remove(QStringLiteral("SSH_AUTH_SOCK"));
+        QVERIFY(QFile::copy(sandboxDir() + QStringLiteral("/known_hosts"), m_tmp.filePath(QStringLiteral("known_hosts"))));
+        const auto add = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), writeProfile(QStringLiteral("sb"), QString())});
+        QVERIFY2(add.exitCode == 0, qPrintable(add.all()));
+    }
+
+    // Whatever a failed test left running is cancelled, so the next test finds the node free.
+    void cleanupTestCase()
+    {
+        const auto list = m_cli.run({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--json")});
+        for (const auto& row : QJsonDocument::fromJson(list.out.toUtf8()).array()) {
+            const QString state = row.toObject().value(QStringLiteral("state")).toString();
+            const QString job = row.toObject().value(QStringLiteral("job_id")).toString();
+            if (!job.isEmpty() && (state == QLatin1String("queued") || state == QLatin1String("running") || state == QLatin1String("requeued")))
+                runLocal(QStringLiteral("scancel"), {job});
+        }
+    }
+
+    void deployUploadsOnceThenReuses()
+    {
+        const auto first = m_cli.run({QStringLiteral("deploy"), QStringLiteral("--profile"), QStringLiteral("sb")});
+        QVERIFY2(first.exitCode == 0, qPrintable(first.all()));
+        QVERIFY2(first.out.contains(QStringLiteral(" deployed: ")), qPrintable(first.out));
+        const auto again = m_cli.run({QStringLiteral("deploy"), QStringLiteral("--profile"), QStringLiteral("sb")});
+        QVERIFY2(again.exitCode == 0 && again.out.contains(QStringLiteral(" reused: ")), qPrintable(again.all()));
+        const QString path = again.out.section(QStringLiteral(" reused: "), 1).trimmed();
+        QVERIFY2(QFileInfo(path).isExecutable() && path.startsWith(m_remoteRoot + QStringLiteral("/trainer/bin-")), qPrintable(path));
+    }
+
+    void profileTestChecksEverything()
+    {
+        const auto r = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("sb")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QVERIFY2(r.out.contains(QStringLiteral("ok   connect to root@127.0.0.1:26822")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("ok   SLURM: slurm")), qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("ok   remote root writable")));
+        QVERIFY(r.out.contains(QStringLiteral("ok   trainer")));
+    }
+
+    void twoRankRunCompletesOverSsh()
+    {
+        const QString name = QStringLiteral("ssh tiny $(touch pwned); 'q' \"dq\" ü;");
+        const auto r = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                                            {QStringLiteral("--name"), name, QStringLiteral("--ranks-per-node"), QStringLiteral("2"),
+                                             QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("400")}));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QCOMPARE(m_cli.state(name), QStringLiteral("completed"));
+        const QStringList h = m_cli.history(name);
+        QVERIFY2(h.contains(QStringLiteral("queued")) && h.contains(QStringLiteral("running")) && h.last() == QStringLiteral("completed"),
+                 qPrintable(h.join(QLatin1Char(' '))));
+        const QString jobId = m_cli.record(name).value(QStringLiteral("job_id")).toString();
+        const QJsonObject m = m_cli.manifest(name);
+        QCOMPARE(m.value(QStringLiteral("status")).toString(), QStringLiteral("finished"));
+        QCOMPARE(m.value(QStringLiteral("world_size")).toInt(), 2);
+        QCOMPARE(m.value(QStringLiteral("slurm_job_id")).toString(), jobId);
+        QVERIFY(m_cli.mirrored(name, QStringLiteral("slurm-") + jobId + QStringLiteral(".out")).contains("DONE ---- rank 0"));
+        QVERIFY(!m_cli.mirrored(name, QStringLiteral("rank-1.log")).isEmpty());
+        // `status` shows the states it went through.
+        const auto st = m_cli.run({QStringLiteral("status"), name});
+        QVERIFY2(st.out.contains(QStringLiteral("queued")) && st.out.contains(QStringLiteral("running")) &&
+                     st.out.contains(QStringLiteral("slurm: COMPLETED")),
+                 qPrintable(st.out));
+        const QString remote = m_cli.record(name).value(QStringLiteral("remote_dir")).toString();
+        QCOMPARE(remote, m_remoteRoot + QStringLiteral("/runs/") + name);
+        for (const QString& dir : {remote, m_remoteRoot, m_tmp.path(), QDir::homePath(), QDir::currentPath()}) {
+            QVERIFY2(!QFile::exists(dir + QStringLiteral("/pwned")), qPrintable(dir));
+            QVERIFY2(!QFile::exists(dir + QStringLiteral("/pwned-root")), qPrintable(dir));
+        }
+    }
+
+    void sweepRunsEveryPointAndRendersMultiNodeScripts()
+    {
+        const auto dry = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                                              {QStringLiteral("--sweep"), QStringLiteral("big"), QStringLiteral("--nodes"),
+                                               QStringLiteral("2,4"), QStringLiteral("--ranks-per-node"), QStringLiteral("4"),
+                                               QStringLiteral("--dry-run")}));
+        QCOMPARE(dry.exitCode, 0);
+        QVERIFY(dry.out.contains(QStringLiteral("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=4")));
+        QVERIFY(dry.out.contains(QStringLiteral("MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"")));
+
+        const auto r = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                                            {QStringLiteral("--sweep"), QStringLiteral("sw"), QStringLiteral("--nodes"), QStringLiteral("1"),
+                                             QStringLiteral("--ranks-per-node"), QStringLiteral("1,2"), QStringLiteral("--strategies"),
+                                             QStringLiteral("ddp,fused"), QStringLiteral("--wait"), QStringLiteral("--timeout"),
+                                             QStringLiteral("600")}));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        for (const QString& id : {QStringLiteral("sw-ddp-1x1-r1"), QStringLiteral("sw-ddp-1x2-r1"), QStringLiteral("sw-fused-1x1-r1"),
+                                  QStringLiteral("sw-fused-1x2-r1")}) {
+            QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
+            QCOMPARE(m_cli.manifest(id).value(QStringLiteral("world_size")).toInt(), id.contains(QStringLiteral("1x2")) ? 2 : 1);
+            if (id.contains(QStringLiteral("1x2")))
+                QCOMPARE(m_cli.manifest(id).value(QStringLiteral("strategy")).toString(), id.section(QLatin1Char('-'), 1, 1));
+        }
+    }
+
+    void rejectedJobShowsSbatchsMessage()
+    {
+        const auto add = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("nopart"),
+                                    writeProfile(QStringLiteral("nopart"), QString(), QString(), QStringLiteral("  partition: nope\n"))});
+        QVERIFY2(add.exitCode == 0, qPrintable(add.all()));
+        const auto r = m_cli.run(submitArgs(QStringLiteral("nopart"), QStringLiteral("cpu-tiny"), {QStringLiteral("--name"), QStringLiteral("rejected")}));
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("sbatch refused the job")) && r.err.contains(QStringLiteral("nope")), qPrintable(r.err));
+        QCOMPARE(m_cli.state(QStringLiteral("rejected")), QStringLiteral("submit-failed"));
+        QVERIFY(m_cli.record(QStringLiteral("rejected")).value(QStringLiteral("message")).toString().contains(QStringLiteral("partition")));
+        // A malformed time limit never reaches an #SBATCH line.
+        const auto bad = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                                              {QStringLiteral("--name"), QStringLiteral("badtime"), QStringLiteral("--time"),
+                                               QStringLiteral("1:00\n#SBATCH --uid=0")}));
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY(m_cli.record(QStringLiteral("badtime")).isEmpty());
+    }
+
+    void cancelStopsARunningJob()
+    {
+        const QString id = QStringLiteral("ssh-cancel");
+        const auto r = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-short"), {QStringLiteral("--name"), id}));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QVERIFY(m_cli.waitForSteps(id, 2, 240));
+        const auto c = m_cli.run({QStringLiteral("cancel"), id});
+        QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
+        QVERIFY(m_cli.waitFor(id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120));
+    }
+
+    // USR1 (as --signal=B:USR1@… sends before the time limit): the trainer checkpoints, the job
+    // script requeues the job, and the requeued job resumes from the checkpoint.
+    void signalCheckpointsAndTheRequeuedJobResumes()
+    {
+        const QString id = QStringLiteral("ssh-requeue");
+        const auto r = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                                            {QStringLiteral("--name"), id, QStringLiteral("--ranks-per-node"), QStringLiteral("2"),
+                                             QStringLiteral("--"), QStringLiteral("--num_epochs"), QStringLiteral("30")}));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QVERIFY(m_cli.waitForSteps(id, 3, 240));
+        const auto c = m_cli.run({QStringLiteral("cancel"), QStringLiteral("--signal"), QStringLiteral("USR1"), id});
+        QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
+        QVERIFY(m_cli.waitFor(id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("requeued"); }, 180));
+        // SLURM holds a requeued job back (BeginTime) for two minutes, so the old step can clean up
+        // (its pmix socket); let it start as soon as the old step is gone.
+        const QString jobId = m_cli.record(id).value(QStringLiteral("job_id")).toString();
+        QElapsedTimer gone;
+        gone.start();
+        while (!runLocal(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-s"), QStringLiteral("-j"), jobId}).isEmpty() &&
+               gone.elapsed() < 60000)
+            QThread::msleep(500);
+        QThread::sleep(5);
+        QCOMPARE(runLocal(QStringLiteral("scontrol"), {QStringLiteral("update"), QStringLiteral("JobId=") + jobId, QStringLiteral("StartTime=now")}),
+                 QString());
+        const auto done = m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("600"), id});
+        QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
+        const QByteArray metrics = m_cli.mirrored(id, QStringLiteral("metrics.jsonl"));
+        QVERIFY(metrics.contains("\"event\":\"preempted\""));
+        QVERIFY(metrics.contains("\"event\":\"resumed\""));
+        const QStringList h = m_cli.history(id);
+        QCOMPARE(h.join(QLatin1Char(' ')), QStringLiteral("draft submitting queued running requeued running completed"));
+    }
+
+    void killedSubmitIsReconciled()
+    {
+        const QString id = QStringLiteral("ssh-killed");
+        Cli crashing = m_cli;
+        crashing.env.insert(QStringLiteral("SCALEDESK_FAULT_SUBMIT"), QStringLiteral("after-sbatch"));
+        const auto r = crashing.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"), {QStringLiteral("--name"), id}));
+        QVERIFY(r.crashed);
+        QCOMPARE(m_cli.state(id), QStringLiteral("submitting"));
+        const auto st = m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300"), id});
+        QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
+        QVERIFY2(st.out.contains(QStringLiteral("after an interrupted submit")), qPrintable(st.out));
+        QVERIFY(!m_cli.record(id).value(QStringLiteral("job_id")).toString().isEmpty());
+    }
+
+    void unknownHostKeyIsRefusedHeadlessUnlessAccepted()
+    {
+        const QString kh = m_tmp.filePath(QStringLiteral("empty_known_hosts"));
+        QFile(kh).open(QIODevice::WriteOnly);
+        const auto add = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("newkey"),
+                                    writeProfile(QStringLiteral("newkey"), QString(), kh)});
+        QCOMPARE(add.exitCode, 0);
+        const auto refused = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("newkey")});
+        QCOMPARE(refused.exitCode, 1);
+        QVERIFY2(refused.all().contains(QStringLiteral("SHA256:")) && refused.all().contains(QStringLiteral("--accept-new-host-key")),
+                 qPrintable(refused.all()));
+        QFile f(kh);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArray());  // nothing recorded
+        f.close();
+        const auto accepted = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("newkey"),
+                                         QStringLiteral("--accept-new-host-key")});
+        QVERIFY2(accepted.out.contains(QStringLiteral("ok   connect")), qPrintable(accepted.all()));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.readAll().contains("ssh-ed25519"));
+        f.close();
+        // Recorded: the next connection does not ask.
+        const auto again = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("newkey")});
+        QVERIFY2(again.out.contains(QStringLiteral("ok   connect")) && !again.err.contains(QStringLiteral("is not known")), qPrintable(again.all()));
+    }
+
+    void changedHostKeyIsAlwaysRefused()
+    {
+        const QString kh = m_tmp.filePath(QStringLiteral("changed_known_hosts"));
+        const QString keyFile = m_tmp.filePath(QStringLiteral("other_host_key"));
+        runLocal(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
+                                                QString(), QStringLiteral("-f"), keyFile});
+        QFile pub(keyFile + QStringLiteral(".pub"));
+        QVERIFY(pub.open(QIODevice::ReadOnly));
+        const QByteArray key = pub.readAll().split(' ').mid(0, 2).join(' ');
+        QFile f(kh);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("[127.0.0.1]:26822 " + key + "\n");
+        f.close();
+        const auto add = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("changed"),
+                                    writeProfile(QStringLiteral("changed"), QString(), kh)});
+        QCOMPARE(add.exitCode, 0);
+        const auto r = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("changed"),
+                                  QStringLiteral("--accept-new-host-key")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.all().contains(QStringLiteral("127.0.0.1:26822")) && r.all().contains(QStringLiteral("SHA256:")) &&
+                     r.all().contains(QStringLiteral("changed")),
+                 qPrintable(r.all()));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), "[127.0.0.1]:26822 " + key + "\n");  // left as it was
+    }
+
+    void unreachableHostIsAClearError()
+    {
+        const QString path = m_tmp.filePath(QStringLiteral("down.yaml"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("kind: ssh+slurm\nhost: 127.0.0.1\nport: 1\nremote_root: /tmp/x\ntrainer: {path: /bin/true}\n");
+        f.close();
+        QCOMPARE(m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), path}).exitCode, 0);
+        const auto r = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("down")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.all().contains(QStringLiteral("127.0.0.1:1")), qPrintable(r.all()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliSandbox)
+#include "tst_cli_sandbox.moc"
