@@ -15,6 +15,7 @@ namespace scaledesk {
 
 namespace {
 constexpr qint64 kChunk = 8 << 20;
+constexpr qint64 kInline = 1 << 20;
 
 bool isWholeFile(const QString& name)
 {
@@ -60,27 +61,112 @@ void RunPoller::reconcileSubmitting(RunRecord& r, PollReport& report)
     report.changed << r.id;
 }
 
-void RunPoller::mirror(RunRecord& r, const QString& name, qint64 size, qint64 mtime, PollReport& report)
+QString RunPoller::fileCommand(int index, const RunRecord& r) const
 {
+    // Per followed file: "@file <size> <mtime> <name>", then, when it grew by at most kInline bytes
+    // since the mirror's size (append-only files) or changed at all (whole files), "@data <n>" and
+    // exactly n bytes: the read is padded with zeros if the file shrank meanwhile, and "@end <size>"
+    // after it tells the parser whether to trust them.
+    const QString local = m_store.workspace().runDir(r.id);
+    QStringList cases;
+    for (const char* name : {"metrics.jsonl", "epochs.csv", "out.log", "job.out"}) {
+        const qint64 have = QFileInfo(local + QLatin1Char('/') + QLatin1String(name)).size();
+        if (have > 0) cases << QStringLiteral("%1) o=%2;;").arg(QLatin1String(name)).arg(have);
+    }
+    const QDir mirror(local);
+    for (const QString& name : mirror.entryList({QStringLiteral("slurm-*.out"), QStringLiteral("rank-*.log")}, QDir::Files))
+        cases << QStringLiteral("%1) o=%2;;").arg(shellQuote(name)).arg(QFileInfo(mirror.filePath(name)).size());
+    for (const char* name : {"manifest.json", "exit_code"}) {
+        const QString n = QLatin1String(name);
+        if (r.mtimes.contains(n))
+            cases << QStringLiteral("%1) o=-1; sig='%2 %3';;").arg(n).arg(QFileInfo(local + QLatin1Char('/') + n).size()).arg(r.mtimes.value(n));
+        else
+            cases << QStringLiteral("%1) o=-1;;").arg(n);
+    }
+    return QStringLiteral(
+               "echo '@run %1'; d=%2; if [ -d \"$d\" ]; then ( cd \"$d\" && stat -c '%s %Y %n' -- metrics.jsonl epochs.csv "
+               "manifest.json exit_code out.log job.out slurm-*.out rank-*.log 2>/dev/null | while read -r s m f; do "
+               "echo \"@file $s $m $f\"; o=0; sig=; case \"$f\" in %3 esac; "
+               "if [ \"$o\" -lt 0 ]; then [ \"$s $m\" = \"$sig\" ] && continue; o=0; fi; n=$((s - o)); "
+               "if [ \"$n\" -gt 0 ] && [ \"$n\" -le %4 ]; then echo \"@data $n\"; "
+               "{ tail -c +$((o + 1)) -- \"$f\" | head -c \"$n\"; cat /dev/zero; } | head -c \"$n\"; "
+               "echo; echo \"@end $(stat -c %s -- \"$f\")\"; fi; done ); else echo '@gone'; fi")
+        .arg(index)
+        .arg(shellQuote(r.remoteDir), cases.join(QLatin1Char(' ')))
+        .arg(kInline);
+}
+
+QHash<int, RunPoller::Seen> RunPoller::parseFiles(const QByteArray& out)
+{
+    QHash<int, Seen> seen;
+    int current = -1;
+    qsizetype pos = 0;
+    auto nextLine = [&](QByteArray* line) {
+        if (pos >= out.size()) return false;
+        qsizetype nl = out.indexOf('\n', pos);
+        if (nl < 0) nl = out.size();
+        *line = out.mid(pos, nl - pos);
+        pos = nl + 1;
+        return true;
+    };
+    QByteArray line;
+    while (nextLine(&line)) {
+        if (line.startsWith("@run ")) {
+            current = line.mid(5).toInt();
+            seen[current];
+        } else if (current >= 0 && line == "@gone") {
+            seen[current].gone = true;
+        } else if (current >= 0 && line.startsWith("@file ")) {
+            const QList<QByteArray> f = line.mid(6).split(' ');
+            if (f.size() < 3) continue;
+            FileSeen fs;
+            fs.size = f[0].toLongLong();
+            fs.mtime = f[1].toLongLong();
+            fs.name = QString::fromUtf8(line.mid(6 + f[0].size() + 1 + f[1].size() + 1));
+            if (fs.name.contains(QLatin1Char('/'))) continue;
+            seen[current].files << fs;
+        } else if (current >= 0 && line.startsWith("@data ") && !seen[current].files.isEmpty()) {
+            const qsizetype n = line.mid(6).toLongLong();
+            if (n < 0 || pos + n > out.size()) break;  // a cut-off answer: the rest is unusable
+            FileSeen& fs = seen[current].files.last();
+            fs.data = out.mid(pos, n);
+            pos += n + 1;  // the bytes and the echo's newline
+            QByteArray end;
+            if (nextLine(&end) && end.startsWith("@end ") && end.mid(5).toLongLong() >= fs.size) fs.inlined = true;
+            else fs.data.clear();  // the file shrank while it was read: read it again next poll
+        }
+    }
+    return seen;
+}
+
+void RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report)
+{
+    const QString& name = f.name;
+    const qint64 size = f.size;
     const QString local = m_store.workspace().runDir(r.id) + QLatin1Char('/') + name;
     const QString remote = r.remoteDir + QLatin1Char('/') + name;
     if (isWholeFile(name)) {
-        if (r.mtimes.value(name, -1) == mtime && QFileInfo(local).size() == size) return;
+        if (r.mtimes.value(name, -1) == f.mtime && QFileInfo(local).size() == size) return;
         QByteArray data;
-        while (data.size() < size) {
-            auto chunk = m_transport.readAt(remote, data.size(), std::min<qint64>(kChunk, size - data.size()));
-            if (!chunk) {
-                report.problems << r.id + QStringLiteral(": ") + chunk.error().text();
-                return;
+        if (f.inlined) {
+            data = f.data;
+        } else {
+            while (data.size() < size) {
+                auto chunk = m_transport.readAt(remote, data.size(), std::min<qint64>(kChunk, size - data.size()));
+                if (!chunk) {
+                    report.problems << r.id + QStringLiteral(": ") + chunk.error().text();
+                    return;
+                }
+                if (chunk->isEmpty()) break;
+                data += *chunk;
+                report.bytesRead += quint64(chunk->size());
             }
-            if (chunk->isEmpty()) break;
-            data += *chunk;
         }
         report.bytesNew += quint64(data.size());
-        QSaveFile f(local);
-        if (f.open(QIODevice::WriteOnly)) {
-            f.write(data);
-            if (f.commit()) r.mtimes[name] = mtime;
+        QSaveFile out(local);
+        if (out.open(QIODevice::WriteOnly)) {
+            out.write(data);
+            if (out.commit()) r.mtimes[name] = f.mtime;
         }
         return;
     }
@@ -95,10 +181,17 @@ void RunPoller::mirror(RunRecord& r, const QString& name, qint64 size, qint64 mt
         offset = 0;
     }
     if (size == offset) return;
-    QFile f(local);
-    if (!f.open(QIODevice::Append)) {
-        report.problems << r.id + QStringLiteral(": cannot write the mirror %1: %2").arg(local, f.errorString());
+    QFile out(local);
+    if (!out.open(QIODevice::Append)) {
+        report.problems << r.id + QStringLiteral(": cannot write the mirror %1: %2").arg(local, out.errorString());
         return;
+    }
+    // Inline bytes start at the offset the command was built with, which is this mirror's size
+    // unless the file shrank (then they do not line up and are not used).
+    if (f.inlined && offset + f.data.size() == size) {
+        out.write(f.data);
+        offset = size;
+        report.bytesNew += quint64(f.data.size());
     }
     while (offset < size) {
         auto chunk = m_transport.readAt(remote, offset, std::min<qint64>(kChunk, size - offset));
@@ -107,11 +200,12 @@ void RunPoller::mirror(RunRecord& r, const QString& name, qint64 size, qint64 mt
             break;
         }
         if (chunk->isEmpty()) break;
-        f.write(*chunk);
+        out.write(*chunk);
         offset += chunk->size();
         report.bytesNew += quint64(chunk->size());
+        report.bytesRead += quint64(chunk->size());
     }
-    f.close();
+    out.close();
     r.offsets[name] = offset;
 }
 
@@ -135,53 +229,24 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
         }
     }
 
-    // One round trip: the scheduler's view, then per run whether its folder exists and the size
-    // and mtime of each followed file.
+    // One round trip: the scheduler's view, then per run whether its folder exists, the size and
+    // mtime of each followed file and, inline, the bytes it grew by (up to kInline per file).
     QList<JobRef> jobs;
     QStringList cmd;
     for (const auto& r : runs)
         if (!r.jobId.isEmpty() && isActive(r.state)) jobs << JobRef{r.jobId, r.remoteDir, slurmJobName(r.id)};
     if (!jobs.isEmpty()) cmd << m_scheduler.queryCommand(jobs);
+    cmd << QStringLiteral("echo @files");
     for (int i = 0; i < runs.size(); ++i) {
         if (runs[i].remoteDir.isEmpty()) continue;
-        cmd << QStringLiteral("echo '@run %1'; d=%2; if [ -d \"$d\" ]; then ( cd \"$d\" && stat -c '%s %Y %n' -- "
-                              "metrics.jsonl epochs.csv manifest.json exit_code out.log job.out slurm-*.out rank-*.log 2>/dev/null ); "
-                              "else echo '@gone'; fi")
-                   .arg(i)
-                   .arg(shellQuote(runs[i].remoteDir));
+        cmd << fileCommand(i, runs[i]);
     }
-    if (cmd.isEmpty()) return report;
     auto out = m_transport.exec(cmd.join(QStringLiteral("; ")), 60000);
     if (!out) return out.error();
-    const QHash<QString, JobStatus> states = m_scheduler.parseQuery(out->out, jobs);
-
-    struct Seen {
-        bool gone = false;
-        QList<std::tuple<QString, qint64, qint64>> files;
-    };
-    QHash<int, Seen> seen;
-    int current = -1;
-    for (const QByteArray& raw : out->out.split('\n')) {
-        const QString line = QString::fromUtf8(raw);
-        if (line.startsWith(QLatin1String("@run "))) {
-            current = line.mid(5).toInt();
-            seen[current];
-            continue;
-        }
-        if (current < 0) continue;
-        if (line == QLatin1String("@gone")) {
-            seen[current].gone = true;
-            continue;
-        }
-        const int a = line.indexOf(QLatin1Char(' '));
-        const int b = a < 0 ? -1 : line.indexOf(QLatin1Char(' '), a + 1);
-        if (b < 0) continue;
-        bool ok1 = false, ok2 = false;
-        const qint64 size = line.left(a).toLongLong(&ok1);
-        const qint64 mtime = line.mid(a + 1, b - a - 1).toLongLong(&ok2);
-        const QString name = line.mid(b + 1);
-        if (ok1 && ok2 && !name.contains(QLatin1Char('/'))) seen[current].files << std::make_tuple(name, size, mtime);
-    }
+    const qsizetype filesAt = out->out.indexOf("@files\n");
+    const QByteArray schedulerPart = filesAt < 0 ? out->out : out->out.left(filesAt);
+    const QHash<QString, JobStatus> states = m_scheduler.parseQuery(schedulerPart, jobs);
+    const QHash<int, Seen> seen = parseFiles(filesAt < 0 ? QByteArray() : out->out.mid(filesAt + 7));
 
     for (int i = 0; i < runs.size(); ++i) {
         RunRecord& r = runs[i];
@@ -190,10 +255,12 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
         ++report.runs;
         const Seen s = seen.value(i);
         QDir().mkpath(m_store.workspace().runDir(r.id));
-        for (const auto& [name, size, mtime] : s.files) mirror(r, name, size, mtime, report);
+        for (const auto& f : s.files) mirror(r, f, report);
         if (s.gone) report.problems << r.id + QStringLiteral(": the run folder %1 was deleted on the cluster").arg(r.remoteDir);
 
-        if (!r.jobId.isEmpty() && isActive(r.state) && r.state != RunState::Submitting) {
+        if (!r.jobId.isEmpty() && isActive(r.state) && r.state != RunState::Submitting && !states.contains(r.jobId)) {
+            report.problems << r.id + QStringLiteral(": %1 did not answer; the state is unchanged").arg(m_scheduler.kind());
+        } else if (!r.jobId.isEmpty() && isActive(r.state) && r.state != RunState::Submitting) {
             const JobStatus st = states.value(r.jobId);
             QString note = QStringLiteral("%1: %2%3")
                                      .arg(m_scheduler.kind(), st.schedulerState,
@@ -248,7 +315,7 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
     report.changed.removeDuplicates();
     const TransportStats after = m_transport.stats();
     report.roundTrips = after.roundTrips - before.roundTrips;
-    report.bytesRead = after.bytesRead - before.bytesRead;
+    report.bytesRead += quint64(out->out.size());
     return report;
 }
 

@@ -42,6 +42,8 @@ public:
     /// One shell command that prints the state of every job in `jobs`; the poller sends it in the
     /// same round trip as the file sizes. parseQuery() reads its output.
     virtual QString queryCommand(const QList<JobRef>& jobs) const = 0;
+    /// Every job of `jobs` by id; an empty map when the scheduler could not be asked (then the
+    /// poller changes no state).
     virtual QHash<QString, JobStatus> parseQuery(const QByteArray& output, const QList<JobRef>& jobs) const = 0;
 
     /// After an interrupted submit: the id of a job named ref.jobName whose run folder is

@@ -7,11 +7,16 @@
 namespace scaledesk {
 
 namespace {
-// The user's own jobs, all states SLURM still remembers, one line each: id|state|reason|name|workdir.
-// `squeue --me` arrived in SLURM 20.02; older versions reject it, so fall back to -u.
-const char* kSqueueList =
-    "{ squeue --me -h -t all -o '%i|%T|%r|%j|%Z' 2>/dev/null"
-    " || squeue -h -t all -u \"$(id -un)\" -o '%i|%T|%r|%j|%Z'; }";
+// The user's own jobs (only `ids` when given), all states SLURM still remembers, one line each:
+// id|state|reason|name|workdir. `squeue --me` arrived in SLURM 20.02; older versions reject it,
+// so fall back to -u.
+QString squeueCommand(const QString& ids = QString())
+{
+    const QString filter = ids.isEmpty() ? QString() : QStringLiteral(" -j ") + shellQuote(ids);
+    return QStringLiteral("{ squeue --me -h -t all%1 -o '%i|%T|%r|%j|%Z' 2>/dev/null"
+                          " || squeue -h -t all -u \"$(id -un)\"%1 -o '%i|%T|%r|%j|%Z'; }")
+        .arg(filter);
+}
 
 QString firstLine(const QByteArray& bytes)
 {
@@ -69,7 +74,7 @@ QString SlurmScheduler::queryCommand(const QList<JobRef>& jobs) const
     QStringList ids;
     for (const auto& j : jobs)
         if (!j.jobId.isEmpty()) ids << j.jobId;
-    QString cmd = QStringLiteral("echo @squeue; ") + QLatin1String(kSqueueList) + QStringLiteral(" 2>&1; echo \"@rc $?\"");
+    QString cmd = QStringLiteral("echo @squeue; ") + squeueCommand(ids.join(QLatin1Char(','))) + QStringLiteral(" 2>&1; echo \"@rc $?\"");
     if (!ids.isEmpty())
         cmd += QStringLiteral("; echo @sacct; sacct -X -n -P -o JobIDRaw,State,ExitCode -j %1 2>&1; echo \"@rc $?\"")
                    .arg(shellQuote(ids.join(QLatin1Char(','))));
@@ -80,7 +85,7 @@ QHash<QString, JobStatus> SlurmScheduler::parseQuery(const QByteArray& output, c
 {
     QHash<QString, JobStatus> squeue, sacct;
     QHash<QString, JobStatus>* section = nullptr;
-    bool sectionOk = false;
+    bool squeueOk = false, forgotten = false;
     QHash<QString, JobStatus> pending;
     for (const QByteArray& raw : output.split('\n')) {
         const QString line = QString::fromUtf8(raw).trimmed();
@@ -90,10 +95,18 @@ QHash<QString, JobStatus> SlurmScheduler::parseQuery(const QByteArray& output, c
             continue;
         }
         if (line.startsWith(QLatin1String("@rc "))) {
-            sectionOk = line.mid(4).toInt() == 0;
-            if (section && sectionOk) *section = pending;  // a failed command's lines are error text
+            // A failed command's lines are error text. squeue -j with one id that SLURM has
+            // forgotten fails too, and that is an answer: no such job.
+            const bool ok = line.mid(4).toInt() == 0 || (section == &squeue && forgotten);
+            if (section == &squeue) squeueOk = ok;
+            if (section && ok) *section = pending;
             pending.clear();
             section = nullptr;
+            forgotten = false;
+            continue;
+        }
+        if (line.contains(QLatin1String("Invalid job id specified"))) {
+            forgotten = true;
             continue;
         }
         if (!section || line.isEmpty()) continue;
@@ -108,6 +121,7 @@ QHash<QString, JobStatus> SlurmScheduler::parseQuery(const QByteArray& output, c
         pending.insert(f[0], st);
     }
     QHash<QString, JobStatus> out;
+    if (!squeueOk) return out;  // squeue did not answer: nothing is known either way
     for (const auto& j : jobs) {
         if (squeue.contains(j.jobId)) out.insert(j.jobId, squeue.value(j.jobId));
         else if (sacct.contains(j.jobId)) out.insert(j.jobId, sacct.value(j.jobId));
@@ -118,7 +132,7 @@ QHash<QString, JobStatus> SlurmScheduler::parseQuery(const QByteArray& output, c
 
 Expected<QString> SlurmScheduler::findJob(const JobRef& ref)
 {
-    auto r = run(QLatin1String(kSqueueList), QStringLiteral("squeue failed"));
+    auto r = run(squeueCommand(), QStringLiteral("squeue failed"));
     if (!r) return r.error();
     for (const QByteArray& raw : r->out.split('\n')) {
         const QStringList f = QString::fromUtf8(raw).trimmed().split(QLatin1Char('|'));

@@ -110,7 +110,23 @@ private slots:
         const QList<JobRef> jobs = {{QStringLiteral("31"), {}, {}}};
         auto r = t.exec(s.queryCommand(jobs));
         QVERIFY(r);
-        QVERIFY(!s.parseQuery(r->out, jobs)[QStringLiteral("31")].known);
+        QVERIFY(s.parseQuery(r->out, jobs).isEmpty());  // no answer, not "no such job"
+    }
+
+    // squeue -j with a single id SLURM has forgotten fails with "Invalid job id specified": that
+    // is an answer (the job is gone), unlike a controller that does not answer.
+    void forgottenSingleJobIsAnAnswer()
+    {
+        tool(QStringLiteral("squeue"), "echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1\n");
+        tool(QStringLiteral("sacct"), "exit 1\n");
+        LocalTransport t;
+        SlurmScheduler s(t);
+        const QList<JobRef> jobs = {{QStringLiteral("41"), {}, {}}};
+        auto r = t.exec(s.queryCommand(jobs));
+        QVERIFY(r);
+        const auto st = s.parseQuery(r->out, jobs);
+        QCOMPARE(st.size(), 1);
+        QVERIFY(!st[QStringLiteral("41")].known);
     }
 
     void submitParsesTheJobId_data()

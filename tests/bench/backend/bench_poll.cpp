@@ -60,7 +60,7 @@ int main(int argc, char** argv)
         QString setup = QStringLiteral("rm -rf %1; ").arg(shellQuote(remoteRoot));
         for (int i = 0; i < n; ++i) {
             const QString dir = remoteRoot + QStringLiteral("/runs/r%1").arg(i);
-            setup += QStringLiteral("mkdir -p %1 && printf '%%s' %2 > %1/metrics.jsonl && printf 'epoch,loss\\n' > %1/epochs.csv && "
+            setup += QStringLiteral("mkdir -p %1 && printf '%s' %2 > %1/metrics.jsonl && printf 'epoch,loss\\n' > %1/epochs.csv && "
                                     "sbatch --hold --parsable --chdir=%1 --job-name=r%3 --output=/dev/null --wrap 'sleep 1'; ")
                          .arg(shellQuote(dir), shellQuote(QString::fromUtf8(kLine)))
                          .arg(i);
@@ -94,7 +94,7 @@ int main(int argc, char** argv)
         // Every run's metrics.jsonl grows by one line, as a training step would add.
         QString grow;
         for (int i = 0; i < n; ++i)
-            grow += QStringLiteral("printf '%%s' %1 >> %2/metrics.jsonl; ").arg(shellQuote(QString::fromUtf8(kLine)),
+            grow += QStringLiteral("printf '%s' %1 >> %2/metrics.jsonl; ").arg(shellQuote(QString::fromUtf8(kLine)),
                                                                              shellQuote(remoteRoot + QStringLiteral("/runs/r%1").arg(i)));
         if (auto g = ssh.exec(grow, 60000); !g) die(g.error().text());
         t.restart();
