@@ -282,7 +282,8 @@ int runCommandLine(int argc, char** argv)
     std::string deployProfile, deployPrebuilt, deploySources;
     deploy->add_option("--profile", deployProfile, "profile name")->required();
     deploy->add_option("--prebuilt", deployPrebuilt, "upload this scaledesk-train instead of building (the cluster must match)");
-    deploy->add_option("--sources", deploySources, "trainer sources to build (default: the ones the app carries)");
+    deploy->add_option("--sources", deploySources, "build these trainer sources there (default: the ones the app carries; "
+                       "given, it wins over the profile's prebuilt)");
     addHostKeyFlag(deploy);
 
     // submit
@@ -450,7 +451,7 @@ int runCommandLine(int argc, char** argv)
         DeployOptions o;
         o.sourceDir = deploySources.empty() ? bundledTrainerSources() : q(deploySources);
         o.prebuiltBinary = q(deployPrebuilt);
-        if (o.prebuiltBinary.isEmpty() && p->trainerPrebuilt) o.prebuiltBinary = findLocalTrainer();
+        if (o.prebuiltBinary.isEmpty() && p->trainerPrebuilt && deploySources.empty()) o.prebuiltBinary = findLocalTrainer();
         o.progress = [](const QString& s) { out(QStringLiteral("deploy: ") + s); };
         auto r = deployTrainer(*c.transport, *p, o);
         if (!r) return fail(r.error());

@@ -111,6 +111,13 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
         return result;
     }
 
+    // CMake reads ';' in a path as a list separator and cannot build there.
+    if (root->contains(QLatin1Char(';')))
+        return Error{QStringLiteral("deploy.path"),
+                     QStringLiteral("CMake cannot build under a path that contains ';' (%1); choose another remote_root, or deploy a "
+                                    "prebuilt trainer")
+                         .arg(*root),
+                     t.describe()};
     const QStringList files = trainerSourceFiles(o.sourceDir);
     if (!files.contains(QStringLiteral("CMakeLists.txt")) || files.size() < 3)
         return Error{QStringLiteral("deploy.sources"), QStringLiteral("no trainer sources here"), o.sourceDir};

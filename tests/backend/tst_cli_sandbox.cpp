@@ -105,6 +105,69 @@ private slots:
         QVERIFY2(QFileInfo(path).isExecutable() && path.startsWith(m_remoteRoot + QStringLiteral("/trainer/bin-")), qPrintable(path));
     }
 
+    // Deploy from sources: a stand-in source tree with the trainer's layout (a C program, so the
+    // test does not spend minutes compiling libtorch) is uploaded, built there with the profile's
+    // setup lines, reused while its content hash is unchanged, and rebuilt when it changes.
+    void deployBuildsSourcesThereAndReusesThem()
+    {
+        const QString src = m_tmp.filePath(QStringLiteral("src tree"));
+        QDir().mkpath(src + QStringLiteral("/trainer"));
+        auto write = [&](const QString& rel, const QByteArray& text) {
+            QFile f(src + QLatin1Char('/') + rel);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(text);
+        };
+        write(QStringLiteral("CMakeLists.txt"), "cmake_minimum_required(VERSION 3.16)\nproject(stand_in C)\nadd_subdirectory(trainer)\n");
+        write(QStringLiteral("trainer/CMakeLists.txt"), "add_executable(scaledesk-train main.c)\n");
+        write(QStringLiteral("trainer/main.c"), "#include <stdio.h>\nint main(void) { puts(\"stand-in 1\"); return 0; }\n");
+        // CMake cannot build under a path with ';' (its list separator): a clear refusal...
+        const auto refused = m_cli.run({QStringLiteral("deploy"), QStringLiteral("--profile"), QStringLiteral("sb"),
+                                        QStringLiteral("--sources"), src});
+        QCOMPARE(refused.exitCode, 1);
+        QVERIFY2(refused.err.contains(QStringLiteral("contains ';'")), qPrintable(refused.err));
+        // ...so this profile keeps its (still hostile) remote root free of ';'.
+        const QString semicolonRoot = m_remoteRoot;
+        m_remoteRoot = m_tmp.filePath(QStringLiteral("build root 'q' $(touch pwned-build) ü"));
+        const auto add = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("build"),
+                                    writeProfile(QStringLiteral("build"), QStringLiteral("setup: \"touch setup-ran\"\n"))});
+        m_remoteRoot = semicolonRoot;
+        QVERIFY2(add.exitCode == 0, qPrintable(add.all()));
+        // The profile says prebuilt; --sources asks for a build from sources.
+        const QStringList deploy = {QStringLiteral("deploy"), QStringLiteral("--profile"), QStringLiteral("build"),
+                                    QStringLiteral("--sources"), src};
+        const auto first = m_cli.run(deploy);
+        QVERIFY2(first.exitCode == 0 && first.out.contains(QStringLiteral(" deployed: ")), qPrintable(first.all()));
+        const QString trainer = first.out.section(QStringLiteral(" deployed: "), 1).trimmed();
+        QVERIFY2(trainer.endsWith(QStringLiteral("/build/trainer/scaledesk-train")), qPrintable(trainer));
+        const QString dir = trainer.section(QStringLiteral("/build/"), 0, 0);
+        QVERIFY(QFile::exists(dir + QStringLiteral("/setup-ran")));  // the setup lines ran before CMake
+        QVERIFY(QFile::exists(dir + QStringLiteral("/build.log")));
+        QCOMPARE(runLocal(trainer, {}), QStringLiteral("stand-in 1"));
+        const auto again = m_cli.run(deploy);
+        QVERIFY2(again.exitCode == 0 && again.out.contains(QStringLiteral(" reused: ") + trainer), qPrintable(again.all()));
+        write(QStringLiteral("trainer/main.c"), "#include <stdio.h>\nint main(void) { puts(\"stand-in 2\"); return 0; }\n");
+        const auto changed = m_cli.run(deploy);
+        QVERIFY2(changed.exitCode == 0 && changed.out.contains(QStringLiteral(" deployed: ")), qPrintable(changed.all()));
+        const QString trainer2 = changed.out.section(QStringLiteral(" deployed: "), 1).trimmed();
+        QVERIFY(trainer2 != trainer);
+        QCOMPARE(runLocal(trainer2, {}), QStringLiteral("stand-in 2"));
+        QFile current(dir.section(QStringLiteral("/trainer/"), 0, 0) + QStringLiteral("/trainer/current"));
+        QVERIFY(current.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(current.readAll()).trimmed(), trainer2);
+        current.close();
+        // A source tree that does not compile: the error carries the end of build.log.
+        write(QStringLiteral("trainer/main.c"), "this is not C\n");
+        const auto broken = m_cli.run(deploy);
+        QCOMPARE(broken.exitCode, 1);
+        QVERIFY2(broken.err.contains(QStringLiteral("the trainer build failed")) && broken.err.contains(QStringLiteral("main.c")),
+                 qPrintable(broken.err));
+        // The last good deploy stays current.
+        QVERIFY(current.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(current.readAll()).trimmed(), trainer2);
+        current.close();
+        QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("pwned-build"))));
+    }
+
     void profileTestChecksEverything()
     {
         const auto r = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("sb")});

@@ -141,8 +141,20 @@ private slots:
             QThread::msleep(100);
         }
         QCOMPARE(run(QStringLiteral("scancel"), {QStringLiteral("--batch"), QStringLiteral("--signal=USR1"), jobId}, &code), QString());
-        // SLURM holds a requeued job back for about two minutes (BeginTime); starting it earlier by
-        // hand made its first step fail to launch here, so the test waits like a real user would.
+        // SLURM holds a requeued job back for two minutes (BeginTime) so the old step can clean up
+        // (its pmix socket: starting before that makes the new step fail to launch). Start it as
+        // soon as the job is pending again and its old step is gone.
+        t.restart();
+        while (t.elapsed() < 120000 &&
+               run(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-j"), jobId, QStringLiteral("-o"), QStringLiteral("%T")}) !=
+                   QLatin1String("PENDING"))
+            QThread::msleep(200);
+        while (t.elapsed() < 180000 &&
+               !run(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-s"), QStringLiteral("-j"), jobId}).isEmpty())
+            QThread::msleep(200);
+        QThread::sleep(5);
+        QCOMPARE(run(QStringLiteral("scontrol"), {QStringLiteral("update"), QStringLiteral("JobId=") + jobId, QStringLiteral("StartTime=now")}),
+                 QString());
         QVERIFY2(waitGone(jobId, 400), "the requeued job did not finish");
         QFile f(runDir + QStringLiteral("/metrics.jsonl"));
         QVERIFY(f.open(QIODevice::ReadOnly));
