@@ -28,6 +28,25 @@ QJsonObject readManifest(const QString& dir)
     if (!f.open(QIODevice::ReadOnly)) return {};
     return QJsonDocument::fromJson(f.readAll()).object();
 }
+// The line that says why a run failed: the trainer's manifest error, else the last line of the
+// job's log that reports an error.
+QString failureDetail(const QString& mirrorDir, const QString& jobId)
+{
+    const QString error = readManifest(mirrorDir).value(QStringLiteral("error")).toString();
+    if (!error.isEmpty()) return error;
+    // The trainer's own one-line error first, then whatever else reported an error (srun, MPI).
+    for (const QByteArray& needle : {QByteArray("scaledesk-train: error:"), QByteArray("error")}) {
+        for (const QString& name : {QStringLiteral("slurm-%1.out").arg(jobId), QStringLiteral("job.out"), QStringLiteral("out.log")}) {
+            QFile f(mirrorDir + QLatin1Char('/') + name);
+            if (!f.open(QIODevice::ReadOnly)) continue;
+            f.seek(std::max<qint64>(0, f.size() - 64 * 1024));
+            const QList<QByteArray> lines = f.readAll().split('\n');
+            for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+                if (it->toLower().contains(needle)) return QString::fromUtf8(it->trimmed()).left(300);
+        }
+    }
+    return QString();
+}
 }  // namespace
 
 RunPoller::RunPoller(RunStore& store, Transport& transport, Scheduler& scheduler)
@@ -287,6 +306,10 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
                         r.transition(RunState::Running, QStringLiteral("trainer started (between two polls; time from its manifest)"));
                         r.history.last().when = started.toUTC();
                     }
+                }
+                if (next == RunState::Failed && next != r.state) {
+                    const QString detail = failureDetail(m_store.workspace().runDir(r.id), r.jobId);
+                    if (!detail.isEmpty()) note += QStringLiteral(": ") + detail;
                 }
                 if (next != r.state) r.transition(next, note);
             } else {

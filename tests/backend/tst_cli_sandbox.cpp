@@ -252,6 +252,20 @@ private slots:
         QVERIFY(m_cli.record(QStringLiteral("badtime")).isEmpty());
     }
 
+    // A job that fails at once: the run says so, with the trainer's own error line.
+    void failingJobShowsTheTrainersError()
+    {
+        const QString id = QStringLiteral("fails-at-once");
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("sb"), QStringLiteral("--config"),
+                                  QStringLiteral("cpu-tiny"), QStringLiteral("--name"), id, QStringLiteral("--data"),
+                                  QStringLiteral("/nonexistent-data"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")});
+        QCOMPARE(r.exitCode, 1);  // --wait: not every run completed
+        const auto status = m_cli.run({QStringLiteral("status"), id});
+        QCOMPARE(m_cli.state(id), QStringLiteral("failed"));
+        QVERIFY2(status.out.contains(QStringLiteral("slurm: FAILED")) && status.out.contains(QStringLiteral("data/train.h5")),
+                 qPrintable(status.out));
+    }
+
     void cancelStopsARunningJob()
     {
         const QString id = QStringLiteral("ssh-cancel");

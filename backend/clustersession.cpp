@@ -1,0 +1,66 @@
+#include "clustersession.h"
+
+#include <QPointer>
+#include <QThread>
+
+namespace scaledesk {
+
+ClusterSession::ClusterSession(std::unique_ptr<Transport> transport, std::unique_ptr<Scheduler> scheduler, QObject* parent)
+    : QObject(parent), m_transport(std::move(transport)), m_scheduler(std::move(scheduler))
+{
+    qRegisterMetaType<scaledesk::Error>();
+    m_thread = new QThread(this);
+    m_thread->setObjectName(QStringLiteral("scaledesk-cluster"));
+    m_worker = new QObject;
+    m_worker->moveToThread(m_thread);
+    connect(m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    m_thread->start();
+}
+
+ClusterSession::~ClusterSession()
+{
+    cancelAll();
+    // Quit from the worker's own queue, after every queued operation has sent finished()
+    // (cancelled ones at once); QThread::quit() from here would drop them.
+    QMetaObject::invokeMethod(m_worker, [thread = m_thread] { thread->quit(); }, Qt::QueuedConnection);
+    m_thread->wait();
+}
+
+void ClusterSession::cancelAll()
+{
+    for (const auto& op : m_ops)
+        if (op) op->cancel();
+}
+
+RemoteOperation* ClusterSession::run(const QString& description, Work work)
+{
+    auto* op = new RemoteOperation(description);
+    connect(op, &RemoteOperation::finished, op, &QObject::deleteLater);
+    m_ops.removeAll(nullptr);
+    m_ops << op;
+    ++m_pending;
+    // Signals are emitted from the worker thread; receivers in other threads get them queued, in
+    // emission order. `op` is deleted only after finished(), which this lambda sends last.
+    QMetaObject::invokeMethod(
+        m_worker,
+        [this, op, work = std::move(work)] {
+            if (op->cancelRequested()) {
+                emit op->cancelled();
+                --m_pending;
+                emit op->finished();
+                return;
+            }
+            emit op->started();
+            const Progress progress = [op](const QString& message) { emit op->progress(message); };
+            Expected<QVariant> result = work(*m_transport, *m_scheduler, progress, *op);
+            if (op->cancelRequested()) emit op->cancelled();
+            else if (result) emit op->succeeded(*result);
+            else emit op->failed(result.error());
+            --m_pending;
+            emit op->finished();
+        },
+        Qt::QueuedConnection);
+    return op;
+}
+
+}  // namespace scaledesk
