@@ -6,6 +6,7 @@
 #include "profiles.h"
 #include "runpoller.h"
 #include "runsubmitter.h"
+#include "secretstore.h"
 #include "shellquote.h"
 #include "slurmscheduler.h"
 #include "sshtransport.h"
@@ -82,6 +83,15 @@ struct ConnectFlags {
 struct Connection {
     std::unique_ptr<Transport> transport;
     std::unique_ptr<Scheduler> scheduler;
+    // Passphrases entered this time, for profiles with remember_secrets: kept in the keyring once
+    // the connection has worked (so a mistyped one is never remembered).
+    std::shared_ptr<QMap<QString, QString>> entered = std::make_shared<QMap<QString, QString>>();
+    void rememberSecrets()
+    {
+        for (auto it = entered->begin(); it != entered->end(); ++it)
+            if (auto ok = SecretStore().write(it.key(), it.value()); !ok) err(QStringLiteral("scaledesk: ") + ok.error().text());
+        entered->clear();
+    }
 };
 
 Connection connectTo(const ClusterProfile& p, const ConnectFlags& flags)
@@ -112,7 +122,21 @@ Connection connectTo(const ClusterProfile& p, const ConnectFlags& flags)
         auto answer = ask(QStringLiteral("Trust it and connect? [y/N] "), true);
         return answer && (answer->trimmed().toLower() == QLatin1String("y") || answer->trimmed().toLower() == QLatin1String("yes"));
     };
-    cb.passphrase = [](const QString& keyFile) { return ask(QStringLiteral("Passphrase for %1: ").arg(keyFile), false); };
+    const bool remember = p.rememberSecrets;
+    auto entered = c.entered;
+    auto triedKeyring = std::make_shared<bool>(false);
+    cb.passphrase = [remember, entered, triedKeyring](const QString& keyFile) -> std::optional<QString> {
+        const QString key = QStringLiteral("passphrase:") + QFileInfo(keyFile).absoluteFilePath();
+        if (remember && !*triedKeyring) {
+            *triedKeyring = true;  // once: if the stored one fails, ask
+            auto stored = SecretStore().read(key);
+            if (!stored) err(QStringLiteral("scaledesk: ") + stored.error().text());
+            else if (stored->has_value()) return **stored;
+        }
+        auto answer = ask(QStringLiteral("Passphrase for %1: ").arg(keyFile), false);
+        if (answer && remember) entered->insert(key, *answer);
+        return answer;
+    };
     cb.keyboardInteractive = [](const QString& name, const QString& instruction, const QList<SshCallbacks::Prompt>& prompts)
         -> std::optional<QStringList> {
         if (!name.isEmpty()) err(name);
@@ -188,6 +212,7 @@ bool pollRuns(RunStore& store, const QStringList& ids, const ConnectFlags& flags
             ok = false;
             continue;
         }
+        c->second.rememberSecrets();
         for (const QString& p : report->problems) err(QStringLiteral("scaledesk: ") + p);
         if (verbose)
             for (const QString& id : report->changed)
@@ -412,6 +437,7 @@ int runCommandLine(int argc, char** argv)
         if (!check(hello && hello->out.startsWith("scaledesk-ok"), QStringLiteral("connect to ") + c.transport->describe(),
                    hello ? QString::fromUtf8(hello->out).section(QLatin1Char('\n'), 1, 1) : hello.error().text()))
             return 1;
+        c.rememberSecrets();
         if (p->kind == QLatin1String("ssh+slurm")) {
             auto v = c.transport->exec(QStringLiteral("sbatch --version && squeue --me -h -o %i >/dev/null 2>&1 && echo me-ok || echo me-missing"), 30000);
             const QString text = v ? QString::fromUtf8(v->out).trimmed() : v.error().text();
@@ -455,6 +481,7 @@ int runCommandLine(int argc, char** argv)
         o.progress = [](const QString& s) { out(QStringLiteral("deploy: ") + s); };
         auto r = deployTrainer(*c.transport, *p, o);
         if (!r) return fail(r.error());
+        c.rememberSecrets();
         out(QStringLiteral("trainer %1 %2: %3").arg(r->hash, r->reused ? QStringLiteral("reused") : QStringLiteral("deployed"), r->trainerPath));
         return 0;
     }
@@ -553,6 +580,7 @@ int runCommandLine(int argc, char** argv)
             }
             out(QStringLiteral("%1: %2 (%3)").arg(r->id, runStateName(r->state), r->message));
             submitted << r->id;
+            c.rememberSecrets();
         }
         if (subWait && !submitted.isEmpty()) {
             if (!waitForRuns(store, submitted, flags, waitTimeout, 2.0)) {

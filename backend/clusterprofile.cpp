@@ -152,6 +152,7 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             {"identity_file", [&](auto& n, auto& k) { p.identityFile = r.string(n, k); }},
             {"proxy_jump", [&](auto& n, auto& k) { p.proxyJump = r.string(n, k); }},
             {"known_hosts", [&](auto& n, auto& k) { p.knownHostsFile = r.string(n, k); }},
+            {"remember_secrets", [&](auto& n, auto& k) { p.rememberSecrets = r.boolean(n, k); }},
             {"remote_root", [&](auto& n, auto& k) { p.remoteRoot = r.string(n, k); }},
             {"master_port", [&](auto& n, auto& k) { p.masterPort = r.integer(n, k, 1, 65535); }},
             {"setup", [&](auto& n, auto& k) { p.setup = r.string(n, k); }},

@@ -36,6 +36,7 @@ struct ClusterProfile {
     QString identityFile;
     QString proxyJump;
     QString knownHostsFile; ///< empty: ~/.ssh/known_hosts
+    bool rememberSecrets = false;  ///< key passphrases go to the system keyring (QtKeychain) once entered
     QString remoteRoot;  ///< run folders live in <remote_root>/runs/<run id>
     SlurmDefaults slurm;
     QString setup;       ///< shell lines inserted verbatim before srun (module load …)

@@ -11,14 +11,18 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-openmp libhdf5-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
   # backend: Qt 6 (Core, Sql with SQLite, Concurrent, Test), libssh
-  qt6-base-dev libqt6sql6-sqlite libssh-dev
+  qt6-base-dev libqt6sql6-sqlite libssh-dev qtkeychain-qt6-dev
   # the SSH half of the sandbox: a real sshd on loopback
   openssh-server openssh-client
   # tests and benchmarks: GoogleTest, Google Benchmark, the Python PyTorch peer (Debian's python3-torch)
   libgtest-dev libbenchmark-dev python3 python3-torch python3-h5py python3-yaml python3-numpy
   # the test sandbox: a real SLURM (munge, slurmctld, slurmd; srun --mpi=pmix with Open MPI)
   slurm-wlm munge
+  # the keyring test: a Secret Service (gnome-keyring) on a private D-Bus session
+  gnome-keyring dbus
 )
+# Installed without their recommends (which would pull in a desktop's PAM and UI pieces).
+no_recommends=(gnome-keyring)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -36,4 +40,10 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+plain=()
+bare=()
+for p in "${missing[@]}"; do
+  if [[ " ${no_recommends[*]} " == *" $p "* ]]; then bare+=("$p"); else plain+=("$p"); fi
+done
+[ ${#plain[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${plain[@]}"
+[ ${#bare[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${bare[@]}"
