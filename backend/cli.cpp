@@ -1,6 +1,10 @@
 #include "cli.h"
 
+#include "comparison.h"
+#include "configresolve.h"
 #include "deploy.h"
+#include "mirrorreader.h"
+#include "scalingreport.h"
 #include "localscheduler.h"
 #include "localtransport.h"
 #include "profiles.h"
@@ -17,13 +21,17 @@
 #include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
+#include <QSaveFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcess>
 #include <QThread>
 
 #include <cstdio>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <iostream>
 #include <memory>
@@ -253,13 +261,53 @@ QString runTrainerPath(Connection& c, const ClusterProfile& p, Error* error)
     return p.trainerPath;
 }
 
+
+QJsonObject readJson(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+// The run's config, resolved: the copy in its mirror, else the file it was launched from.
+QMap<QString, QString> runConfig(const Workspace& ws, const RunRecord& r, QStringList* warnings)
+{
+    QString file = ws.runDir(r.id) + QStringLiteral("/config.yaml");
+    if (!QFileInfo::exists(file)) file = r.configFile;
+    auto cfg = resolvedConfig(file, r.configName);
+    if (!cfg) {
+        warnings->append(QStringLiteral("%1: its config could not be read: %2").arg(r.id, cfg.error().text()));
+        return {};
+    }
+    return *cfg;
+}
+
+Status writeText(const QString& path, const QString& text)
+{
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) return Error{QStringLiteral("export.io"), f.errorString(), path};
+    f.write(text.toUtf8());
+    if (!f.commit()) return Error{QStringLiteral("export.io"), QStringLiteral("cannot write: ") + f.errorString(), path};
+    return Done{};
+}
+
+// The logs a run's tail follows: its scheduler's output file, then the trainer's own logs.
+QStringList logFiles(const RunRecord& r, int rank)
+{
+    if (rank > 0) return {QStringLiteral("rank-%1.log").arg(rank)};
+    QStringList logs{QStringLiteral("job.out")};
+    if (!r.jobId.isEmpty()) logs.prepend(QStringLiteral("slurm-%1.out").arg(r.jobId));
+    return logs;
+}
+
 }  // namespace
 
 bool isHeadlessCommand(int argc, char** argv)
 {
     static const QStringList commands = {QStringLiteral("profiles"), QStringLiteral("deploy"), QStringLiteral("submit"),
                                          QStringLiteral("status"),   QStringLiteral("cancel"), QStringLiteral("requeue"),
-                                         QStringLiteral("runs"),     QStringLiteral("--help"), QStringLiteral("-h"),
+                                         QStringLiteral("runs"),     QStringLiteral("report"), QStringLiteral("compare"),
+                                         QStringLiteral("tail"),     QStringLiteral("--help"), QStringLiteral("-h"),
                                          QStringLiteral("--version")};
     for (int i = 1; i < argc; ++i) {
         const QString a = QString::fromLocal8Bit(argv[i]);
@@ -299,7 +347,9 @@ int runCommandLine(int argc, char** argv)
     profilesAdd->add_option("--name", addName, "profile name (default: the file's base name)");
     auto* profilesTest = profiles->add_subcommand("test", "connect and check the scheduler, the remote root and the trainer");
     std::string testName;
+    bool connectOnly = false;
     profilesTest->add_option("name", testName, "profile name")->required();
+    profilesTest->add_flag("--connect-only", connectOnly, "only connect and log in (host key, keys, 2FA)");
     addHostKeyFlag(profilesTest);
 
     // deploy
@@ -381,6 +431,39 @@ int runCommandLine(int argc, char** argv)
     runsList->add_flag("--json", runsJson, "JSON output");
     runsList->add_option("--sweep", runsSweep, "only this sweep");
 
+    // report / compare / tail
+    auto* report = app.add_subcommand("report", "the scaling report of a sweep: CSV tables and a Markdown summary");
+    std::string reportSweep, reportOut;
+    int reportWarmup = 1;
+    double reportTarget = std::numeric_limits<double>::quiet_NaN();
+    report->add_option("--sweep", reportSweep, "sweep name")->required();
+    report->add_option("--out", reportOut, "folder for groups.csv, runs.csv and report.md")->required();
+    report->add_option("--warmup", reportWarmup, "epochs at the start of each run left out of the averages")->capture_default_str();
+    report->add_option("--target", reportTarget, "validation loss for time-to-target (default: the best every smallest run reached)");
+    addHostKeyFlag(report);
+    auto* compare = app.add_subcommand("compare", "runs side by side: final and best losses and the config keys that differ");
+    std::vector<std::string> compareRuns;
+    std::string compareOut, compareSeries, compareX = "step";
+    double compareSmoothing = 0, compareFrom = -std::numeric_limits<double>::infinity(), compareTo = std::numeric_limits<double>::infinity();
+    compare->add_option("runs", compareRuns, "run ids")->required();
+    compare->add_option("--out", compareOut, "CSV file to write")->required();
+    compare->add_option("--series", compareSeries, "write this tag's points instead (e.g. 'Loss/valid', 'step/loss')");
+    compare->add_option("--x", compareX, "x of --series: step, relative (seconds since each run started) or wall (Unix time)")
+        ->check(CLI::IsMember({"step", "relative", "wall"}))
+        ->capture_default_str();
+    compare->add_option("--smoothing", compareSmoothing, "TensorBoard smoothing weight for --series, 0 to 0.999 (0 = raw)")
+        ->check(CLI::Range(0.0, 0.999));
+    compare->add_option("--from", compareFrom, "--series: only x at or after this");
+    compare->add_option("--to", compareTo, "--series: only x at or before this");
+    auto* tail = app.add_subcommand("tail", "a run's log and metric lines as they arrive");
+    std::string tailRun;
+    bool tailFollow = false;
+    int tailRank = 0;
+    tail->add_option("run", tailRun, "run id")->required();
+    tail->add_flag("-f,--follow", tailFollow, "keep polling until the run ends");
+    tail->add_option("--rank", tailRank, "follow rank N's log instead of the job output");
+    addHostKeyFlag(tail);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -438,8 +521,12 @@ int runCommandLine(int argc, char** argv)
                    hello ? QString::fromUtf8(hello->out).section(QLatin1Char('\n'), 1, 1) : hello.error().text()))
             return 1;
         c.rememberSecrets();
+        if (connectOnly) return 0;
         if (p->kind == QLatin1String("ssh+slurm")) {
-            auto v = c.transport->exec(QStringLiteral("sbatch --version && squeue --me -h -o %i >/dev/null 2>&1 && echo me-ok || echo me-missing"), 30000);
+            // Bounded: a login node whose controller does not answer makes SLURM's commands wait.
+            auto v = c.transport->exec(QStringLiteral("timeout 20 sbatch --version && { timeout 20 squeue --me -h -o %i >/dev/null 2>&1 "
+                                                      "&& echo me-ok || echo me-missing; }"),
+                                       60000);
             const QString text = v ? QString::fromUtf8(v->out).trimmed() : v.error().text();
             check(v && v->exitCode == 0 && text.startsWith(QLatin1String("slurm")), QStringLiteral("SLURM"),
                   text.section(QLatin1Char('\n'), 0, 0) +
@@ -516,6 +603,7 @@ int runCommandLine(int argc, char** argv)
             if (!expanded) return fail(expanded.error());
             RunPoint pt = expanded->first();
             pt.sweep.clear();
+            pt.scaling.clear();
             pt.runId = subName.empty() ? QStringLiteral("%1-%2").arg(q(subConfig), QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")))
                                        : q(subName);
             points = {pt};
@@ -694,6 +782,126 @@ int runCommandLine(int argc, char** argv)
             }
         }
         return failures == 0 ? 0 : 1;
+    }
+
+    // ---------------- report ----------------
+    if (report->parsed()) {
+        const QString sweep = q(reportSweep);
+        QStringList ids;
+        for (const auto& row : store.list(sweep)) ids << row.id;
+        std::map<QString, Connection> connections;
+        if (!ids.isEmpty()) pollRuns(store, ids, flags, connections, false);  // finished epochs first
+        QList<ReportRun> inputs;
+        QStringList extra;
+        for (const QString& id : ids) {
+            auto r = store.load(id);
+            if (!r) {
+                extra << r.error().text();
+                continue;
+            }
+            ReportRun in;
+            in.record = *r;
+            in.epochs = loadEpochsCsv(ws.runDir(id) + QStringLiteral("/epochs.csv"));
+            in.manifest = readJson(ws.runDir(id) + QStringLiteral("/manifest.json"));
+            in.config = runConfig(ws, *r, &extra);
+            inputs << in;
+        }
+        ReportOptions o;
+        o.warmupEpochs = reportWarmup;
+        if (!std::isnan(reportTarget)) o.targetLoss = reportTarget;
+        ScalingReport rep = buildScalingReport(sweep, inputs, o);
+        rep.warnings = extra + rep.warnings;
+        const QString dir = q(reportOut);
+        if (!QDir().mkpath(dir)) return fail(Error{QStringLiteral("export.io"), QStringLiteral("cannot create the folder"), dir});
+        for (const auto& [name, text] : {std::pair{QStringLiteral("groups.csv"), rep.groupsCsv()}, std::pair{QStringLiteral("runs.csv"), rep.runsCsv()},
+                                         std::pair{QStringLiteral("report.md"), rep.markdown()}}) {
+            if (auto ok = writeText(dir + QLatin1Char('/') + name, text); !ok) return fail(ok.error());
+            out(QDir(dir).absoluteFilePath(name));
+        }
+        for (const QString& w : rep.warnings) err(QStringLiteral("warning: ") + w);
+        return 0;
+    }
+
+    // ---------------- compare ----------------
+    if (compare->parsed()) {
+        std::vector<CompareRun> runsIn;
+        QStringList warnings;
+        for (const auto& id0 : compareRuns) {
+            const QString id = q(id0);
+            auto r = store.load(id);
+            if (!r) return fail(r.error());
+            CompareRun c;
+            c.record = *r;
+            c.metrics = loadRunMetrics(ws.runDir(id) + QStringLiteral("/metrics.jsonl"));
+            for (const auto& w : c.metrics.warnings)
+                warnings << QStringLiteral("%1: metrics.jsonl:%2: %3 (%4)").arg(id).arg(w.line).arg(w.message, metricWarningKindName(w.kind));
+            c.config = runConfig(ws, *r, &warnings);
+            runsIn.push_back(std::move(c));
+        }
+        QString text;
+        if (!compareSeries.empty()) {
+            QList<const CompareRun*> ptrs;
+            for (const auto& c : runsIn) ptrs << &c;
+            const XAxis axis = compareX == "relative" ? XAxis::RelativeTime : compareX == "wall" ? XAxis::WallTime : XAxis::Step;
+            text = seriesCsv(ptrs, q(compareSeries), axis, compareSmoothing, compareFrom, compareTo);
+            for (const auto& c : runsIn)
+                if (!c.metrics.series(q(compareSeries))) warnings << QStringLiteral("%1: no '%2' values").arg(c.record.id, q(compareSeries));
+        } else {
+            const Comparison cmp = scaledesk::compareRuns(runsIn);
+            text = cmp.csv();
+            warnings << cmp.warnings;
+            for (int i = 0; i < cmp.runIds.size(); ++i) {
+                const TagSummary v = cmp.summaries[i].value(QStringLiteral("Loss/valid"));
+                out(QStringLiteral("%1  final val %2  best val %3 (step %4)")
+                        .arg(cmp.runIds[i], -36)
+                        .arg(csvNumber(v.finalValue), -10)
+                        .arg(csvNumber(v.bestValue), -10)
+                        .arg(csvNumber(v.bestStep)));
+            }
+            if (!cmp.differingKeys.isEmpty()) out(QStringLiteral("config keys that differ: ") + cmp.differingKeys.join(QStringLiteral(", ")));
+        }
+        if (auto ok = writeText(q(compareOut), text); !ok) return fail(ok.error());
+        out(QFileInfo(q(compareOut)).absoluteFilePath());
+        for (const QString& w : warnings) err(QStringLiteral("warning: ") + w);
+        return 0;
+    }
+
+    // ---------------- tail ----------------
+    if (tail->parsed()) {
+        const QString id = q(tailRun);
+        if (!store.exists(id)) return fail(Error{QStringLiteral("run.unknown"), QStringLiteral("no such run"), id});
+        MirrorReader reader(ws.runDir(id));
+        PollSchedule schedule;
+        std::map<QString, Connection> connections;
+        std::size_t shownStep = 0;
+        while (true) {
+            auto before = store.load(id);
+            if (before && isActive(before->state)) pollRuns(store, {id}, flags, connections, false);
+            auto r = store.load(id);
+            if (!r) return fail(r.error());
+            const auto news = reader.read(logFiles(*r, tailRank));
+            for (const auto& [file, line] : news.logLines) out(QString::fromUtf8(line));
+            // New training steps as one line each: step, epoch, loss, learning rate, step time.
+            const Series* loss = reader.metrics().series(QStringLiteral("step/loss"));
+            const Series* lr = reader.metrics().series(QStringLiteral("step/lr"));
+            const Series* st = reader.metrics().series(QStringLiteral("step/step_s"));
+            if (loss && shownStep > loss->size()) shownStep = 0;
+            for (; loss && shownStep < loss->size(); ++shownStep) {
+                const std::size_t i = shownStep;
+                out(QStringLiteral("[metrics] step %1  loss %2  lr %3  step_s %4")
+                        .arg(loss->steps()[i])
+                        .arg(csvNumber(loss->values()[i]).isEmpty() ? QStringLiteral("nan") : csvNumber(loss->values()[i]))
+                        .arg(lr && i < lr->size() ? csvNumber(lr->values()[i]) : QString())
+                        .arg(st && i < st->size() ? csvNumber(st->values()[i]) : QString()));
+            }
+            if (!tailFollow) break;
+            if (!isActive(r->state)) {
+                out(QStringLiteral("[%1: %2]").arg(runStateName(r->state), r->message));
+                break;
+            }
+            QThread::msleep(static_cast<unsigned long>(schedule.next(news.newPoints > 0 || !news.logLines.isEmpty())));
+        }
+        return 0;
     }
 
     // ---------------- runs ----------------

@@ -1,5 +1,6 @@
 #include "clustersession.h"
 
+#include <QCoreApplication>
 #include <QPointer>
 #include <QThread>
 
@@ -20,6 +21,9 @@ ClusterSession::ClusterSession(std::unique_ptr<Transport> transport, std::unique
 ClusterSession::~ClusterSession()
 {
     cancelAll();
+    // Operations still waiting in this thread's queue go to the worker now (cancelled: they only
+    // send cancelled() and finished()).
+    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
     // Quit from the worker's own queue, after every queued operation has sent finished()
     // (cancelled ones at once); QThread::quit() from here would drop them.
     QMetaObject::invokeMethod(m_worker, [thread = m_thread] { thread->quit(); }, Qt::QueuedConnection);
@@ -39,8 +43,16 @@ RemoteOperation* ClusterSession::run(const QString& description, Work work)
     m_ops.removeAll(nullptr);
     m_ops << op;
     ++m_pending;
-    // Signals are emitted from the worker thread; receivers in other threads get them queued, in
-    // emission order. `op` is deleted only after finished(), which this lambda sends last.
+    // Handed to the worker only once control is back in this thread's event loop, so whoever
+    // called run() has connected to the operation's signals before any is sent. Signals are
+    // emitted from the worker thread; receivers in other threads get them queued, in emission
+    // order. `op` is deleted only after finished(), which the work lambda sends last.
+    QMetaObject::invokeMethod(this, [this, op, work = std::move(work)]() mutable { post(op, std::move(work)); }, Qt::QueuedConnection);
+    return op;
+}
+
+void ClusterSession::post(RemoteOperation* op, Work work)
+{
     QMetaObject::invokeMethod(
         m_worker,
         [this, op, work = std::move(work)] {
@@ -60,7 +72,6 @@ RemoteOperation* ClusterSession::run(const QString& description, Work work)
             emit op->finished();
         },
         Qt::QueuedConnection);
-    return op;
 }
 
 }  // namespace scaledesk

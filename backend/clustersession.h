@@ -58,7 +58,8 @@ public:
     /// Cancels what has not started, waits for the running operation, then stops the thread.
     ~ClusterSession() override;
 
-    /// Queues `work`; returns at once. The operation's signals tell how it went.
+    /// Queues `work`; returns at once. It starts once control is back in the event loop, so
+    /// connect to the operation's signals right after this call. The signals tell how it went.
     RemoteOperation* run(const QString& description, Work work);
     /// Cancels every operation that has not finished.
     void cancelAll();
@@ -66,6 +67,7 @@ public:
     int pending() const { return m_pending.load(); }
 
 private:
+    void post(RemoteOperation* op, Work work);
     std::unique_ptr<Transport> m_transport;
     std::unique_ptr<Scheduler> m_scheduler;
     QThread* m_thread = nullptr;

@@ -84,6 +84,7 @@ QJsonObject RunRecord::toJson() const
         {QStringLiteral("ranks_per_node"), ranksPerNode},
         {QStringLiteral("repetition"), repetition},
         {QStringLiteral("local_batch"), localBatch},
+        {QStringLiteral("scaling"), scaling},
         {QStringLiteral("remote_dir"), remoteDir},
         {QStringLiteral("job_id"), jobId},
         {QStringLiteral("submit_step"), submitStep},
@@ -117,6 +118,7 @@ bool RunRecord::fromJson(const QJsonObject& j, RunRecord* r, QString* error)
     out.ranksPerNode = j.value(QStringLiteral("ranks_per_node")).toInt(1);
     out.repetition = j.value(QStringLiteral("repetition")).toInt(1);
     out.localBatch = j.value(QStringLiteral("local_batch")).toInt(0);
+    out.scaling = str("scaling");
     out.remoteDir = str("remote_dir");
     out.jobId = str("job_id");
     out.submitStep = str("submit_step");

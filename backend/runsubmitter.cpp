@@ -4,6 +4,7 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QSaveFile>
 
 #include <csignal>
 #include <unistd.h>
@@ -91,6 +92,7 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
     rec.ranksPerNode = point.ranksPerNode;
     rec.repetition = point.repetition;
     rec.localBatch = point.localBatch;
+    rec.scaling = point.scaling;
     rec.transition(RunState::Draft);
     auto fail = [&](const Error& e) -> Expected<RunRecord> {
         rec.transition(RunState::SubmitFailed, QStringLiteral("failed to submit: ") + e.text());
@@ -102,6 +104,14 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
     rec.submitStep = QStringLiteral("upload");
     rec.transition(RunState::Submitting, QStringLiteral("uploading to %1").arg(m_transport.describe()));
     if (auto ok = m_store.save(rec); !ok) return ok.error();
+    // The exact config the run gets, in the mirror too: comparisons and reports read it there.
+    {
+        QSaveFile local(m_store.workspace().runDir(rec.id) + QStringLiteral("/config.yaml"));
+        if (local.open(QIODevice::WriteOnly)) {
+            local.write(configBytes);
+            local.commit();
+        }
+    }
 
     auto dir = remoteRunDir(point.runId);
     if (!dir) return fail(dir.error());

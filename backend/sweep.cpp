@@ -43,6 +43,7 @@ Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec)
                     p.nodes = nodes;
                     p.ranksPerNode = rpn;
                     p.repetition = k;
+                    p.scaling = spec.scaling == SweepSpec::Scaling::Strong ? QStringLiteral("strong") : QStringLiteral("weak");
                     p.runId = QStringLiteral("%1-%2-%3x%4-r%5").arg(spec.name, strategy).arg(nodes).arg(rpn).arg(k);
                     if (spec.scaling == SweepSpec::Scaling::Strong) {
                         if (spec.globalBatch % p.worldSize() != 0)

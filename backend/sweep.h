@@ -30,6 +30,7 @@ struct RunPoint {
     int ranksPerNode = 1;
     int repetition = 1;
     int localBatch = 0;  ///< passed as --local_batch_size when > 0
+    QString scaling;     ///< "weak" or "strong" (a sweep's), empty for a single run
     int worldSize() const { return nodes * ranksPerNode; }
 };
 

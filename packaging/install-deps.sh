@@ -10,8 +10,8 @@ packages=(
   # HDF5, yaml-cpp, CLI11, nlohmann-json, OpenMPI
   libtorch-dev libgloo-dev libopenblas0-openmp libhdf5-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
-  # backend: Qt 6 (Core, Sql with SQLite, Concurrent, Test), libssh
-  qt6-base-dev libqt6sql6-sqlite libssh-dev qtkeychain-qt6-dev
+  # backend: Qt 6 (Core, Sql with SQLite, Concurrent, Test), libssh, QtKeychain, simdjson (metrics parsing)
+  qt6-base-dev libqt6sql6-sqlite libssh-dev qtkeychain-qt6-dev libsimdjson-dev
   # the SSH half of the sandbox: a real sshd on loopback
   openssh-server openssh-client
   # tests and benchmarks: GoogleTest, Google Benchmark, the Python PyTorch peer (Debian's python3-torch)

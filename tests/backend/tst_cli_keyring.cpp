@@ -60,7 +60,7 @@ private:
     int asked() const { return slurp(m_tmp.filePath(QStringLiteral("asked"))).count('\n'); }
     bool connects(const QString& profile) const
     {
-        const auto r = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), profile});
+        const auto r = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), profile, QStringLiteral("--connect-only")});
         return r.out.contains(QStringLiteral("ok   connect to root@127.0.0.1:26822"));
     }
 

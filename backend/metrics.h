@@ -1,0 +1,118 @@
+#pragma once
+
+#include <QHash>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace scaledesk {
+
+class MinMaxIndex;
+
+/// Why a line of metrics.jsonl (or a part of it) was not used. A bad line never stops the rest.
+struct MetricWarning {
+    enum class Kind {
+        Malformed,     ///< not JSON, or cut off
+        Binary,        ///< control bytes or invalid UTF-8 where text was expected
+        NotAnObject,   ///< valid JSON, but not an object
+        MissingField,  ///< no "kind", "step" or "t"
+        BadValue,      ///< a field of the wrong type (a string where a number belongs)
+        RepeatedSteps, ///< steps seen before (a resumed run); the newer values were kept
+        TooLong,       ///< a line over the limit (1 MiB)
+    };
+    Kind kind = Kind::Malformed;
+    qint64 line = 0;  ///< 1-based line number in the file
+    QString message;
+};
+QString metricWarningKindName(MetricWarning::Kind kind);
+
+/// One tag of one run: x as the step and as Unix time, and the value. NaN and ±inf values are
+/// kept (a diverged loss is shown, not dropped); steps are strictly increasing, because a resumed
+/// run's repeated steps replace the older ones.
+class Series {
+public:
+    Series();
+    ~Series();
+    Series(Series&&) noexcept;
+    Series& operator=(Series&&) noexcept;
+
+    std::size_t size() const { return m_step.size(); }
+    bool empty() const { return m_step.empty(); }
+    const std::vector<double>& steps() const { return m_step; }
+    const std::vector<double>& times() const { return m_time; }
+    const std::vector<double>& values() const { return m_value; }
+
+    /// Appends a point. A step at or before the last one first drops every point from that step
+    /// on (the newer record wins) and returns how many were dropped.
+    std::size_t append(double step, double time, double value);
+    void reserve(std::size_t n);
+
+    /// The min/max index over the values, updated as points are appended (built on first use).
+    const MinMaxIndex& index() const;
+
+private:
+    std::vector<double> m_step, m_time, m_value;
+    mutable std::unique_ptr<MinMaxIndex> m_index;
+};
+
+/// Which x a view uses.
+enum class XAxis { Step, RelativeTime, WallTime };
+
+/// Every series of one run, by tag, plus what the parser had to say. Tags:
+/// - `step/<field>` for each numeric field of the step records (`step/loss`, `step/lr`,
+///   `step/step_s`, `step/data_s`, `step/compute_s`, `step/comm_exposed_s`, …);
+/// - `epoch/<field>` for the epoch records (`epoch/train_loss`, `epoch/val_loss`, `epoch/epoch_s`,
+///   `epoch/samples_per_s`, …);
+/// - the NERSC TensorBoard tags: `Loss/train` and `Loss/valid` (step-0 losses, then each epoch's),
+///   `Learning Rate` and `Avg iters per sec` (each epoch's), at the epoch's last step.
+class RunMetrics {
+public:
+    QStringList tags() const;
+    const Series* series(const QString& tag) const;
+    Series& ensureSeries(const QString& tag);  ///< creates the tag when new
+    /// Unix time of the first record (the x origin of RelativeTime); NaN before any.
+    double startTime() const { return m_startTime; }
+    void noteTime(double t);
+    QList<MetricWarning> warnings;
+    qint64 linesParsed = 0;
+    qint64 pointsStored = 0;
+
+private:
+    std::map<QString, Series> m_series;  // node-based: a Series* stays valid while others are added
+    double m_startTime;
+
+public:
+    RunMetrics();
+};
+
+/// Parses metrics.jsonl bytes as they arrive: complete lines only (a partial last line waits for
+/// its newline), any chunking, into a RunMetrics. simdjson On-Demand over a padded copy of each
+/// chunk.
+class MetricsParser {
+public:
+    explicit MetricsParser(RunMetrics& into);
+    ~MetricsParser();
+    /// Parses every complete line of `data`; returns the bytes consumed (the rest is an
+    /// incomplete line that must be fed again with what follows).
+    std::size_t feed(const char* data, std::size_t size);
+    /// Parses what is left as a last line (end of file without a newline).
+    void finish(const char* data, std::size_t size);
+    qint64 line() const { return m_line; }
+
+private:
+    void parseLine(const char* begin, std::size_t len, std::size_t capacity);
+    struct Impl;
+    std::unique_ptr<Impl> d;
+    RunMetrics& m_out;
+    qint64 m_line = 0;
+};
+
+/// Reads a whole metrics.jsonl file (a missing file gives no series and no warning).
+RunMetrics loadRunMetrics(const QString& path);
+
+}  // namespace scaledesk
