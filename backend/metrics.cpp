@@ -116,8 +116,11 @@ struct MetricsParser::Impl {
         Series* series;
     };
     std::vector<Slot> stepSlots, epochSlots;
-    Series* slot(std::vector<Slot>& table, const char* prefix, std::string_view key, RunMetrics& out)
+    // Records of one kind list their fields in the same order line after line, so the field at
+    // position i is nearly always slot i: one comparison, not a search.
+    Series* slot(std::vector<Slot>& table, std::size_t position, const char* prefix, std::string_view key, RunMetrics& out)
     {
+        if (position < table.size() && table[position].key == key) return table[position].series;
         for (auto& s : table)
             if (s.key == key) return s.series;
         table.push_back({std::string(key), &out.ensureSeries(QLatin1String(prefix) + QString::fromUtf8(key.data(), qsizetype(key.size())))});
@@ -135,18 +138,33 @@ std::size_t MetricsParser::feed(const char* data, std::size_t size)
     const char* lastNewline = static_cast<const char*>(memrchr(data, '\n', size));
     if (!lastNewline) return 0;
     const std::size_t used = std::size_t(lastNewline - data) + 1;
-    d->buffer.resize(used + simdjson::SIMDJSON_PADDING);
-    std::memcpy(d->buffer.data(), data, used);
-    std::memset(d->buffer.data() + used, 0, simdjson::SIMDJSON_PADDING);
-    const char* base = d->buffer.data();
+    // simdjson reads up to SIMDJSON_PADDING bytes past a document. Lines with that much of the
+    // caller's buffer after them are parsed where they are; only the last few go through a
+    // padded copy.
+    const std::size_t safeEnd = size > simdjson::SIMDJSON_PADDING ? size - simdjson::SIMDJSON_PADDING : 0;
     std::size_t pos = 0;
     while (pos < used) {
-        const char* nl = static_cast<const char*>(std::memchr(base + pos, '\n', used - pos));
-        const std::size_t len = std::size_t(nl - (base + pos));
+        const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', used - pos));
+        const std::size_t len = std::size_t(nl - (data + pos));
+        if (pos + len >= safeEnd) break;
         ++m_line;
-        // Capacity: the rest of the padded chunk is readable, which is all simdjson needs.
-        parseLine(base + pos, len, used + simdjson::SIMDJSON_PADDING - pos);
+        parseLine(data + pos, len, size - pos);
         pos += len + 1;
+    }
+    if (pos < used) {
+        const std::size_t rest = used - pos;
+        d->buffer.resize(rest + simdjson::SIMDJSON_PADDING);
+        std::memcpy(d->buffer.data(), data + pos, rest);
+        std::memset(d->buffer.data() + rest, 0, simdjson::SIMDJSON_PADDING);
+        const char* base = d->buffer.data();
+        std::size_t p = 0;
+        while (p < rest) {
+            const char* nl = static_cast<const char*>(std::memchr(base + p, '\n', rest - p));
+            const std::size_t len = std::size_t(nl - (base + p));
+            ++m_line;
+            parseLine(base + p, len, rest + simdjson::SIMDJSON_PADDING - p);
+            p += len + 1;
+        }
     }
     return used;
 }
@@ -297,9 +315,9 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
         if (hasField(key)) store(m_out.ensureSeries(QLatin1String(tag)), fieldValue(key));
     };
     if (kind == "step") {
-        for (int i = 0; i < nfields; ++i) store(*d->slot(d->stepSlots, "step/", fields[i].key, m_out), fields[i].value);
+        for (int i = 0; i < nfields; ++i) store(*d->slot(d->stepSlots, std::size_t(i), "step/", fields[i].key, m_out), fields[i].value);
     } else if (kind == "epoch") {
-        for (int i = 0; i < nfields; ++i) store(*d->slot(d->epochSlots, "epoch/", fields[i].key, m_out), fields[i].value);
+        for (int i = 0; i < nfields; ++i) store(*d->slot(d->epochSlots, std::size_t(i), "epoch/", fields[i].key, m_out), fields[i].value);
         tb("Loss/train", "train_loss");
         tb("Loss/valid", "val_loss");
         tb("Learning Rate", "lr");
@@ -317,12 +335,34 @@ RunMetrics loadRunMetrics(const QString& path)
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) return m;
     MetricsParser parser(m);
-    QByteArray carry;
-    while (!f.atEnd()) {
-        QByteArray chunk = carry + f.read(16 << 20);
-        const std::size_t used = parser.feed(chunk.constData(), std::size_t(chunk.size()));
-        carry = chunk.mid(qsizetype(used));
+    // One buffer for the whole file: the unparsed tail moves to its front, the next read fills the
+    // rest (fresh 16 MiB allocations per chunk cost more in page faults than the parsing).
+    constexpr qint64 kChunk = 16 << 20;
+    std::vector<char> buffer(static_cast<std::size_t>(kChunk));
+    std::size_t have = 0;
+    bool reserved = false;
+    qint64 consumed = 0;
+    while (true) {
+        if (buffer.size() - have < std::size_t(kChunk) / 2) buffer.resize(buffer.size() * 2);  // a very long line
+        const qint64 got = f.read(buffer.data() + have, qint64(buffer.size() - have));
+        if (got <= 0) break;
+        have += std::size_t(got);
+        const std::size_t used = parser.feed(buffer.data(), have);
+        consumed += qint64(used);
+        std::memmove(buffer.data(), buffer.data() + used, have - used);
+        have -= used;
+        if (!reserved && consumed > 0) {
+            // The first chunk tells how many points a byte makes: room for the whole file at once,
+            // rather than growing (and copying) every series again and again.
+            reserved = true;
+            const double scale = double(f.size()) / double(consumed) * 1.02;
+            for (const QString& tag : m.tags()) {
+                Series& s = m.ensureSeries(tag);
+                s.reserve(std::size_t(double(s.size()) * scale) + 16);
+            }
+        }
     }
+    const QByteArray carry(buffer.data(), qsizetype(have));
     parser.finish(carry.constData(), std::size_t(carry.size()));
     return m;
 }

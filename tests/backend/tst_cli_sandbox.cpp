@@ -234,6 +234,65 @@ private slots:
         }
     }
 
+    // The report of the sweep above: its numbers equal a computation by hand from the runs'
+    // mirrored epochs.csv (mean wall_s after the warm-up epoch; speedup against 1 rank).
+    void reportMatchesAHandComputation()
+    {
+        const QString dir = m_tmp.filePath(QStringLiteral("report out"));
+        const auto r = m_cli.run({QStringLiteral("report"), QStringLiteral("--sweep"), QStringLiteral("sw"), QStringLiteral("--out"), dir});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QVERIFY(QFile::exists(dir + QStringLiteral("/report.md")));
+        QVERIFY(QFile::exists(dir + QStringLiteral("/runs.csv")));
+        auto meanEpoch = [&](const QString& id) {
+            const QList<QByteArray> lines = m_cli.mirrored(id, QStringLiteral("epochs.csv")).trimmed().split('\n');
+            const int wall = lines[0].split(',').indexOf("wall_s");
+            double sum = 0;
+            int n = 0;
+            for (int i = 2; i < lines.size(); ++i) {  // line 1 is epoch 1: warm-up
+                sum += lines[i].split(',')[wall].toDouble();
+                ++n;
+            }
+            return sum / n;
+        };
+        QFile f(dir + QStringLiteral("/groups.csv"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QList<QByteArray> rows = f.readAll().trimmed().split('\n');
+        QCOMPARE(rows.size(), 1 + 4);
+        const QList<QByteArray> header = rows[0].split(',');
+        QHash<QString, QList<QByteArray>> byKey;
+        for (int i = 1; i < rows.size(); ++i) {
+            const QList<QByteArray> cells = rows[i].split(',');
+            byKey.insert(QString::fromUtf8(cells[0] + '-' + cells[1]), cells);
+        }
+        auto cell = [&](const QString& key, const char* column) { return byKey.value(key).value(header.indexOf(column)).toDouble(); };
+        for (const QString& strategy : {QStringLiteral("ddp"), QStringLiteral("fused")}) {
+            const double t1 = meanEpoch(QStringLiteral("sw-%1-1x1-r1").arg(strategy));
+            const double t2 = meanEpoch(QStringLiteral("sw-%1-1x2-r1").arg(strategy));
+            QVERIFY(qFuzzyCompare(cell(strategy + QStringLiteral("-1"), "epoch_s_mean"), t1));
+            QVERIFY(qFuzzyCompare(cell(strategy + QStringLiteral("-2"), "epoch_s_mean"), t2));
+            QVERIFY(qFuzzyCompare(cell(strategy + QStringLiteral("-2"), "speedup"), t1 / t2));
+            QVERIFY(qFuzzyCompare(cell(strategy + QStringLiteral("-2"), "ideal_speedup"), 2.0));
+            QVERIFY(qFuzzyCompare(cell(strategy + QStringLiteral("-2"), "strong_efficiency"), t1 / t2 / 2));
+        }
+    }
+
+    // `tail --follow` prints the job's log and every training step as they arrive, then the end.
+    void tailFollowsARunToItsEnd()
+    {
+        const QString id = QStringLiteral("tailed");
+        const auto r = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                                            {QStringLiteral("--name"), id, QStringLiteral("--"), QStringLiteral("--num_epochs"),
+                                             QStringLiteral("6")}));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        const auto t = m_cli.run({QStringLiteral("tail"), QStringLiteral("--follow"), id}, 600);
+        QCOMPARE(t.exitCode, 0);
+        QVERIFY2(t.out.contains(QStringLiteral("[metrics] step 1  loss ")), qPrintable(t.out.left(2000)));
+        QVERIFY(t.out.contains(QStringLiteral("[metrics] step 48  loss ")));  // 6 epochs × 8 steps
+        QCOMPARE(t.out.count(QStringLiteral("[metrics] step 17  ")), 1);      // each step once
+        QVERIFY(t.out.contains(QStringLiteral("DONE ---- rank 0")));
+        QVERIFY2(t.out.trimmed().endsWith(QStringLiteral("[completed: slurm: COMPLETED]")), qPrintable(t.out.right(300)));
+    }
+
     void rejectedJobShowsSbatchsMessage()
     {
         const auto add = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("nopart"),

@@ -1,0 +1,75 @@
+// Tailing over SSH with the connection cut again and again while a run writes: the local mirror
+// ends equal to the remote files byte for byte, every step parsed exactly once, and each poll reads
+// no more than the new bytes plus about a kilobyte per file. (bench_tail runs the full-size chaos
+// test: 100 cuts while 10,000 lines are written.)
+#include "tailharness.h"
+
+#include <QElapsedTimer>
+#include <QTest>
+#include <QThread>
+
+#include <cmath>
+
+using namespace scaledesk;
+using namespace scaledesk::test;
+
+class TestTailSandbox : public QObject {
+    Q_OBJECT
+private slots:
+    void mirrorSurvivesRepeatedDisconnects()
+    {
+        TailHarness h;
+        const QString why = h.setUp();
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        const int lines = 2000, cuts = 10;
+        h.startWriter(lines, 5000);  // about 10 s of writing: the cuts land while it writes
+        // Cuts at their own pace, so some land in the middle of a poll.
+        std::atomic<int> cut{0};
+        std::thread killer([&] {
+            for (int i = 0; i < cuts; ++i) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(700 + 97 * (i % 3)));
+                h.killSession();
+                ++cut;
+            }
+        });
+        int polls = 0, failed = 0;
+        quint64 read = 0, grown = 0;
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 180000) {
+            auto r = h.poll();
+            ++polls;
+            if (r) {
+                read += r->bytesRead;
+                grown += r->bytesNew;
+            } else {
+                ++failed;  // cut mid-poll: the next poll reconnects and resumes at the mirror's size
+            }
+            h.reader->read({QStringLiteral("slurm-%1.out").arg(h.jobId)});
+            const bool done = h.written == lines && cut == cuts;
+            if (done && h.mirrorBytes(QStringLiteral("metrics.jsonl")) == h.remoteBytes(QStringLiteral("metrics.jsonl")) &&
+                h.mirrorBytes(QStringLiteral("slurm-%1.out").arg(h.jobId)) == h.remoteBytes(QStringLiteral("slurm-%1.out").arg(h.jobId)))
+                break;
+            QThread::msleep(50);
+        }
+        killer.join();
+        QCOMPARE(cut.load(), cuts);
+        QVERIFY2(h.ssh->stats().connects >= quint64(cuts), qPrintable(QStringLiteral("%1 connects").arg(h.ssh->stats().connects)));
+        QCOMPARE(h.mirrorBytes(QStringLiteral("metrics.jsonl")), h.remoteBytes(QStringLiteral("metrics.jsonl")));
+        QCOMPARE(h.mirrorBytes(QStringLiteral("slurm-%1.out").arg(h.jobId)), h.remoteBytes(QStringLiteral("slurm-%1.out").arg(h.jobId)));
+        // Parsed as it arrived: every step once, in order, nothing warned about.
+        h.reader->read({});
+        const Series* loss = h.reader->metrics().series(QStringLiteral("step/loss"));
+        QVERIFY(loss);
+        QCOMPARE(loss->size(), std::size_t(lines));
+        for (int i = 0; i < lines; ++i) QCOMPARE(loss->steps()[std::size_t(i)], double(i + 1));
+        QVERIFY(h.reader->metrics().warnings.isEmpty());
+        // Per poll: the new bytes plus headers of at most ~1 KB per followed file (two files here).
+        QVERIFY2(read <= grown + quint64(polls) * 2 * 1024, qPrintable(QStringLiteral("%1 read for %2 new in %3 polls").arg(read).arg(grown).arg(polls)));
+        qInfo("%d polls (%d cut mid-way), %llu connects, %llu bytes read for %llu new", polls, failed,
+              (unsigned long long)h.ssh->stats().connects, (unsigned long long)read, (unsigned long long)grown);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTailSandbox)
+#include "tst_tail_sandbox.moc"
