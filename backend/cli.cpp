@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include "analysisinputs.h"
 #include "comparison.h"
 #include "configresolve.h"
 #include "deploy.h"
@@ -262,26 +263,6 @@ QString runTrainerPath(Connection& c, const ClusterProfile& p, Error* error)
 }
 
 
-QJsonObject readJson(const QString& path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-// The run's config, resolved: the copy in its mirror, else the file it was launched from.
-QMap<QString, QString> runConfig(const Workspace& ws, const RunRecord& r, QStringList* warnings)
-{
-    QString file = ws.runDir(r.id) + QStringLiteral("/config.yaml");
-    if (!QFileInfo::exists(file)) file = r.configFile;
-    auto cfg = resolvedConfig(file, r.configName);
-    if (!cfg) {
-        warnings->append(QStringLiteral("%1: its config could not be read: %2").arg(r.id, cfg.error().text()));
-        return {};
-    }
-    return *cfg;
-}
-
 Status writeText(const QString& path, const QString& text)
 {
     QSaveFile f(path);
@@ -300,6 +281,35 @@ QStringList logFiles(const RunRecord& r, int rank)
     return logs;
 }
 
+// The report in every asked format; the paths are printed as they are written.
+Status writeReport(const ScalingReport& rep, const QString& dir, const QStringList& formats, const CliHooks& hooks)
+{
+    static const QStringList known{QStringLiteral("csv"), QStringLiteral("md"), QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")};
+    QStringList images;
+    for (const QString& f : formats) {
+        if (!known.contains(f))
+            return Error{QStringLiteral("usage"), QStringLiteral("unknown report format '%1' (csv, md, png, svg, pdf)").arg(f), QString()};
+        if (f == QLatin1String("png") || f == QLatin1String("svg") || f == QLatin1String("pdf")) images << f;
+    }
+    if (!images.isEmpty() && !hooks.renderReport)
+        return Error{QStringLiteral("usage"), QStringLiteral("this scaledesk was built without charts (SCALEDESK_BUILD_GUI=OFF): use csv or md"), QString()};
+    if (!QDir().mkpath(dir)) return Error{QStringLiteral("export.io"), QStringLiteral("cannot create the folder"), dir};
+    QList<std::pair<QString, QString>> texts;
+    if (formats.contains(QStringLiteral("csv")))
+        texts << std::pair{QStringLiteral("groups.csv"), rep.groupsCsv()} << std::pair{QStringLiteral("runs.csv"), rep.runsCsv()};
+    if (formats.contains(QStringLiteral("md"))) texts << std::pair{QStringLiteral("report.md"), rep.markdown()};
+    for (const auto& [name, text] : texts) {
+        if (auto ok = writeText(dir + QLatin1Char('/') + name, text); !ok) return ok.error();
+        out(QDir(dir).absoluteFilePath(name));
+    }
+    if (!images.isEmpty()) {
+        QStringList written;
+        if (auto ok = hooks.renderReport(rep, dir, images, &written); !ok) return ok.error();
+        for (const QString& w : written) out(w);
+    }
+    return Done{};
+}
+
 }  // namespace
 
 bool isHeadlessCommand(int argc, char** argv)
@@ -307,7 +317,8 @@ bool isHeadlessCommand(int argc, char** argv)
     static const QStringList commands = {QStringLiteral("profiles"), QStringLiteral("deploy"), QStringLiteral("submit"),
                                          QStringLiteral("status"),   QStringLiteral("cancel"), QStringLiteral("requeue"),
                                          QStringLiteral("runs"),     QStringLiteral("report"), QStringLiteral("compare"),
-                                         QStringLiteral("tail"),     QStringLiteral("--help"), QStringLiteral("-h"),
+                                         QStringLiteral("tail"),     QStringLiteral("demo"),   QStringLiteral("--help"),
+                                         QStringLiteral("-h"),
                                          QStringLiteral("--version")};
     for (int i = 1; i < argc; ++i) {
         const QString a = QString::fromLocal8Bit(argv[i]);
@@ -320,7 +331,7 @@ bool isHeadlessCommand(int argc, char** argv)
     return false;
 }
 
-int runCommandLine(int argc, char** argv)
+int runCommandLine(int argc, char** argv, const CliHooks& hooks)
 {
     CLI::App app{"scaledesk: experiment manager for distributed training on SLURM clusters.\n"
                  "Headless commands; without one, `scaledesk` opens the window (once the GUI is built).",
@@ -440,6 +451,9 @@ int runCommandLine(int argc, char** argv)
     report->add_option("--out", reportOut, "folder for groups.csv, runs.csv and report.md")->required();
     report->add_option("--warmup", reportWarmup, "epochs at the start of each run left out of the averages")->capture_default_str();
     report->add_option("--target", reportTarget, "validation loss for time-to-target (default: the best every smallest run reached)");
+    std::string reportFormats = "csv,md";
+    report->add_option("--format", reportFormats, "comma-separated: csv (groups.csv, runs.csv), md (report.md), png, svg, pdf (the plots)")
+        ->capture_default_str();
     addHostKeyFlag(report);
     auto* compare = app.add_subcommand("compare", "runs side by side: final and best losses and the config keys that differ");
     std::vector<std::string> compareRuns;
@@ -455,6 +469,10 @@ int runCommandLine(int argc, char** argv)
         ->check(CLI::Range(0.0, 0.999));
     compare->add_option("--from", compareFrom, "--series: only x at or after this");
     compare->add_option("--to", compareTo, "--series: only x at or before this");
+    auto* demo = app.add_subcommand("demo", "a small scaling sweep on this machine (cpu-demo: 1 and 2 ranks × ddp and fused, "
+                                            "one run at a time), then its report as CSV, Markdown, PNG, SVG and PDF");
+    std::string demoOut;
+    demo->add_option("--out", demoOut, "report folder (default: <workspace>/reports/demo)");
     auto* tail = app.add_subcommand("tail", "a run's log and metric lines as they arrive");
     std::string tailRun;
     bool tailFollow = false;
@@ -791,53 +809,25 @@ int runCommandLine(int argc, char** argv)
         for (const auto& row : store.list(sweep)) ids << row.id;
         std::map<QString, Connection> connections;
         if (!ids.isEmpty()) pollRuns(store, ids, flags, connections, false);  // finished epochs first
-        QList<ReportRun> inputs;
-        QStringList extra;
-        for (const QString& id : ids) {
-            auto r = store.load(id);
-            if (!r) {
-                extra << r.error().text();
-                continue;
-            }
-            ReportRun in;
-            in.record = *r;
-            in.epochs = loadEpochsCsv(ws.runDir(id) + QStringLiteral("/epochs.csv"));
-            in.manifest = readJson(ws.runDir(id) + QStringLiteral("/manifest.json"));
-            in.config = runConfig(ws, *r, &extra);
-            inputs << in;
-        }
         ReportOptions o;
         o.warmupEpochs = reportWarmup;
         if (!std::isnan(reportTarget)) o.targetLoss = reportTarget;
-        ScalingReport rep = buildScalingReport(sweep, inputs, o);
-        rep.warnings = extra + rep.warnings;
+        const ScalingReport rep = loadSweepReport(store, sweep, o);
         const QString dir = q(reportOut);
-        if (!QDir().mkpath(dir)) return fail(Error{QStringLiteral("export.io"), QStringLiteral("cannot create the folder"), dir});
-        for (const auto& [name, text] : {std::pair{QStringLiteral("groups.csv"), rep.groupsCsv()}, std::pair{QStringLiteral("runs.csv"), rep.runsCsv()},
-                                         std::pair{QStringLiteral("report.md"), rep.markdown()}}) {
-            if (auto ok = writeText(dir + QLatin1Char('/') + name, text); !ok) return fail(ok.error());
-            out(QDir(dir).absoluteFilePath(name));
-        }
+        QStringList formats = q(reportFormats).split(QLatin1Char(','), Qt::SkipEmptyParts);
+        if (auto ok = writeReport(rep, dir, formats, hooks); !ok) return fail(ok.error());
         for (const QString& w : rep.warnings) err(QStringLiteral("warning: ") + w);
         return 0;
     }
 
     // ---------------- compare ----------------
     if (compare->parsed()) {
-        std::vector<CompareRun> runsIn;
         QStringList warnings;
-        for (const auto& id0 : compareRuns) {
-            const QString id = q(id0);
-            auto r = store.load(id);
-            if (!r) return fail(r.error());
-            CompareRun c;
-            c.record = *r;
-            c.metrics = loadRunMetrics(ws.runDir(id) + QStringLiteral("/metrics.jsonl"));
-            for (const auto& w : c.metrics.warnings)
-                warnings << QStringLiteral("%1: metrics.jsonl:%2: %3 (%4)").arg(id).arg(w.line).arg(w.message, metricWarningKindName(w.kind));
-            c.config = runConfig(ws, *r, &warnings);
-            runsIn.push_back(std::move(c));
-        }
+        QStringList ids;
+        for (const auto& id : compareRuns) ids << q(id);
+        auto loaded = loadCompareRuns(store, ids, &warnings);
+        if (!loaded) return fail(loaded.error());
+        const std::vector<CompareRun>& runsIn = *loaded;
         QString text;
         if (!compareSeries.empty()) {
             QList<const CompareRun*> ptrs;
@@ -863,6 +853,62 @@ int runCommandLine(int argc, char** argv)
         if (auto ok = writeText(q(compareOut), text); !ok) return fail(ok.error());
         out(QFileInfo(q(compareOut)).absoluteFilePath());
         for (const QString& w : warnings) err(QStringLiteral("warning: ") + w);
+        return 0;
+    }
+
+    // ---------------- demo ----------------
+    if (demo->parsed()) {
+        const ClusterProfile profile = builtinLocalProfile(ws);
+        if (profile.trainerPath.isEmpty())
+            return fail(Error{QStringLiteral("trainer.missing"), QStringLiteral("no scaledesk-train found next to scaledesk or on PATH; set SCALEDESK_TRAIN"), QString()});
+        SweepSpec spec;
+        spec.name = QStringLiteral("demo");
+        spec.ranksPerNode = {1, 2};
+        spec.strategies = {QStringLiteral("ddp"), QStringLiteral("fused")};
+        auto points = expandSweep(spec);
+        if (!points) return fail(points.error());
+        Connection c = connectTo(profile, flags);
+        SubmitOptions so;
+        so.configFile = bundledTrainerSources() + QStringLiteral("/configs/unet.yaml");
+        so.configName = QStringLiteral("cpu-demo");
+        so.trainerPath = profile.trainerPath;
+        auto root = c.transport->absolutePath(profile.remoteRoot);
+        if (!root) return fail(root.error());
+        so.dataDir = *root + QStringLiteral("/data/generated");
+        if (!c.transport->stat(so.dataDir + QStringLiteral("/valid.h5"))) {
+            out(QStringLiteral("demo: generating data in %1").arg(so.dataDir));
+            auto made = c.transport->exec(QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96")
+                                              .arg(shellQuote(so.dataDir), shellQuote(so.trainerPath)),
+                                          600000);
+            if (!made) return fail(made.error());
+            if (made->exitCode != 0) return fail(Error{QStringLiteral("data.make"), QString::fromUtf8(made->err + made->out).trimmed(), so.dataDir});
+        }
+        RunSubmitter submitter(store, *c.transport, *c.scheduler, profile);
+        // One run at a time: runs sharing two cores would measure each other, not the scaling.
+        int n = 0;
+        for (const RunPoint& pt : *points) {
+            ++n;
+            if (store.exists(pt.runId)) {
+                auto existing = store.load(pt.runId);
+                if (existing && existing->state == RunState::Completed) {
+                    out(QStringLiteral("demo: %1 already completed; kept").arg(pt.runId));
+                    continue;
+                }
+                out(QStringLiteral("demo: %1 exists (%2); kept as it is").arg(pt.runId, existing ? runStateName(existing->state) : QStringLiteral("?")));
+                continue;
+            }
+            out(QStringLiteral("demo: run %1 of %2: %3").arg(n).arg(points->size()).arg(pt.runId));
+            auto r = submitter.submit(pt, so);
+            if (!r) return fail(r.error());
+            if (!waitForRuns(store, {pt.runId}, flags, 900, 1.0)) return fail(Error{QStringLiteral("demo.timeout"), QStringLiteral("the run did not end in 15 minutes"), pt.runId});
+        }
+        const ScalingReport rep = loadSweepReport(store, QStringLiteral("demo"));
+        const QString dir = demoOut.empty() ? ws.root() + QStringLiteral("/reports/demo") : q(demoOut);
+        QStringList formats{QStringLiteral("csv"), QStringLiteral("md")};
+        if (hooks.renderReport) formats << QStringLiteral("png") << QStringLiteral("svg") << QStringLiteral("pdf");
+        out(QStringLiteral("demo: the report (%1 runs):").arg(rep.runs.size()));
+        if (auto ok = writeReport(rep, dir, formats, hooks); !ok) return fail(ok.error());
+        for (const QString& w : rep.warnings) err(QStringLiteral("warning: ") + w);
         return 0;
     }
 

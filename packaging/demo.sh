@@ -1,33 +1,29 @@
 #!/usr/bin/env bash
-# The main job on a fresh Debian 12 machine: installs what is missing, builds, generates the
-# demo data and trains the `cpu-short` config locally, then prints where its logs and metrics are.
+# The main job on a fresh Debian 12 machine: installs what is missing and builds; then, with a
+# display, opens the ScaleDesk window on the demo workspace (the `local` profile, the example
+# configs, and the demo sweep once it has run); without one, runs `scaledesk demo` headless: a
+# small local scaling sweep (cpu-demo: 1 and 2 ranks × ddp and fused, one run at a time), then
+# the scaling report as CSV, Markdown, PNG, SVG and PDF, printing where each file is.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${SCALEDESK_BUILD_DIR:-$root/build}"
-workspace="${SCALEDESK_DEMO_DIR:-$root/demo}"
+workspace="${SCALEDESK_DEMO_DIR:-$root/demo}/workspace"
 
 "$root/packaging/install-deps.sh"
 "$root/packaging/build.sh"
 
-train="$build/trainer/scaledesk-train"
+scaledesk="$build/gui/scaledesk"
 mkdir -p "$workspace"
-cd "$workspace"
-if [ ! -f data/train.h5 ] || [ ! -f data/valid.h5 ]; then
-  "$train" make-data --out data --box 128 --val-box 96 --seed 1
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "${SCALEDESK_DEMO_HEADLESS:-0}" != 1 ]; then
+  # The demo sweep first, if it has not run yet, so the window has curves and plots to show.
+  [ -f "$workspace/reports/demo/report.md" ] || "$scaledesk" --workspace "$workspace" demo
+  exec "$scaledesk" --workspace "$workspace"
 fi
-# Each demo run gets the next free run number, so earlier runs are kept.
-n=0
-while [ -e "runs/cpu-short/1GPU/$(printf '%02d' "$n")" ]; do n=$((n + 1)); done
-run_num=$(printf '%02d' "$n")
-"$train" --yaml_config "$root/configs/unet.yaml" --config cpu-short --run_num "$run_num" --seed 1
-
-run_dir="$workspace/runs/cpu-short/1GPU/$run_num"
+"$scaledesk" --workspace "$workspace" demo
 cat <<MSG
 
-Demo run finished: $run_dir
-  log:      $run_dir/out.log
-  metrics:  $run_dir/metrics.jsonl (one JSON object per step, epoch and event; docs/trainer.md)
-  epochs:   $run_dir/epochs.csv
-  manifest: $run_dir/manifest.json
-  checkpoint: $run_dir/checkpoints/latest.pt
+The demo workspace is $workspace:
+  runs/<run id>/   each run's record (run.json) and the mirror of its files (metrics.jsonl, epochs.csv, logs)
+  reports/demo/    the scaling report: groups.csv, runs.csv, report.md and six plots as PNG, SVG and PDF
+With a display, \`$scaledesk --workspace $workspace\` opens the window on it.
 MSG

@@ -1,0 +1,76 @@
+#include "chartexport.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QFileInfo>
+#include <QImage>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <QBuffer>
+
+namespace scaledesk::gui {
+
+Status exportChart(QChart* chart, const QString& path, QSize size, int dpi)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix != QLatin1String("png") && suffix != QLatin1String("svg") && suffix != QLatin1String("pdf"))
+        return Error{QStringLiteral("export.format"), QStringLiteral("unknown image format '%1' (png, svg or pdf)").arg(suffix), path};
+    // A view of its own, off screen, sized for the file; the chart goes back where it was.
+    QGraphicsScene* previousScene = chart->scene();
+    QChartView view;
+    view.setRenderHint(QPainter::Antialiasing);
+    view.setFrameShape(QFrame::NoFrame);
+    view.setChart(chart);
+    view.resize(size);
+    chart->resize(size);
+    view.scene()->setSceneRect(QRectF(QPointF(0, 0), size));
+
+    QByteArray bytes;
+    if (suffix == QLatin1String("png")) {
+        QImage image(size, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        image.setDotsPerMeterX(int(dpi / 0.0254));
+        image.setDotsPerMeterY(int(dpi / 0.0254));
+        QPainter p(&image);
+        p.setRenderHint(QPainter::Antialiasing);
+        view.scene()->render(&p, QRectF(QPointF(0, 0), size), QRectF(QPointF(0, 0), size));
+        p.end();
+        QBuffer buf(&bytes);
+        buf.open(QIODevice::WriteOnly);
+        image.save(&buf, "PNG");
+    } else if (suffix == QLatin1String("svg")) {
+        QBuffer buf(&bytes);
+        QSvgGenerator svg;
+        svg.setOutputDevice(&buf);
+        svg.setSize(size);
+        svg.setViewBox(QRect(QPoint(0, 0), size));
+        svg.setTitle(chart->title());
+        svg.setResolution(dpi);
+        QPainter p(&svg);
+        view.scene()->render(&p, QRectF(QPointF(0, 0), size), QRectF(QPointF(0, 0), size));
+        p.end();
+    } else {
+        QBuffer buf(&bytes);
+        buf.open(QIODevice::WriteOnly);
+        QPdfWriter pdf(&buf);
+        pdf.setResolution(dpi);
+        pdf.setPageSize(QPageSize(QSizeF(size.width() * 72.0 / dpi, size.height() * 72.0 / dpi), QPageSize::Point));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        pdf.setTitle(chart->title());
+        QPainter p(&pdf);
+        view.scene()->render(&p, QRectF(QPointF(0, 0), QSizeF(pdf.width(), pdf.height())), QRectF(QPointF(0, 0), size));
+        p.end();
+    }
+    view.setChart(new QChart);  // the view must not delete the caller's chart
+    if (previousScene && previousScene != chart->scene()) previousScene->addItem(chart);
+
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly)) return Error{QStringLiteral("export.io"), out.errorString(), path};
+    out.write(bytes);
+    if (!out.commit()) return Error{QStringLiteral("export.io"), QStringLiteral("cannot write: ") + out.errorString(), path};
+    return Done{};
+}
+
+}  // namespace scaledesk::gui

@@ -1,0 +1,49 @@
+#include "chartstyle.h"
+
+#include <QApplication>
+#include <QChart>
+#include <QCryptographicHash>
+#include <QLegend>
+#include <QPalette>
+
+namespace scaledesk::gui {
+
+namespace {
+// Okabe–Ito: distinguishable with the common colour-vision deficiencies.
+const QColor kPalette[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00), QColor(0x00, 0x9E, 0x73), QColor(0xCC, 0x79, 0xA7),
+                           QColor(0x56, 0xB4, 0xE9), QColor(0xD5, 0x5E, 0x00), QColor(0xF0, 0xE4, 0x42), QColor(0x55, 0x55, 0x55)};
+
+int stableIndex(const QString& key)
+{
+    const QByteArray h = QCryptographicHash::hash(key.toUtf8(), QCryptographicHash::Sha1);
+    return int(static_cast<unsigned char>(h[0])) % int(std::size(kPalette));
+}
+}  // namespace
+
+QColor strategyColor(const QString& strategy)
+{
+    if (strategy == QLatin1String("ddp")) return kPalette[0];
+    if (strategy == QLatin1String("fused")) return kPalette[1];
+    if (strategy == QLatin1String("zero1")) return kPalette[2];
+    return kPalette[3 + stableIndex(strategy) % 5];
+}
+
+QColor runColor(const QString& runId) { return kPalette[stableIndex(runId) % 7]; }  // not the grey: that is "other"
+
+void styleChart(QChart* chart, const QString& title)
+{
+    chart->setTitle(title);
+    chart->setAnimationOptions(QChart::NoAnimation);
+    QFont f = chart->titleFont();
+    f.setPointSizeF(11);
+    f.setBold(true);
+    chart->setTitleFont(f);
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    chart->setMargins(QMargins(6, 6, 6, 6));
+    // Follow the system: a dark window gets a dark chart.
+    const QPalette pal = QApplication::palette();
+    const bool dark = pal.color(QPalette::Window).lightness() < 128;
+    chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+}
+
+}  // namespace scaledesk::gui

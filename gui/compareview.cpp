@@ -1,0 +1,127 @@
+#include "compareview.h"
+
+#include "analysisinputs.h"
+#include "chartstyle.h"
+#include "epochscsv.h"
+#include "serieschart.h"
+#include "workspacecontroller.h"
+
+#include <QComboBox>
+#include <QDragEnterEvent>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QMimeData>
+#include <QSlider>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace scaledesk::gui {
+
+CompareView::CompareView(WorkspaceController& controller, QWidget* parent) : QWidget(parent), m_controller(controller)
+{
+    setAcceptDrops(true);
+    auto* layout = new QVBoxLayout(this);
+    auto* bar = new QHBoxLayout;
+    m_tag = new QComboBox;
+    m_tag->addItems({QStringLiteral("Loss/valid"), QStringLiteral("Loss/train"), QStringLiteral("step/loss"), QStringLiteral("Learning Rate"),
+                     QStringLiteral("Avg iters per sec"), QStringLiteral("epoch/samples_per_s"), QStringLiteral("step/step_s")});
+    m_tag->setEditable(true);
+    m_x = new QComboBox;
+    m_x->addItem(tr("Step"), int(XAxis::Step));
+    m_x->addItem(tr("Relative time"), int(XAxis::RelativeTime));
+    m_x->addItem(tr("Wall time"), int(XAxis::WallTime));
+    m_smoothing = new QSlider(Qt::Horizontal);
+    m_smoothing->setRange(0, 99);
+    m_smoothing->setToolTip(tr("Smoothing (TensorBoard's weight ×100)"));
+    bar->addWidget(new QLabel(tr("Tag")));
+    bar->addWidget(m_tag, 1);
+    bar->addWidget(new QLabel(tr("x")));
+    bar->addWidget(m_x);
+    bar->addWidget(new QLabel(tr("Smoothing")));
+    bar->addWidget(m_smoothing, 1);
+    layout->addLayout(bar);
+    auto* split = new QSplitter(Qt::Vertical);
+    auto* top = new QSplitter(Qt::Horizontal);
+    m_list = new QListWidget;
+    m_list->setToolTip(tr("Drag runs here from the navigator"));
+    m_list->setMaximumWidth(260);
+    top->addWidget(m_list);
+    m_chart = new SeriesChart(tr("Compare"));
+    top->addWidget(m_chart);
+    top->setStretchFactor(1, 1);
+    split->addWidget(top);
+    m_table = new QTableWidget;
+    split->addWidget(m_table);
+    split->setStretchFactor(0, 3);
+    layout->addWidget(split, 1);
+    connect(m_tag, &QComboBox::currentTextChanged, this, &CompareView::redraw);
+    connect(m_x, &QComboBox::currentIndexChanged, this, [this] { m_chart->setXAxis(XAxis(m_x->currentData().toInt())); });
+    connect(m_smoothing, &QSlider::valueChanged, this, [this](int v) { m_chart->setSmoothing(v / 100.0); });
+}
+
+void CompareView::setRuns(const QStringList& runIds)
+{
+    m_ids = runIds;
+    m_ids.removeDuplicates();
+    reload();
+}
+
+void CompareView::reload()
+{
+    QStringList warnings;
+    auto loaded = loadCompareRuns(*m_controller.store(), m_ids, &warnings);
+    m_runs.clear();
+    if (loaded) m_runs = std::move(loaded).value();
+    m_list->clear();
+    for (const QString& id : m_ids) {
+        auto* item = new QListWidgetItem(id, m_list);
+        item->setForeground(runColor(id));
+    }
+    redraw();
+    const Comparison c = compareRuns(m_runs);
+    QStringList headers{tr("Run")};
+    for (const QString& t : c.tags) headers << t + tr(" final") << t + tr(" best") << t + tr(" best step");
+    headers << c.differingKeys;
+    m_table->clear();
+    m_table->setColumnCount(int(headers.size()));
+    m_table->setHorizontalHeaderLabels(headers);
+    m_table->setRowCount(int(c.runIds.size()));
+    for (int i = 0; i < c.runIds.size(); ++i) {
+        int col = 0;
+        m_table->setItem(i, col++, new QTableWidgetItem(c.runIds[i]));
+        for (const QString& t : c.tags) {
+            const TagSummary s = c.summaries[i].value(t);
+            m_table->setItem(i, col++, new QTableWidgetItem(csvNumber(s.finalValue)));
+            m_table->setItem(i, col++, new QTableWidgetItem(csvNumber(s.bestValue)));
+            m_table->setItem(i, col++, new QTableWidgetItem(csvNumber(s.bestStep)));
+        }
+        for (const QString& k : c.differingKeys) m_table->setItem(i, col++, new QTableWidgetItem(c.configs[i].value(k)));
+    }
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+}
+
+void CompareView::redraw()
+{
+    QList<SeriesChart::Curve> curves;
+    for (const CompareRun& r : m_runs)
+        curves << SeriesChart::Curve{r.record.id, runColor(r.record.id), r.metrics.series(m_tag->currentText()), r.metrics.startTime()};
+    m_chart->chart()->setTitle(m_tag->currentText());
+    m_chart->setCurves(curves);
+}
+
+void CompareView::dragEnterEvent(QDragEnterEvent* e)
+{
+    if (e->mimeData()->hasFormat(QStringLiteral("application/x-scaledesk-runs"))) e->acceptProposedAction();
+}
+
+void CompareView::dropEvent(QDropEvent* e)
+{
+    const QStringList ids = QString::fromUtf8(e->mimeData()->data(QStringLiteral("application/x-scaledesk-runs"))).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    setRuns(m_ids + ids);
+    e->acceptProposedAction();
+}
+
+}  // namespace scaledesk::gui

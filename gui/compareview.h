@@ -1,0 +1,49 @@
+#pragma once
+
+#include "comparison.h"
+
+#include <QWidget>
+
+#include <vector>
+
+class QComboBox;
+class QListWidget;
+class QSlider;
+class QTableWidget;
+class QCheckBox;
+
+namespace scaledesk::gui {
+
+class SeriesChart;
+class WorkspaceController;
+
+/// Runs side by side: drop runs from the navigator, pick a tag and the x axis (step, relative or
+/// wall time), smoothing (TensorBoard's), log y; the table holds final and best values and the
+/// config keys that differ.
+class CompareView : public QWidget {
+    Q_OBJECT
+public:
+    CompareView(WorkspaceController& controller, QWidget* parent = nullptr);
+    void setRuns(const QStringList& runIds);
+    QStringList runs() const { return m_ids; }
+    SeriesChart* chart() const { return m_chart; }
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
+
+private:
+    void reload();
+    void redraw();
+    WorkspaceController& m_controller;
+    QStringList m_ids;
+    std::vector<CompareRun> m_runs;
+    QListWidget* m_list;
+    QComboBox* m_tag;
+    QComboBox* m_x;
+    QSlider* m_smoothing;
+    SeriesChart* m_chart;
+    QTableWidget* m_table;
+};
+
+}  // namespace scaledesk::gui

@@ -1,0 +1,96 @@
+#include "mainwindow.h"
+
+#include "compareview.h"
+#include "runlistmodel.h"
+#include "runview.h"
+#include "scalingview.h"
+#include "workspacecontroller.h"
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QSet>
+#include <QSortFilterProxyModel>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace scaledesk::gui {
+
+MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMainWindow(parent), m_controller(controller)
+{
+    setWindowTitle(tr("ScaleDesk — %1").arg(controller.workspace().root()));
+    resize(1400, 900);
+
+    // Navigator: every run, filterable, sortable by any column, multi-select, draggable.
+    m_model = new RunListModel(this);
+    m_proxy = new QSortFilterProxyModel(this);
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_proxy->setFilterKeyColumn(-1);
+    m_table = new QTableView;
+    m_table->setModel(m_proxy);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(RunListModel::Created, Qt::DescendingOrder);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_table->setDragEnabled(true);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    auto* filter = new QLineEdit;
+    filter->setPlaceholderText(tr("Filter runs (id, state, strategy, sweep…)"));
+    filter->setClearButtonEnabled(true);
+    connect(filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
+    auto* nav = new QWidget;
+    auto* nl = new QVBoxLayout(nav);
+    nl->setContentsMargins(4, 4, 4, 4);
+    nl->addWidget(filter);
+    nl->addWidget(m_table);
+    auto* dock = new QDockWidget(tr("Runs"));
+    dock->setObjectName(QStringLiteral("runs"));
+    dock->setWidget(nav);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+    resizeDocks({dock}, {520}, Qt::Horizontal);
+
+    m_tabs = new QTabWidget;
+    m_runView = new RunView(controller);
+    m_compare = new CompareView(controller);
+    m_scaling = new ScalingView(controller);
+    m_tabs->addTab(m_runView, tr("Run"));
+    m_tabs->addTab(m_compare, tr("Compare"));
+    m_tabs->addTab(m_scaling, tr("Scaling"));
+    setCentralWidget(m_tabs);
+
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        QStringList ids;
+        for (const QModelIndex& i : m_table->selectionModel()->selectedRows()) ids << m_proxy->data(i, Qt::UserRole).toString();
+        if (ids.size() == 1) m_runView->showRun(ids.first());
+        if (ids.size() > 1) {
+            m_compare->setRuns(ids);
+            m_tabs->setCurrentWidget(m_compare);
+        }
+    });
+    connect(&controller, &WorkspaceController::runsChanged, this, [this](const QList<RunSummary>& runs) {
+        // Keep the selection across a refresh.
+        QStringList selected;
+        for (const QModelIndex& i : m_table->selectionModel()->selectedRows()) selected << m_proxy->data(i, Qt::UserRole).toString();
+        m_model->setRuns(runs);
+        for (int r = 0; r < m_proxy->rowCount(); ++r)
+            if (selected.contains(m_proxy->data(m_proxy->index(r, 0), Qt::UserRole).toString()))
+                m_table->selectionModel()->select(m_proxy->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        QStringList sweeps;
+        for (const auto& s : runs)
+            if (!s.sweep.isEmpty() && !sweeps.contains(s.sweep)) sweeps << s.sweep;
+        m_scaling->setSweeps(sweeps);
+        statusBar()->showMessage(tr("%1 runs").arg(runs.size()), 5000);
+    });
+    connect(&controller, &WorkspaceController::message, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
+    if (!controller.isOpen()) QMessageBox::critical(this, tr("Workspace"), controller.openError());
+    controller.refresh();
+}
+
+}  // namespace scaledesk::gui

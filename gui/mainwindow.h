@@ -1,0 +1,40 @@
+#pragma once
+
+#include <QMainWindow>
+
+class QSortFilterProxyModel;
+class QTableView;
+class QTabWidget;
+
+namespace scaledesk::gui {
+
+class CompareView;
+class RunListModel;
+class RunView;
+class ScalingView;
+class WorkspaceController;
+
+/// Assembles the docks and views and forwards actions; it owns no data (the controller does).
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(WorkspaceController& controller, QWidget* parent = nullptr);
+    RunView* runView() const { return m_runView; }
+    CompareView* compareView() const { return m_compare; }
+    ScalingView* scalingView() const { return m_scaling; }
+    QTabWidget* tabs() const { return m_tabs; }
+    QTableView* runTable() const { return m_table; }
+    RunListModel* runModel() const { return m_model; }
+
+private:
+    WorkspaceController& m_controller;
+    RunListModel* m_model;
+    QSortFilterProxyModel* m_proxy;
+    QTableView* m_table;
+    QTabWidget* m_tabs;
+    RunView* m_runView;
+    CompareView* m_compare;
+    ScalingView* m_scaling;
+};
+
+}  // namespace scaledesk::gui

@@ -1,0 +1,97 @@
+#include "scalingview.h"
+
+#include "analysisinputs.h"
+#include "headless.h"
+#include "scalingcharts.h"
+#include "workspacecontroller.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+namespace scaledesk::gui {
+
+ScalingView::ScalingView(WorkspaceController& controller, QWidget* parent) : QWidget(parent), m_controller(controller)
+{
+    auto* layout = new QVBoxLayout(this);
+    auto* bar = new QHBoxLayout;
+    m_sweep = new QComboBox;
+    auto* exportButton = new QPushButton(tr("Export…"));
+    bar->addWidget(new QLabel(tr("Sweep")));
+    bar->addWidget(m_sweep, 1);
+    bar->addWidget(exportButton);
+    layout->addLayout(bar);
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    auto* inner = new QWidget;
+    m_grid = new QGridLayout(inner);
+    scroll->setWidget(inner);
+    layout->addWidget(scroll, 1);
+    m_warnings = new QListWidget;
+    m_warnings->setMaximumHeight(110);
+    layout->addWidget(m_warnings);
+    connect(m_sweep, &QComboBox::currentTextChanged, this, &ScalingView::showSweep);
+    connect(exportButton, &QPushButton::clicked, this, &ScalingView::exportAll);
+}
+
+void ScalingView::setSweeps(const QStringList& sweeps)
+{
+    const QString current = m_sweep->currentText();
+    m_sweep->blockSignals(true);
+    m_sweep->clear();
+    m_sweep->addItems(sweeps);
+    m_sweep->blockSignals(false);
+    if (sweeps.contains(current)) m_sweep->setCurrentText(current);
+    else if (!sweeps.isEmpty()) showSweep(sweeps.first());
+}
+
+int ScalingView::chartCount() const { return int(m_views.size()); }
+
+void ScalingView::showSweep(const QString& sweep)
+{
+    if (sweep.isEmpty() || !m_controller.store()) return;
+    if (m_sweep->currentText() != sweep) m_sweep->setCurrentText(sweep);
+    m_report = loadSweepReport(*m_controller.store(), sweep);
+    qDeleteAll(m_views);
+    m_views.clear();
+    const auto charts = buildScalingCharts(m_report);
+    for (int i = 0; i < charts.size(); ++i) {
+        auto* view = new QChartView(charts[i].second);  // the view owns its chart
+        view->setRenderHint(QPainter::Antialiasing);
+        view->setMinimumSize(420, 300);
+        m_grid->addWidget(view, i / 2, i % 2);
+        m_views << view;
+    }
+    m_warnings->clear();
+    if (m_report.warnings.isEmpty()) m_warnings->addItem(tr("No warnings."));
+    for (const QString& w : m_report.warnings) m_warnings->addItem(QStringLiteral("⚠ ") + w);
+}
+
+void ScalingView::exportAll()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export the report to"));
+    if (dir.isEmpty()) return;
+    QStringList written;
+    Status ok = renderReportCharts(m_report, dir, {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}, &written);
+    for (const auto& [name, text] : {std::pair{QStringLiteral("groups.csv"), m_report.groupsCsv()}, std::pair{QStringLiteral("runs.csv"), m_report.runsCsv()},
+                                     std::pair{QStringLiteral("report.md"), m_report.markdown()}}) {
+        if (!ok) break;
+        QSaveFile f(dir + QLatin1Char('/') + name);
+        if (!f.open(QIODevice::WriteOnly) || f.write(text.toUtf8()) < 0 || !f.commit())
+            ok = Error{QStringLiteral("export.io"), f.errorString(), f.fileName()};
+    }
+    if (!ok) QMessageBox::warning(this, tr("Export failed"), ok.error().text());
+}
+
+}  // namespace scaledesk::gui

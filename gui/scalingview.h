@@ -1,0 +1,36 @@
+#pragma once
+
+#include "scalingreport.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QGridLayout;
+class QListWidget;
+
+namespace scaledesk::gui {
+
+class WorkspaceController;
+
+/// A sweep's scaling report: the six plots and the report's warnings, shown not hidden; exports
+/// every plot (PNG, SVG, PDF) and the tables (CSV, Markdown) to a folder.
+class ScalingView : public QWidget {
+    Q_OBJECT
+public:
+    ScalingView(WorkspaceController& controller, QWidget* parent = nullptr);
+    void setSweeps(const QStringList& sweeps);
+    void showSweep(const QString& sweep);
+    const ScalingReport& report() const { return m_report; }
+    int chartCount() const;
+
+private:
+    void exportAll();
+    WorkspaceController& m_controller;
+    QComboBox* m_sweep;
+    QGridLayout* m_grid;
+    QListWidget* m_warnings;
+    ScalingReport m_report;
+    QList<QWidget*> m_views;
+};
+
+}  // namespace scaledesk::gui

@@ -1,0 +1,245 @@
+#include "serieschart.h"
+
+#include "chartstyle.h"
+#include "epochscsv.h"
+
+#include <QChart>
+#include <QGraphicsSimpleTextItem>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QValueAxis>
+#include <QWheelEvent>
+
+#include <cmath>
+#include <limits>
+
+namespace scaledesk::gui {
+
+SeriesChart::SeriesChart(const QString& title, QWidget* parent) : QChartView(new QChart, parent)
+{
+    styleChart(chart(), title);
+    setRenderHint(QPainter::Antialiasing);
+    setRubberBand(QChartView::RectangleRubberBand);
+    setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus);
+    m_x = new QValueAxis;
+    m_y = new QValueAxis;
+    m_x->setTitleText(QStringLiteral("Step"));
+    m_x->setLabelFormat(QStringLiteral("%.10g"));
+    m_y->setLabelFormat(QStringLiteral("%.4g"));
+    chart()->addAxis(m_x, Qt::AlignBottom);
+    chart()->addAxis(m_y, Qt::AlignLeft);
+    m_coalesce.setSingleShot(true);
+    m_coalesce.setInterval(40);
+    connect(&m_coalesce, &QTimer::timeout, this, &SeriesChart::refresh);
+    // A zoom (rubber band, wheel, keys) changes the range: ask the backend for that range.
+    connect(m_x, &QValueAxis::rangeChanged, this, [this] {
+        if (!m_refreshing) {
+            m_zoomed = true;
+            m_coalesce.start();
+        }
+    });
+    m_crosshair = new QGraphicsSimpleTextItem(chart());
+    m_crosshair->setZValue(10);
+}
+
+void SeriesChart::setCurves(const QList<Curve>& curves)
+{
+    for (auto& t : m_tracks) {
+        chart()->removeSeries(t->line);
+        delete t->line;
+    }
+    m_tracks.clear();
+    for (const Curve& c : curves) {
+        auto t = std::make_unique<Track>();
+        t->curve = c;
+        t->line = new QLineSeries;
+        t->line->setName(c.label);
+        QPen pen(c.color);
+        pen.setWidthF(1.5);
+        t->line->setPen(pen);
+        chart()->addSeries(t->line);
+        t->line->attachAxis(m_x);
+        t->line->attachAxis(m_y);
+        m_tracks.push_back(std::move(t));
+    }
+    for (QLegendMarker* m : chart()->legend()->markers()) {
+        connect(m, &QLegendMarker::clicked, this, [m] {
+            m->series()->setVisible(!m->series()->isVisible());
+            m->setVisible(true);
+            QFont f = m->font();
+            f.setStrikeOut(!m->series()->isVisible());
+            m->setFont(f);
+        });
+    }
+    m_zoomed = false;
+    refresh();
+}
+
+void SeriesChart::setXAxis(XAxis axis)
+{
+    m_axis = axis;
+    m_x->setTitleText(axis == XAxis::Step ? QStringLiteral("Step") : axis == XAxis::RelativeTime ? QStringLiteral("Time since start (s)")
+                                                                                              : QStringLiteral("Wall time (Unix s)"));
+    for (auto& t : m_tracks) t->builtFor = 0;
+    m_zoomed = false;
+    refresh();
+}
+
+void SeriesChart::setSmoothing(double weight)
+{
+    m_smoothing = weight;
+    for (auto& t : m_tracks) t->builtFor = 0;
+    refresh();
+}
+
+void SeriesChart::setYTitle(const QString& title) { m_y->setTitleText(title); }
+
+void SeriesChart::dataChanged() { m_coalesce.start(); }
+
+void SeriesChart::resetZoom()
+{
+    m_zoomed = false;
+    refresh();
+}
+
+int SeriesChart::plotWidth() const { return std::max(1, int(chart()->plotArea().width())); }
+
+void SeriesChart::rebuildCaches(Track& t)
+{
+    const Series* s = t.curve.series;
+    if (!s || t.builtFor == s->size()) return;
+    t.xs.resize(s->size());
+    for (std::size_t i = 0; i < s->size(); ++i)
+        t.xs[i] = m_axis == XAxis::Step ? s->steps()[i] : m_axis == XAxis::RelativeTime ? s->times()[i] - t.curve.runStart : s->times()[i];
+    if (m_smoothing > 0) {
+        t.smoothed = smoothTensorBoard(s->values(), m_smoothing);
+        t.smoothedIndex = std::make_unique<MinMaxIndex>();
+        t.smoothedIndex->rebuild(t.smoothed);
+    } else {
+        t.smoothed.clear();
+        t.smoothedIndex.reset();
+    }
+    t.builtFor = s->size();
+}
+
+void SeriesChart::fullRange(double* lo, double* hi, double* ylo, double* yhi)
+{
+    *lo = *ylo = std::numeric_limits<double>::infinity();
+    *hi = *yhi = -std::numeric_limits<double>::infinity();
+    for (auto& t : m_tracks) {
+        if (t->xs.empty()) continue;
+        *lo = std::min(*lo, t->xs.front());
+        *hi = std::max(*hi, t->xs.back());
+        const auto& v = t->smoothed.empty() ? t->curve.series->values() : t->smoothed;
+        const MinMaxIndex& idx = t->smoothed.empty() ? t->curve.series->index() : *t->smoothedIndex;
+        const auto r = idx.range(v, 0, v.size());
+        if (std::isfinite(r.min)) *ylo = std::min(*ylo, r.min);
+        if (std::isfinite(r.max)) *yhi = std::max(*yhi, r.max);
+    }
+}
+
+void SeriesChart::refresh()
+{
+    m_refreshing = true;
+    for (auto& t : m_tracks) rebuildCaches(*t);
+    double lo, hi, ylo, yhi;
+    fullRange(&lo, &hi, &ylo, &yhi);
+    if (!std::isfinite(lo)) {
+        lo = 0;
+        hi = 1;
+    }
+    if (!std::isfinite(ylo)) {
+        ylo = 0;
+        yhi = 1;
+    }
+    if (hi <= lo) hi = lo + 1;
+    if (!m_zoomed) {
+        m_x->setRange(lo, hi);
+        if (m_axis == XAxis::Step) m_x->applyNiceNumbers();  // round ticks (times stay exact)
+        const double pad = (yhi - ylo) * 0.05 + (yhi == ylo ? std::max(1e-9, std::abs(yhi) * 0.05) : 0);
+        m_y->setRange(ylo - pad, yhi + pad);
+    }
+    const double x0 = m_x->min(), x1 = m_x->max();
+    const int width = plotWidth();
+    m_pointsShown = 0;
+    for (auto& t : m_tracks) {
+        if (!t->curve.series) continue;
+        const auto& v = t->smoothed.empty() ? t->curve.series->values() : t->smoothed;
+        const MinMaxIndex& idx = t->smoothed.empty() ? t->curve.series->index() : *t->smoothedIndex;
+        const auto cols = decimate(t->xs, v, idx, x0, x1, width, true);
+        QList<QPointF> pts;
+        pts.reserve(qsizetype(cols.size() * 2));
+        for (const Column& c : cols) {
+            if (c.count == 1) {
+                if (std::isfinite(c.first)) pts << QPointF(c.x0, c.first);
+                continue;
+            }
+            if (!std::isfinite(c.min)) continue;
+            const double x = 0.5 * (c.x0 + c.x1);
+            // Min and max in the order that keeps the line continuous with its neighbours.
+            if (c.first <= c.last) pts << QPointF(x, c.min) << QPointF(x, c.max);
+            else pts << QPointF(x, c.max) << QPointF(x, c.min);
+        }
+        t->line->replace(pts);
+        m_pointsShown += int(pts.size());
+    }
+    m_refreshing = false;
+}
+
+QString SeriesChart::csv() const
+{
+    QStringList lines{QStringLiteral("curve,x,y")};
+    for (const auto& t : m_tracks)
+        for (const QPointF& p : t->line->points())
+            lines << csvField(t->curve.label) + QLatin1Char(',') + csvNumber(p.x()) + QLatin1Char(',') + csvNumber(p.y());
+    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+void SeriesChart::resizeEvent(QResizeEvent* e)
+{
+    QChartView::resizeEvent(e);
+    m_coalesce.start();
+}
+
+void SeriesChart::wheelEvent(QWheelEvent* e)
+{
+    const double factor = e->angleDelta().y() > 0 ? 0.8 : 1.25;
+    const QPointF at = chart()->mapToValue(chart()->mapFromScene(mapToScene(e->position().toPoint())));
+    const double x0 = at.x() - (at.x() - m_x->min()) * factor, x1 = at.x() + (m_x->max() - at.x()) * factor;
+    m_x->setRange(x0, x1);
+    e->accept();
+}
+
+void SeriesChart::mouseDoubleClickEvent(QMouseEvent*) { resetZoom(); }
+
+void SeriesChart::mouseReleaseEvent(QMouseEvent* e)
+{
+    // Right click undoes a rubber-band zoom as QChartView does; then the full range is re-queried.
+    QChartView::mouseReleaseEvent(e);
+    if (e->button() == Qt::RightButton) resetZoom();
+}
+
+void SeriesChart::keyPressEvent(QKeyEvent* e)
+{
+    const double span = m_x->max() - m_x->min();
+    if (e->key() == Qt::Key_Left) m_x->setRange(m_x->min() - span * 0.1, m_x->max() - span * 0.1);
+    else if (e->key() == Qt::Key_Right) m_x->setRange(m_x->min() + span * 0.1, m_x->max() + span * 0.1);
+    else QChartView::keyPressEvent(e);
+}
+
+void SeriesChart::mouseMoveEvent(QMouseEvent* e)
+{
+    QChartView::mouseMoveEvent(e);
+    const QPointF scene = mapToScene(e->pos());
+    if (!chart()->plotArea().contains(chart()->mapFromScene(scene))) {
+        m_crosshair->setText(QString());
+        return;
+    }
+    const QPointF v = chart()->mapToValue(chart()->mapFromScene(scene));
+    m_crosshair->setText(QStringLiteral("x %1   y %2").arg(v.x(), 0, 'g', 6).arg(v.y(), 0, 'g', 6));
+    m_crosshair->setPos(chart()->plotArea().topLeft() + QPointF(6, 4));
+}
+
+}  // namespace scaledesk::gui

@@ -1,0 +1,79 @@
+#pragma once
+
+#include "metrics.h"
+#include "minmaxindex.h"
+
+#include <QChartView>
+#include <QTimer>
+
+#include <memory>
+#include <vector>
+
+class QLineSeries;
+class QValueAxis;
+
+namespace scaledesk::gui {
+
+/// A chart of series that may hold millions of points: it hands Qt Charts at most two points per
+/// pixel column (the column's min and max from the backend's decimation), re-queried whenever the
+/// visible range or the width changes, with redraws coalesced (~40 ms). Zoom with a rubber band
+/// or the wheel, pan with the arrow keys, double-click to see everything; the crosshair shows the
+/// values under the mouse; clicking a legend entry hides or shows its curve.
+class SeriesChart : public QChartView {
+    Q_OBJECT
+public:
+    struct Curve {
+        QString label;
+        QColor color;
+        const Series* series = nullptr;  ///< owned by the caller; must outlive the chart or be removed
+        double runStart = 0;            ///< x origin of XAxis::RelativeTime
+    };
+    explicit SeriesChart(const QString& title, QWidget* parent = nullptr);
+
+    void setCurves(const QList<Curve>& curves);
+    void setXAxis(XAxis axis);
+    void setSmoothing(double weight);  ///< TensorBoard weight, 0 = raw
+    void setYTitle(const QString& title);
+    /// The series grew: re-query soon (coalesced).
+    void dataChanged();
+    /// Shows everything again.
+    void resetZoom();
+    /// Points handed to Qt Charts in the last refresh, over all curves.
+    int pointsShown() const { return m_pointsShown; }
+    /// The plot's width in pixels (the decimation's column count).
+    int plotWidth() const;
+    QString csv() const;  ///< the curves as drawn: raw or smoothed, visible range
+
+protected:
+    void resizeEvent(QResizeEvent* e) override;
+    void wheelEvent(QWheelEvent* e) override;
+    void mouseDoubleClickEvent(QMouseEvent* e) override;
+    void mouseMoveEvent(QMouseEvent* e) override;
+    void mouseReleaseEvent(QMouseEvent* e) override;
+    void keyPressEvent(QKeyEvent* e) override;
+
+private:
+    struct Track {
+        Curve curve;
+        QLineSeries* line = nullptr;
+        std::vector<double> xs;             // x on the current axis
+        std::vector<double> smoothed;       // when smoothing > 0
+        std::unique_ptr<MinMaxIndex> smoothedIndex;
+        std::size_t builtFor = 0;           // series size the caches were built for
+    };
+    void refresh();
+    void rebuildCaches(Track& t);
+    void fullRange(double* lo, double* hi, double* ylo, double* yhi);
+    QValueAxis* m_x;
+    QValueAxis* m_y;
+    std::vector<std::unique_ptr<Track>> m_tracks;
+    XAxis m_axis = XAxis::Step;
+    double m_smoothing = 0;
+    bool m_zoomed = false;
+    bool m_refreshing = false;
+    QTimer m_coalesce;
+    int m_pointsShown = 0;
+    QGraphicsSimpleTextItem* m_crosshair = nullptr;
+};
+
+}  // namespace scaledesk::gui

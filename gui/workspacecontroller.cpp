@@ -1,0 +1,168 @@
+#include "workspacecontroller.h"
+
+#include "localscheduler.h"
+#include "localtransport.h"
+#include "profiles.h"
+#include "runpoller.h"
+#include "slurmscheduler.h"
+#include "sshtransport.h"
+
+#include <QMap>
+
+namespace scaledesk::gui {
+
+WorkspaceController::WorkspaceController(const QString& root, QObject* parent) : QObject(parent), m_workspace(root)
+{
+    auto s = RunStore::open(m_workspace);
+    if (s) m_store = std::move(s).value();
+    else m_openError = s.error().text();
+    m_timer.setSingleShot(true);
+    connect(&m_timer, &QTimer::timeout, this, &WorkspaceController::pollNow);
+    m_timer.start(0);
+}
+
+WorkspaceController::~WorkspaceController()
+{
+    for (auto& [name, s] : m_sessions) delete s;  // each waits for its running operation
+}
+
+MirrorReader& WorkspaceController::reader(const QString& runId)
+{
+    auto& r = m_readers[runId];
+    if (!r) r = std::make_unique<MirrorReader>(m_workspace.runDir(runId));
+    return *r;
+}
+
+void WorkspaceController::refresh()
+{
+    if (m_store) emit runsChanged(m_store->list());
+}
+
+ClusterSession* WorkspaceController::session(const QString& profileName, QString* error)
+{
+    auto it = m_sessions.find(profileName);
+    if (it != m_sessions.end()) return it->second;
+    auto p = findProfile(m_workspace, profileName);
+    if (!p) {
+        *error = p.error().text();
+        return nullptr;
+    }
+    std::unique_ptr<Transport> t;
+    std::unique_ptr<Scheduler> s;
+    if (p->kind == QLatin1String("local")) {
+        t = std::make_unique<LocalTransport>();
+        s = std::make_unique<LocalScheduler>(*t);
+    } else {
+        SshOptions o;
+        o.host = p->host;
+        o.port = p->port == 22 ? 0 : p->port;
+        o.user = p->user;
+        o.identityFile = p->identityFile;
+        o.proxyJump = p->proxyJump;
+        o.knownHostsFile = p->knownHostsFile;
+        // No prompts from the poller: a host or key that needs one is connected once with
+        // `scaledesk profiles test` (the launch dialog will ask in a window).
+        t = std::make_unique<SshTransport>(o);
+        s = std::make_unique<SlurmScheduler>(*t);
+    }
+    auto* cs = new ClusterSession(std::move(t), std::move(s));
+    m_sessions.emplace(profileName, cs);
+    return cs;
+}
+
+void WorkspaceController::pollNow()
+{
+    if (!m_store || m_inFlight > 0) return;
+    QMap<QString, QStringList> byProfile;
+    for (const auto& r : m_store->list())
+        if (isActive(r.state)) byProfile[r.profile] << r.id;
+    if (byProfile.isEmpty()) {
+        scheduleNext(false);
+        return;
+    }
+    m_grew = false;
+    const QString root = m_workspace.root();
+    for (auto it = byProfile.begin(); it != byProfile.end(); ++it) {
+        QString error;
+        ClusterSession* cs = session(it.key(), &error);
+        if (!cs) {
+            emit message(QStringLiteral("profile %1: %2").arg(it.key(), error));
+            continue;
+        }
+        ++m_inFlight;
+        const QStringList ids = it.value();
+        RemoteOperation* op = cs->run(QStringLiteral("poll %1").arg(it.key()), [root, ids](Transport& t, Scheduler& s, const auto&, const auto&) {
+            // A store of the worker's own: SQL connections belong to one thread.
+            auto store = RunStore::open(Workspace(root));
+            if (!store) return Expected<QVariant>(store.error());
+            RunPoller poller(**store, t, s);
+            auto report = poller.poll(ids);
+            if (!report) return Expected<QVariant>(report.error());
+            return Expected<QVariant>(QVariantList{QVariant(ids), QVariant(report->changed), QVariant(qulonglong(report->bytesNew)),
+                                                   QVariant(report->problems)});
+        });
+        const QString profile = it.key();
+        connect(op, &RemoteOperation::succeeded, this, [this](const QVariant& v) {
+            const QVariantList l = v.toList();
+            if (l.value(2).toULongLong() > 0) m_grew = true;
+            for (const QString& p : l.value(3).toStringList()) emit message(p);
+            emit runsUpdated(l.value(0).toStringList());
+        });
+        connect(op, &RemoteOperation::failed, this, [this, profile](const Error& e) { emit message(QStringLiteral("profile %1: %2").arg(profile, e.text())); });
+        connect(op, &RemoteOperation::finished, this, [this] {
+            if (--m_inFlight == 0) {
+                refresh();
+                scheduleNext(m_grew);
+            }
+        });
+    }
+    if (m_inFlight == 0) scheduleNext(false);
+}
+
+void WorkspaceController::scheduleNext(bool grew) { m_timer.start(m_schedule.next(grew)); }
+
+void WorkspaceController::cancel(const QString& runId, const QString& signal)
+{
+    auto r = m_store ? m_store->load(runId) : Expected<RunRecord>(Error{QStringLiteral("store"), m_openError, QString()});
+    if (!r) return emit message(r.error().text());
+    QString error;
+    ClusterSession* cs = session(r->profile, &error);
+    if (!cs) return emit message(error);
+    const JobRef ref{r->jobId, r->remoteDir, r->id};
+    RemoteOperation* op = cs->run(QStringLiteral("cancel"), [ref, signal](Transport&, Scheduler& s, const auto&, const auto&) {
+        auto ok = s.cancel(ref, signal);
+        return ok ? Expected<QVariant>(QVariant()) : Expected<QVariant>(ok.error());
+    });
+    connect(op, &RemoteOperation::failed, this, [this](const Error& e) { emit message(e.text()); });
+    connect(op, &RemoteOperation::succeeded, this, [this, runId, signal] {
+        emit message(signal.isEmpty() ? QStringLiteral("%1: cancel requested").arg(runId) : QStringLiteral("%1: sent SIG%2").arg(runId, signal));
+        m_timer.start(500);
+    });
+}
+
+void WorkspaceController::requeue(const QString& runId)
+{
+    auto r = m_store ? m_store->load(runId) : Expected<RunRecord>(Error{QStringLiteral("store"), m_openError, QString()});
+    if (!r) return emit message(r.error().text());
+    QString error;
+    ClusterSession* cs = session(r->profile, &error);
+    if (!cs) return emit message(error);
+    const JobRef ref{r->jobId, r->remoteDir, r->id};
+    RemoteOperation* op = cs->run(QStringLiteral("requeue"), [ref](Transport&, Scheduler& s, const auto&, const auto&) {
+        auto id = s.requeue(ref);
+        return id ? Expected<QVariant>(*id) : Expected<QVariant>(id.error());
+    });
+    connect(op, &RemoteOperation::failed, this, [this](const Error& e) { emit message(e.text()); });
+    connect(op, &RemoteOperation::succeeded, this, [this, runId](const QVariant& job) {
+        auto rec = m_store->load(runId);
+        if (!rec) return;
+        RunRecord updated = *rec;
+        updated.jobId = job.toString();
+        updated.transition(RunState::Queued, QStringLiteral("requeued by the user: job %1").arg(updated.jobId));
+        m_store->save(updated);
+        refresh();
+        m_timer.start(500);
+    });
+}
+
+}  // namespace scaledesk::gui

@@ -1,0 +1,56 @@
+#pragma once
+
+#include "clustersession.h"
+#include "mirrorreader.h"
+#include "runstore.h"
+
+#include <QObject>
+#include <QTimer>
+
+#include <map>
+#include <memory>
+
+namespace scaledesk::gui {
+
+/// The workspace behind the window: the run index, one ClusterSession per profile (its transport
+/// on its own thread), and the live poll of active runs on the adaptive schedule. Views get plain
+/// data by signal; nothing here blocks the GUI thread on the network.
+class WorkspaceController : public QObject {
+    Q_OBJECT
+public:
+    explicit WorkspaceController(const QString& workspaceRoot, QObject* parent = nullptr);
+    ~WorkspaceController() override;
+    bool isOpen() const { return m_store != nullptr; }
+    QString openError() const { return m_openError; }
+    const RunStore* store() const { return m_store.get(); }
+    const Workspace& workspace() const { return m_workspace; }
+
+    /// The reader of a run's mirror (created on first use; kept while the window lives).
+    MirrorReader& reader(const QString& runId);
+    /// Reads the run index again and announces it.
+    void refresh();
+    void pollNow();
+    void cancel(const QString& runId, const QString& signal = QString());
+    void requeue(const QString& runId);
+
+signals:
+    void runsChanged(const QList<scaledesk::RunSummary>& runs);
+    /// New bytes were mirrored for these runs (their readers have new lines to read).
+    void runsUpdated(const QStringList& runIds);
+    void message(const QString& text);
+
+private:
+    ClusterSession* session(const QString& profile, QString* error);
+    void scheduleNext(bool grew);
+    Workspace m_workspace;
+    std::unique_ptr<RunStore> m_store;
+    QString m_openError;
+    std::map<QString, ClusterSession*> m_sessions;
+    std::map<QString, std::unique_ptr<MirrorReader>> m_readers;
+    QTimer m_timer;
+    PollSchedule m_schedule{1000, 30000};
+    int m_inFlight = 0;
+    bool m_grew = false;
+};
+
+}  // namespace scaledesk::gui

@@ -1,0 +1,204 @@
+// The window's pieces under the offscreen platform: the run model (QAbstractItemModelTester),
+// charts that never hand Qt Charts more than two points per pixel column yet keep every spike,
+// exports in every format (and a clear error for an unwritable path), the report's plots, and the
+// main window on a workspace with a run (a screenshot is written when SCALEDESK_SCREENSHOT_DIR is set).
+#include "chartexport.h"
+#include "headless.h"
+#include "mainwindow.h"
+#include "runlistmodel.h"
+#include "runview.h"
+#include "scalingreport.h"
+#include "serieschart.h"
+#include "workspacecontroller.h"
+
+#include <QAbstractItemModelTester>
+#include <QChart>
+#include <QFile>
+#include <QImage>
+#include <QLineSeries>
+#include <QTabWidget>
+#include <QTableView>
+#include <QValueAxis>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace scaledesk;
+using namespace scaledesk::gui;
+
+class TestGui : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_tmp;
+
+private slots:
+    void runModelPassesTheModelTester()
+    {
+        RunListModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QList<RunSummary> runs;
+        for (int i = 0; i < 50; ++i) {
+            RunSummary s;
+            s.id = QStringLiteral("run-%1").arg(i);
+            s.state = i % 3 ? RunState::Completed : RunState::Running;
+            s.strategy = QStringLiteral("ddp");
+            s.nodes = 1 + i % 4;
+            s.ranksPerNode = 4;
+            runs << s;
+        }
+        model.setRuns(runs);
+        QCOMPARE(model.rowCount(), 50);
+        QCOMPARE(model.data(model.index(7, RunListModel::Ranks)).toInt(), 16);
+        QCOMPARE(model.data(model.index(3, RunListModel::State)).toString(), QStringLiteral("running"));
+        model.setRuns({});
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void chartHandsAtMostTwoPointsPerColumnAndKeepsSpikes()
+    {
+        Series s;
+        const int n = 1'000'000;
+        s.reserve(n);
+        for (int i = 0; i < n; ++i) s.append(i, 1000 + i * 0.1, i == 654321 ? 99.0 : std::sin(i * 1e-4));
+        SeriesChart chart(QStringLiteral("loss"));
+        chart.resize(800, 500);
+        chart.show();
+        chart.setCurves({{QStringLiteral("run"), Qt::blue, &s, 1000}});
+        QTRY_VERIFY(chart.plotWidth() > 100);
+        chart.resetZoom();
+        QVERIFY2(chart.pointsShown() <= 2 * chart.plotWidth() + 2, qPrintable(QStringLiteral("%1 points for %2 px").arg(chart.pointsShown()).arg(chart.plotWidth())));
+        auto* line = qobject_cast<QLineSeries*>(chart.chart()->series().first());
+        double top = -1e300;
+        for (const QPointF& p : line->points()) top = std::max(top, p.y());
+        QCOMPARE(top, 99.0);  // one point in a million, still drawn
+        // Zoom to 1 % around the spike: re-queried, still bounded, spike still there.
+        auto* x = qobject_cast<QValueAxis*>(chart.chart()->axes(Qt::Horizontal).first());
+        x->setRange(650000, 660000);
+        QTRY_VERIFY(line->points().size() > 0 && line->points().first().x() >= 649999);
+        QVERIFY(chart.pointsShown() <= 2 * chart.plotWidth() + 2);
+        top = -1e300;
+        for (const QPointF& p : line->points()) top = std::max(top, p.y());
+        QCOMPARE(top, 99.0);
+        // Smoothing is applied to the full data, then decimated: the spike is damped, not dropped.
+        chart.setSmoothing(0.9);
+        QTRY_VERIFY(!chart.csv().isEmpty());
+        QVERIFY(chart.pointsShown() <= 2 * chart.plotWidth() + 2);
+    }
+
+    void exportsEveryFormatAndNamesAnUnwritablePath()
+    {
+        Series s;
+        for (int i = 0; i < 100; ++i) s.append(i, i, i * i);
+        SeriesChart chart(QStringLiteral("Export me"));
+        chart.setYTitle(QStringLiteral("value (units)"));
+        chart.setCurves({{QStringLiteral("curve"), Qt::red, &s, 0}});
+        for (const char* ext : {"png", "svg", "pdf"}) {
+            const QString path = m_tmp.filePath(QStringLiteral("chart.%1").arg(QLatin1String(ext)));
+            const auto ok = exportChart(chart.chart(), path, QSize(640, 480), 96);
+            QVERIFY2(ok, qPrintable(ok ? QString() : ok.error().text()));
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray head = f.read(8);
+            if (QLatin1String(ext) == QLatin1String("png")) QVERIFY(head.startsWith("\x89PNG"));
+            if (QLatin1String(ext) == QLatin1String("pdf")) QVERIFY(head.startsWith("%PDF"));
+            if (QLatin1String(ext) == QLatin1String("svg")) QVERIFY(f.readAll().contains("Export me"));
+        }
+        QCOMPARE(QImage(m_tmp.filePath(QStringLiteral("chart.png"))).size(), QSize(640, 480));
+        const auto bad = exportChart(chart.chart(), QStringLiteral("/proc/nope/chart.png"));
+        QVERIFY(!bad);
+        QVERIFY(bad.error().text().startsWith(QStringLiteral("/proc/nope/chart.png")));
+        const auto fmt = exportChart(chart.chart(), m_tmp.filePath(QStringLiteral("chart.bmp")));
+        QVERIFY(!fmt);
+        QVERIFY(fmt.error().message.contains(QStringLiteral("png, svg or pdf")));
+        QVERIFY(chart.chart()->scene() != nullptr);  // still shown after exporting
+    }
+
+    void reportPlotsAreWrittenInEveryFormat()
+    {
+        ScalingReport rep;
+        rep.sweep = QStringLiteral("s");
+        rep.target = 0.3;
+        for (const auto& [strategy, world, t] : {std::tuple{"ddp", 1, 10.0}, std::tuple{"ddp", 2, 6.0}, std::tuple{"ddp", 4, 4.0},
+                                                 std::tuple{"fused", 1, 11.0}, std::tuple{"fused", 2, 7.0}}) {
+            ReportGroupRow g;
+            g.strategy = QString::fromLatin1(strategy);
+            g.world = world;
+            g.nodes = 1;
+            g.repetitions = 2;
+            g.epochS = t;
+            g.epochSStd = 0.5;
+            g.samplesPerEpoch = 64;
+            g.throughput = 64 / t;
+            g.ideal = world;
+            g.speedup = (strategy[0] == 'd' ? 10.0 : 11.0) / t;
+            g.efficiency = g.speedup / world;
+            g.computeS = 0.6 * t;
+            g.commS = 0.2 * t;
+            g.dataS = 0.1 * t;
+            g.otherS = 0.1 * t;
+            g.timeToTargetS = 100 / world;
+            g.reachedTarget = world == 4 ? 0 : 2;
+            rep.groups << g;
+        }
+        QStringList written;
+        const QString dir = m_tmp.filePath(QStringLiteral("plots"));
+        const auto ok = renderReportCharts(rep, dir, {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}, &written);
+        QVERIFY2(ok, qPrintable(ok ? QString() : ok.error().text()));
+        QCOMPARE(written.size(), 18);
+        for (const QString& name : {QStringLiteral("epoch_time"), QStringLiteral("speedup"), QStringLiteral("efficiency"),
+                                    QStringLiteral("throughput"), QStringLiteral("time_breakdown"), QStringLiteral("time_to_target")})
+            QVERIFY2(QImage(dir + QLatin1Char('/') + name + QStringLiteral(".png")).width() == 1200, qPrintable(name));
+        QFile svg(dir + QStringLiteral("/speedup.svg"));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        const QByteArray text = svg.readAll();
+        QVERIFY(text.contains("ideal (n / n_min)"));
+        QVERIFY(text.contains("Ranks (GPUs or CPU ranks)"));
+    }
+
+    void mainWindowShowsARunsCurves()
+    {
+        // A workspace with one finished run and its mirrored metrics.
+        const QString root = m_tmp.filePath(QStringLiteral("ws"));
+        {
+            auto store = RunStore::open(Workspace(root));
+            QVERIFY(store);
+            RunRecord r;
+            r.id = QStringLiteral("demo-ddp-1x2-r1");
+            r.sweep = QStringLiteral("demo");
+            r.profile = QStringLiteral("local");
+            r.strategy = QStringLiteral("ddp");
+            r.ranksPerNode = 2;
+            r.transition(RunState::Queued, QStringLiteral("local: job 1"));
+            r.transition(RunState::Completed, QStringLiteral("local: COMPLETED (exit 0)"));
+            QVERIFY((*store)->save(r));
+            QFile m(Workspace(root).runDir(r.id) + QStringLiteral("/metrics.jsonl"));
+            QVERIFY(m.open(QIODevice::WriteOnly));
+            for (int i = 1; i <= 400; ++i)
+                m.write(QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%2,\"loss\":%3,\"lr\":0.001,\"compute_s\":0.2,\"comm_exposed_s\":0.05,\"data_s\":0.01}\n")
+                            .arg(i)
+                            .arg(1000 + i)
+                            .arg(0.3 * std::exp(-i / 150.0) + 0.02)
+                            .toUtf8());
+        }
+        WorkspaceController controller(root);
+        MainWindow w(controller);
+        w.resize(1400, 900);
+        w.show();
+        QTRY_COMPARE(w.runModel()->rowCount(), 1);
+        w.runTable()->selectRow(0);
+        QTRY_VERIFY(w.runView()->charts().first()->pointsShown() > 0);
+        QVERIFY(w.runView()->charts().first()->pointsShown() <= 2 * w.runView()->charts().first()->plotWidth() + 4);
+        const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR");
+        if (!shots.isEmpty()) {
+            QTest::qWait(200);
+            w.grab().save(shots + QStringLiteral("/main-window-run.png"));
+            w.tabs()->setCurrentIndex(2);
+            QTest::qWait(200);
+            w.grab().save(shots + QStringLiteral("/main-window-scaling.png"));
+        }
+    }
+};
+
+QTEST_MAIN(TestGui)
+#include "tst_gui.moc"
