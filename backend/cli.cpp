@@ -281,6 +281,20 @@ QStringList logFiles(const RunRecord& r, int rank)
     return logs;
 }
 
+// The cpu configs' generated data under <remote root>/data/generated, made once.
+Expected<QString> ensureGeneratedData(Transport& t, const ClusterProfile& profile, const QString& trainer)
+{
+    auto root = t.absolutePath(profile.remoteRoot);
+    if (!root) return root.error();
+    const QString dir = *root + QStringLiteral("/data/generated");
+    if (t.stat(dir + QStringLiteral("/valid.h5"))) return dir;
+    out(QStringLiteral("generating the cpu configs' data in %1").arg(dir));
+    auto made = t.exec(QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96").arg(shellQuote(dir), shellQuote(trainer)), 600000);
+    if (!made) return made.error();
+    if (made->exitCode != 0) return Error{QStringLiteral("data.make"), QString::fromUtf8(made->err + made->out).trimmed(), dir};
+    return dir;
+}
+
 // The report in every asked format; the paths are printed as they are written.
 Status writeReport(const ScalingReport& rep, const QString& dir, const QStringList& formats, const CliHooks& hooks)
 {
@@ -661,18 +675,9 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
         so.trainerPath = runTrainerPath(c, profile, &terr);
         if (so.trainerPath.isEmpty()) return fail(terr);
         if (makeData) {
-            auto root = c.transport->absolutePath(profile.remoteRoot);
-            if (!root) return fail(root.error());
-            so.dataDir = *root + QStringLiteral("/data/generated");
-            if (!c.transport->stat(so.dataDir + QStringLiteral("/valid.h5"))) {
-                out(QStringLiteral("generating the cpu configs' data in %1").arg(so.dataDir));
-                auto made = c.transport->exec(QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96")
-                                                  .arg(shellQuote(so.dataDir), shellQuote(so.trainerPath)),
-                                              600000);
-                if (!made) return fail(made.error());
-                if (made->exitCode != 0)
-                    return fail(Error{QStringLiteral("data.make"), QString::fromUtf8(made->err + made->out).trimmed(), so.dataDir});
-            }
+            auto data = ensureGeneratedData(*c.transport, profile, so.trainerPath);
+            if (!data) return fail(data.error());
+            so.dataDir = *data;
         }
         RunSubmitter submitter(store, *c.transport, *c.scheduler, profile);
         QStringList submitted;
@@ -872,17 +877,9 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
         so.configFile = bundledTrainerSources() + QStringLiteral("/configs/unet.yaml");
         so.configName = QStringLiteral("cpu-demo");
         so.trainerPath = profile.trainerPath;
-        auto root = c.transport->absolutePath(profile.remoteRoot);
-        if (!root) return fail(root.error());
-        so.dataDir = *root + QStringLiteral("/data/generated");
-        if (!c.transport->stat(so.dataDir + QStringLiteral("/valid.h5"))) {
-            out(QStringLiteral("demo: generating data in %1").arg(so.dataDir));
-            auto made = c.transport->exec(QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96")
-                                              .arg(shellQuote(so.dataDir), shellQuote(so.trainerPath)),
-                                          600000);
-            if (!made) return fail(made.error());
-            if (made->exitCode != 0) return fail(Error{QStringLiteral("data.make"), QString::fromUtf8(made->err + made->out).trimmed(), so.dataDir});
-        }
+        auto data = ensureGeneratedData(*c.transport, profile, so.trainerPath);
+        if (!data) return fail(data.error());
+        so.dataDir = *data;
         RunSubmitter submitter(store, *c.transport, *c.scheduler, profile);
         // One run at a time: runs sharing two cores would measure each other, not the scaling.
         int n = 0;

@@ -121,14 +121,25 @@ void WorkspaceController::pollNow()
 
 void WorkspaceController::scheduleNext(bool grew) { m_timer.start(m_schedule.next(grew)); }
 
-void WorkspaceController::cancel(const QString& runId, const QString& signal)
+ClusterSession* WorkspaceController::sessionForRun(const QString& runId, JobRef* ref)
 {
     auto r = m_store ? m_store->load(runId) : Expected<RunRecord>(Error{QStringLiteral("store"), m_openError, QString()});
-    if (!r) return emit message(r.error().text());
+    if (!r) {
+        emit message(r.error().text());
+        return nullptr;
+    }
     QString error;
     ClusterSession* cs = session(r->profile, &error);
-    if (!cs) return emit message(error);
-    const JobRef ref{r->jobId, r->remoteDir, r->id};
+    if (!cs) emit message(error);
+    *ref = JobRef{r->jobId, r->remoteDir, r->id};
+    return cs;
+}
+
+void WorkspaceController::cancel(const QString& runId, const QString& signal)
+{
+    JobRef ref;
+    ClusterSession* cs = sessionForRun(runId, &ref);
+    if (!cs) return;
     RemoteOperation* op = cs->run(QStringLiteral("cancel"), [ref, signal](Transport&, Scheduler& s, const auto&, const auto&) {
         auto ok = s.cancel(ref, signal);
         return ok ? Expected<QVariant>(QVariant()) : Expected<QVariant>(ok.error());
@@ -142,12 +153,9 @@ void WorkspaceController::cancel(const QString& runId, const QString& signal)
 
 void WorkspaceController::requeue(const QString& runId)
 {
-    auto r = m_store ? m_store->load(runId) : Expected<RunRecord>(Error{QStringLiteral("store"), m_openError, QString()});
-    if (!r) return emit message(r.error().text());
-    QString error;
-    ClusterSession* cs = session(r->profile, &error);
-    if (!cs) return emit message(error);
-    const JobRef ref{r->jobId, r->remoteDir, r->id};
+    JobRef ref;
+    ClusterSession* cs = sessionForRun(runId, &ref);
+    if (!cs) return;
     RemoteOperation* op = cs->run(QStringLiteral("requeue"), [ref](Transport&, Scheduler& s, const auto&, const auto&) {
         auto id = s.requeue(ref);
         return id ? Expected<QVariant>(*id) : Expected<QVariant>(id.error());

@@ -41,6 +41,7 @@ signals:
 
 private:
     ClusterSession* session(const QString& profile, QString* error);
+    ClusterSession* sessionForRun(const QString& runId, JobRef* ref);
     void scheduleNext(bool grew);
     Workspace m_workspace;
     std::unique_ptr<RunStore> m_store;
