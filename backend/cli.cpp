@@ -281,20 +281,6 @@ QStringList logFiles(const RunRecord& r, int rank)
     return logs;
 }
 
-// The cpu configs' generated data under <remote root>/data/generated, made once.
-Expected<QString> ensureGeneratedData(Transport& t, const ClusterProfile& profile, const QString& trainer)
-{
-    auto root = t.absolutePath(profile.remoteRoot);
-    if (!root) return root.error();
-    const QString dir = *root + QStringLiteral("/data/generated");
-    if (t.stat(dir + QStringLiteral("/valid.h5"))) return dir;
-    out(QStringLiteral("generating the cpu configs' data in %1").arg(dir));
-    auto made = t.exec(QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96").arg(shellQuote(dir), shellQuote(trainer)), 600000);
-    if (!made) return made.error();
-    if (made->exitCode != 0) return Error{QStringLiteral("data.make"), QString::fromUtf8(made->err + made->out).trimmed(), dir};
-    return dir;
-}
-
 // The report in every asked format; the paths are printed as they are written.
 Status writeReport(const ScalingReport& rep, const QString& dir, const QStringList& formats, const CliHooks& hooks)
 {
@@ -675,6 +661,7 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
         so.trainerPath = runTrainerPath(c, profile, &terr);
         if (so.trainerPath.isEmpty()) return fail(terr);
         if (makeData) {
+            out(QStringLiteral("making sure the cpu configs' data exists under %1/data/generated").arg(profile.remoteRoot));
             auto data = ensureGeneratedData(*c.transport, profile, so.trainerPath);
             if (!data) return fail(data.error());
             so.dataDir = *data;

@@ -82,6 +82,19 @@ Expected<QMap<QString, QString>> resolvedConfig(const QString& yamlPath, const Q
     }
 }
 
+Expected<QStringList> configNames(const QString& yamlPath)
+{
+    try {
+        const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
+        if (!root.IsMap()) return Error{QStringLiteral("config.invalid"), QStringLiteral("expected a mapping of named configs"), yamlPath};
+        QStringList names;
+        for (auto it = root.begin(); it != root.end(); ++it) names << QString::fromStdString(it->first.Scalar());
+        return names;
+    } catch (const YAML::Exception& e) {
+        return Error{QStringLiteral("config.yaml"), QString::fromStdString(e.msg), where(yamlPath, e.mark)};
+    }
+}
+
 QStringList differingKeys(const QList<QMap<QString, QString>>& configs)
 {
     QSet<QString> keys;

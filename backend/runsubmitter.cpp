@@ -1,5 +1,8 @@
 #include "runsubmitter.h"
 
+#include "deploy.h"
+#include "shellquote.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <QFile>
@@ -19,6 +22,27 @@ void faultPoint(const char* where)
     if (qEnvironmentVariable("SCALEDESK_FAULT_SUBMIT") == QLatin1String(where)) ::kill(::getpid(), SIGKILL);
 }
 }  // namespace
+
+Expected<QString> ensureGeneratedData(Transport& t, const ClusterProfile& profile, const QString& trainer)
+{
+    auto root = t.absolutePath(profile.remoteRoot);
+    if (!root) return root.error();
+    const QString dir = *root + QStringLiteral("/data/generated");
+    if (t.stat(dir + QStringLiteral("/valid.h5"))) return dir;
+    auto made = t.exec(QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96").arg(shellQuote(dir), shellQuote(trainer)), 600000);
+    if (!made) return made.error();
+    if (made->exitCode != 0) return Error{QStringLiteral("data.make"), QString::fromUtf8(made->err + made->out).trimmed(), dir};
+    return dir;
+}
+
+Expected<QString> profileTrainer(Transport& t, const ClusterProfile& p)
+{
+    if (p.trainerDeploy) return deployedTrainer(t, p);
+    if (p.trainerPath.isEmpty())
+        return Error{QStringLiteral("trainer.missing"),
+                     QStringLiteral("no scaledesk-train for profile %1: set trainer.path, or SCALEDESK_TRAIN").arg(p.name), QString()};
+    return p.trainerPath;
+}
 
 RunSubmitter::RunSubmitter(RunStore& store, Transport& transport, Scheduler& scheduler, ClusterProfile profile)
     : m_store(store), m_transport(transport), m_scheduler(scheduler), m_profile(std::move(profile))

@@ -15,6 +15,13 @@ struct SubmitOptions {
     QString dataDir;         ///< far-side folder the run's `data` links to (optional)
 };
 
+/// The cpu configs' generated data (make-data --box 128 --val-box 96) under
+/// <remote root>/data/generated, made once; returns that folder.
+Expected<QString> ensureGeneratedData(Transport& transport, const ClusterProfile& profile, const QString& trainerPath);
+
+/// The trainer a profile's runs use: the deployed one (trainer.deploy) or trainer.path.
+Expected<QString> profileTrainer(Transport& transport, const ClusterProfile& profile);
+
 /// Turns sweep points into runs on a cluster: the run is recorded before every remote action
 /// (submitting/upload → submitting/sbatch → queued with its job id), so an app killed mid-submit
 /// leaves a run that the next poll can reconcile, never a job nobody tracks.

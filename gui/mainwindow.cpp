@@ -1,6 +1,8 @@
 #include "mainwindow.h"
 
 #include "compareview.h"
+#include "launchdialog.h"
+#include "deploy.h"
 #include "runlistmodel.h"
 #include "runview.h"
 #include "scalingview.h"
@@ -14,6 +16,8 @@
 #include <QSet>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
+#include <QToolBar>
+#include <QAction>
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -55,6 +59,17 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
     resizeDocks({dock}, {520}, Qt::Horizontal);
+
+    auto* tools = addToolBar(tr("Actions"));
+    tools->setObjectName(QStringLiteral("actions"));
+    QAction* launch = tools->addAction(tr("Launch…"));
+    launch->setShortcut(QKeySequence(QStringLiteral("Ctrl+L")));
+    connect(launch, &QAction::triggered, this, [this] {
+        LaunchDialog dialog(m_controller.workspace().root(), bundledTrainerSources() + QStringLiteral("/configs/unet.yaml"), this);
+        if (dialog.exec() == QDialog::Accepted && dialog.canLaunch()) m_controller.launch(dialog.request());
+    });
+    QAction* poll = tools->addAction(tr("Refresh"));
+    connect(poll, &QAction::triggered, &m_controller, &WorkspaceController::pollNow);
 
     m_tabs = new QTabWidget;
     m_runView = new RunView(controller);

@@ -4,6 +4,7 @@
 #include "localtransport.h"
 #include "profiles.h"
 #include "runpoller.h"
+#include "runsubmitter.h"
 #include "slurmscheduler.h"
 #include "sshtransport.h"
 
@@ -168,6 +169,52 @@ void WorkspaceController::requeue(const QString& runId)
         updated.jobId = job.toString();
         updated.transition(RunState::Queued, QStringLiteral("requeued by the user: job %1").arg(updated.jobId));
         m_store->save(updated);
+        refresh();
+        m_timer.start(500);
+    });
+}
+
+}  // namespace scaledesk::gui
+
+namespace scaledesk::gui {
+
+void WorkspaceController::launch(const LaunchDialog::Request& request)
+{
+    QString error;
+    ClusterSession* cs = session(request.profile.name, &error);
+    if (!cs) return emit message(error);
+    const QString root = m_workspace.root();
+    RemoteOperation* op = cs->run(QStringLiteral("launch"), [root, request](Transport& t, Scheduler& s, const auto& progress, const RemoteOperation& self) {
+        auto store = RunStore::open(Workspace(root));
+        if (!store) return Expected<QVariant>(store.error());
+        SubmitOptions o = request.options;
+        auto trainer = profileTrainer(t, request.profile);
+        if (!trainer) return Expected<QVariant>(trainer.error());
+        o.trainerPath = *trainer;
+        if (request.makeData) {
+            progress(QStringLiteral("making the cpu configs' data"));
+            auto data = ensureGeneratedData(t, request.profile, o.trainerPath);
+            if (!data) return Expected<QVariant>(data.error());
+            o.dataDir = *data;
+        }
+        RunSubmitter submitter(**store, t, s, request.profile);
+        int n = 0;
+        for (const RunPoint& p : request.points) {
+            if (self.cancelRequested()) break;
+            auto r = submitter.submit(p, o);
+            if (!r) return Expected<QVariant>(r.error());  // recorded as submit-failed with the reason
+            progress(QStringLiteral("%1: %2").arg(r->id, r->message));
+            ++n;
+        }
+        return Expected<QVariant>(n);
+    });
+    connect(op, &RemoteOperation::progress, this, [this](const QString& m) {
+        emit message(m);
+        refresh();
+    });
+    connect(op, &RemoteOperation::failed, this, [this](const Error& e) { emit message(QStringLiteral("launch failed: ") + e.text()); });
+    connect(op, &RemoteOperation::succeeded, this, [this](const QVariant& n) { emit message(QStringLiteral("%1 job(s) submitted").arg(n.toInt())); });
+    connect(op, &RemoteOperation::finished, this, [this] {
         refresh();
         m_timer.start(500);
     });

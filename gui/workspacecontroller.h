@@ -1,6 +1,7 @@
 #pragma once
 
 #include "clustersession.h"
+#include "launchdialog.h"
 #include "mirrorreader.h"
 #include "runstore.h"
 
@@ -32,6 +33,9 @@ public:
     void pollNow();
     void cancel(const QString& runId, const QString& signal = QString());
     void requeue(const QString& runId);
+    /// Submits every point of a launch on the profile's session; progress and errors come back as
+    /// messages, the new runs through runsChanged().
+    void launch(const LaunchDialog::Request& request);
 
 signals:
     void runsChanged(const QList<scaledesk::RunSummary>& runs);

@@ -4,6 +4,7 @@
 // main window on a workspace with a run (a screenshot is written when SCALEDESK_SCREENSHOT_DIR is set).
 #include "chartexport.h"
 #include "headless.h"
+#include "launchdialog.h"
 #include "mainwindow.h"
 #include "runlistmodel.h"
 #include "runview.h"
@@ -20,6 +21,8 @@
 #include <QTableView>
 #include <QValueAxis>
 #include <QTemporaryDir>
+#include <QLineEdit>
+#include <QComboBox>
 #include <QTest>
 
 #include <cmath>
@@ -154,6 +157,52 @@ private slots:
         const QByteArray text = svg.readAll();
         QVERIFY(text.contains("ideal (n / n_min)"));
         QVERIFY(text.contains("Ranks (GPUs or CPU ranks)"));
+    }
+
+    void launchDialogSaysWhyItCannotLaunch()
+    {
+        const QString root = m_tmp.filePath(QStringLiteral("launch-ws"));
+        LaunchDialog d(root, QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"));
+        QCOMPARE(d.configCombo()->currentText(), QStringLiteral("cpu-tiny"));
+        QVERIFY2(d.canLaunch(), qPrintable(d.whyNot()));
+        d.ranksEdit()->setText(QStringLiteral("1,2"));
+        QVERIFY(d.summary().startsWith(QStringLiteral("2 job(s) on local")));
+        QVERIFY2(d.preview().contains(QStringLiteral("mpirun")), qPrintable(d.preview()));  // the local job script
+        d.nodesEdit()->setText(QStringLiteral("1,x"));
+        QVERIFY(!d.canLaunch());
+        QVERIFY(d.whyNot().startsWith(QStringLiteral("Nodes")));
+        d.nodesEdit()->setText(QStringLiteral("1"));
+        d.timeEdit()->setText(QStringLiteral("soon"));
+        QVERIFY(!d.canLaunch());
+        QVERIFY(d.whyNot().contains(QStringLiteral("not a SLURM time")));
+        d.timeEdit()->setText(QStringLiteral("00:20:00"));
+        QVERIFY(d.canLaunch());
+        d.configCombo()->setEditable(true);
+        d.configCombo()->setCurrentText(QStringLiteral("no-such-config"));
+        QVERIFY(!d.canLaunch());
+        QVERIFY(d.whyNot().contains(QStringLiteral("no config named 'no-such-config'")));
+    }
+
+    // The whole loop from the window's side: launch a local run, watch it arrive and complete.
+    void launchedRunAppearsAndCompletes()
+    {
+#ifndef SCALEDESK_TRAIN_BIN
+        QSKIP("the trainer is not built (SCALEDESK_BUILD_TRAINER=OFF)");
+#else
+        qputenv("SCALEDESK_TRAIN", SCALEDESK_TRAIN_BIN);
+        const QString root = m_tmp.filePath(QStringLiteral("loop-ws"));
+        WorkspaceController controller(root);
+        LaunchDialog d(root, QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"));
+        QVERIFY2(d.canLaunch(), qPrintable(d.whyNot()));
+        LaunchDialog::Request r = d.request();
+        r.makeData = true;
+        QList<RunSummary> seen;
+        connect(&controller, &WorkspaceController::runsChanged, this, [&](const QList<RunSummary>& runs) { seen = runs; });
+        controller.launch(r);
+        QTRY_VERIFY_WITH_TIMEOUT(seen.size() == 1 && seen[0].state == RunState::Completed, 180000);
+        QCOMPARE(seen[0].id, QStringLiteral("sweep1-ddp-1x1-r1"));
+        QVERIFY(controller.reader(seen[0].id).read({}).newPoints > 0);
+#endif
     }
 
     void mainWindowShowsARunsCurves()

@@ -1,0 +1,235 @@
+#include "launchdialog.h"
+
+#include "clusterprofile.h"
+#include "configresolve.h"
+#include "localscheduler.h"
+#include "localtransport.h"
+#include "profiles.h"
+#include "slurmscheduler.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace scaledesk::gui {
+
+namespace {
+QList<int> ints(const QString& text, bool* ok)
+{
+    QList<int> v;
+    *ok = !text.trimmed().isEmpty();
+    for (const QString& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool k = false;
+        v << part.trimmed().toInt(&k);
+        *ok = *ok && k;
+    }
+    return v;
+}
+
+double hours(const QString& limit)
+{
+    // MM, MM:SS, HH:MM:SS, D-HH[:MM[:SS]]
+    QString t = limit;
+    double days = 0;
+    if (t.contains(QLatin1Char('-'))) {
+        days = t.section(QLatin1Char('-'), 0, 0).toDouble();
+        t = t.section(QLatin1Char('-'), 1);
+        const QStringList p = t.split(QLatin1Char(':'));
+        return days * 24 + p.value(0).toDouble() + p.value(1).toDouble() / 60 + p.value(2).toDouble() / 3600;
+    }
+    const QStringList p = t.split(QLatin1Char(':'));
+    if (p.size() == 1) return p[0].toDouble() / 60;
+    if (p.size() == 2) return p[0].toDouble() / 60 + p[1].toDouble() / 3600;
+    return p[0].toDouble() + p[1].toDouble() / 60 + p[2].toDouble() / 3600;
+}
+}  // namespace
+
+LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFile, QWidget* parent)
+    : QDialog(parent), m_workspace(workspaceRoot)
+{
+    setWindowTitle(tr("Launch"));
+    auto* form = new QFormLayout;
+    m_profile = new QComboBox;
+    for (const auto& e : listProfiles(Workspace(workspaceRoot)))
+        m_profile->addItem(e.profile ? e.name : tr("%1 (broken: %2)").arg(e.name, e.error.text()), e.name);
+    form->addRow(tr("Profile"), m_profile);
+    auto* fileRow = new QHBoxLayout;
+    m_configFile = new QLineEdit(configFile);
+    auto* browse = new QPushButton(tr("…"));
+    fileRow->addWidget(m_configFile, 1);
+    fileRow->addWidget(browse);
+    form->addRow(tr("Config file"), fileRow);
+    m_config = new QComboBox;
+    form->addRow(tr("Config"), m_config);
+    m_sweep = new QLineEdit(QStringLiteral("sweep1"));
+    form->addRow(tr("Sweep name"), m_sweep);
+    m_nodes = new QLineEdit(QStringLiteral("1"));
+    m_nodes->setPlaceholderText(tr("e.g. 1,2,4,8"));
+    form->addRow(tr("Nodes"), m_nodes);
+    m_ranks = new QLineEdit(QStringLiteral("1"));
+    form->addRow(tr("Ranks (GPUs) per node"), m_ranks);
+    auto* strategies = new QHBoxLayout;
+    m_ddp = new QCheckBox(QStringLiteral("ddp"));
+    m_ddp->setChecked(true);
+    m_fused = new QCheckBox(QStringLiteral("fused"));
+    m_zero1 = new QCheckBox(QStringLiteral("zero1"));
+    for (auto* c : {m_ddp, m_fused, m_zero1}) strategies->addWidget(c);
+    form->addRow(tr("Strategies"), strategies);
+    m_reps = new QSpinBox;
+    m_reps->setRange(1, 20);
+    form->addRow(tr("Repetitions"), m_reps);
+    m_scaling = new QComboBox;
+    m_scaling->addItem(tr("weak (global batch = ranks × local)"), QStringLiteral("weak"));
+    m_scaling->addItem(tr("strong (fixed global batch)"), QStringLiteral("strong"));
+    form->addRow(tr("Scaling"), m_scaling);
+    m_globalBatch = new QSpinBox;
+    m_globalBatch->setRange(1, 1 << 20);
+    m_globalBatch->setValue(64);
+    form->addRow(tr("Global batch (strong)"), m_globalBatch);
+    m_time = new QLineEdit;
+    m_time->setPlaceholderText(tr("the profile's"));
+    form->addRow(tr("Time limit"), m_time);
+    m_makeData = new QCheckBox(tr("Generate the cpu configs' data on the cluster"));
+    form->addRow(QString(), m_makeData);
+    m_summary = new QLabel;
+    m_summary->setWordWrap(true);
+    form->addRow(tr("Jobs"), m_summary);
+    m_previewPoint = new QComboBox;
+    form->addRow(tr("Preview"), m_previewPoint);
+    m_preview = new QPlainTextEdit;
+    m_preview->setReadOnly(true);
+    m_preview->setFont(QFont(QStringLiteral("monospace")));
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    m_buttons->button(QDialogButtonBox::Ok)->setText(tr("Launch"));
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(m_preview, 1);
+    layout->addWidget(m_buttons);
+    resize(760, 820);
+
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Config file"), m_configFile->text(), tr("YAML (*.yaml *.yml)"));
+        if (!f.isEmpty()) m_configFile->setText(f);
+    });
+    auto reload = [this] {
+        const QString keep = m_config->currentText();
+        m_config->blockSignals(true);
+        m_config->clear();
+        if (auto names = configNames(m_configFile->text())) m_config->addItems(*names);
+        if (!keep.isEmpty()) m_config->setCurrentText(keep);
+        m_config->blockSignals(false);
+        revalidate();
+    };
+    connect(m_configFile, &QLineEdit::textChanged, this, reload);
+    for (auto* e : {m_sweep, m_nodes, m_ranks, m_time}) connect(e, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
+    for (auto* c : {m_ddp, m_fused, m_zero1, m_makeData}) connect(c, &QCheckBox::toggled, this, &LaunchDialog::revalidate);
+    connect(m_reps, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
+    connect(m_globalBatch, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
+    for (auto* c : {m_profile, m_scaling}) connect(c, &QComboBox::currentIndexChanged, this, &LaunchDialog::revalidate);
+    connect(m_config, &QComboBox::currentTextChanged, this, &LaunchDialog::revalidate);
+    connect(m_previewPoint, &QComboBox::currentIndexChanged, this, [this] { m_preview->setPlainText(preview()); });
+    reload();
+    const int cpu = m_config->findText(QStringLiteral("cpu-tiny"));
+    if (cpu >= 0) m_config->setCurrentIndex(cpu);
+}
+
+void LaunchDialog::revalidate()
+{
+    m_valid = false;
+    m_points.clear();
+    auto fail = [this](const QString& why) {
+        m_why = why;
+        m_buttons->button(QDialogButtonBox::Ok)->setEnabled(false);
+        m_buttons->button(QDialogButtonBox::Ok)->setToolTip(why);
+        m_summary->setText(QStringLiteral("<span style='color:#D55E00'>%1</span>").arg(why.toHtmlEscaped()));
+        m_previewPoint->clear();
+        m_preview->clear();
+    };
+    auto profile = findProfile(Workspace(m_workspace), m_profile->currentData().toString());
+    if (!profile) return fail(tr("Profile: %1").arg(profile.error().text()));
+    m_selected = *profile;
+    if (auto ok = RunSubmitter::checkConfig(m_configFile->text(), m_config->currentText()); !ok)
+        return fail(tr("Config: %1").arg(ok.error().text()));
+    if (!m_time->text().isEmpty() && !isSlurmTimeLimit(m_time->text()))
+        return fail(tr("Time limit: '%1' is not a SLURM time (HH:MM:SS or D-HH:MM:SS)").arg(m_time->text()));
+    SweepSpec spec;
+    spec.name = m_sweep->text();
+    bool okN = false, okR = false;
+    spec.nodes = ints(m_nodes->text(), &okN);
+    spec.ranksPerNode = ints(m_ranks->text(), &okR);
+    if (!okN) return fail(tr("Nodes: comma-separated whole numbers, e.g. 1,2,4"));
+    if (!okR) return fail(tr("Ranks per node: comma-separated whole numbers"));
+    spec.strategies.clear();
+    for (auto* c : {m_ddp, m_fused, m_zero1})
+        if (c->isChecked()) spec.strategies << c->text();
+    spec.repetitions = m_reps->value();
+    spec.scaling = m_scaling->currentData().toString() == QLatin1String("strong") ? SweepSpec::Scaling::Strong : SweepSpec::Scaling::Weak;
+    spec.globalBatch = m_globalBatch->value();
+    auto points = expandSweep(spec);
+    if (!points) return fail(points.error().text());
+    m_points = *points;
+    m_valid = true;
+    m_why.clear();
+    m_buttons->button(QDialogButtonBox::Ok)->setEnabled(true);
+    m_buttons->button(QDialogButtonBox::Ok)->setToolTip(QString());
+    m_summary->setText(summary());
+    const QString keep = m_previewPoint->currentText();
+    m_previewPoint->blockSignals(true);
+    m_previewPoint->clear();
+    for (const RunPoint& p : m_points) m_previewPoint->addItem(p.runId);
+    if (!keep.isEmpty()) m_previewPoint->setCurrentText(keep);
+    m_previewPoint->blockSignals(false);
+    m_preview->setPlainText(preview());
+}
+
+QString LaunchDialog::summary() const
+{
+    const QString limit = m_time->text().isEmpty() ? m_selected.slurm.timeLimit : m_time->text();
+    double nodeHours = 0;
+    for (const RunPoint& p : m_points) nodeHours += p.nodes * hours(limit);
+    return tr("%1 job(s) on %2, at most %3 node-hours requested (time limit %4 each)")
+        .arg(m_points.size())
+        .arg(m_selected.name)
+        .arg(nodeHours, 0, 'f', 1)
+        .arg(limit);
+}
+
+QString LaunchDialog::preview() const
+{
+    const int i = m_previewPoint->currentIndex();
+    if (!m_valid || i < 0 || i >= m_points.size()) return QString();
+    Request r = request();
+    JobRequest jr{r.profile, m_points[i], r.options.configName, r.options.trainerPath, {}, r.options.dataDir};
+    LocalTransport none;  // rendering only; nothing is run
+    if (r.profile.kind == QLatin1String("local")) return LocalScheduler(none).renderScript(jr);
+    return SlurmScheduler(none).renderScript(jr);
+}
+
+LaunchDialog::Request LaunchDialog::request() const
+{
+    Request r;
+    r.profile = m_selected;
+    if (!m_time->text().isEmpty()) r.profile.slurm.timeLimit = m_time->text();
+    r.points = m_points;
+    r.options.configFile = m_configFile->text();
+    r.options.configName = m_config->currentText();
+    r.options.trainerPath = r.profile.trainerDeploy ? QStringLiteral("<deployed trainer>") : r.profile.trainerPath;
+    r.makeData = m_makeData->isChecked();
+    if (r.makeData) r.options.dataDir = r.profile.remoteRoot + QStringLiteral("/data/generated");
+    return r;
+}
+
+}  // namespace scaledesk::gui

@@ -1,0 +1,72 @@
+#pragma once
+
+#include "runsubmitter.h"
+#include "sweep.h"
+
+#include <QDialog>
+
+class QCheckBox;
+class QComboBox;
+class QDialogButtonBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QSpinBox;
+
+namespace scaledesk::gui {
+
+/// Launch a run or a scaling sweep: profile, config, nodes, ranks per node, strategies,
+/// repetitions, scaling type, time limit. Shows the number of jobs and node-hours, previews the
+/// job script of any point, and keeps Launch disabled, saying why, while anything is invalid.
+class LaunchDialog : public QDialog {
+    Q_OBJECT
+public:
+    LaunchDialog(const QString& workspaceRoot, const QString& configFile, QWidget* parent = nullptr);
+
+    struct Request {
+        ClusterProfile profile;
+        QList<RunPoint> points;
+        SubmitOptions options;
+        bool makeData = false;
+    };
+    /// Valid only when canLaunch().
+    Request request() const;
+    bool canLaunch() const { return m_valid; }
+    QString whyNot() const { return m_why; }
+    QString summary() const;
+    QString preview() const;
+
+    // For tests and scripting: the form's fields.
+    QLineEdit* nodesEdit() const { return m_nodes; }
+    QLineEdit* ranksEdit() const { return m_ranks; }
+    QLineEdit* timeEdit() const { return m_time; }
+    QComboBox* configCombo() const { return m_config; }
+
+private:
+    void revalidate();
+    QString m_workspace;
+    QComboBox* m_profile;
+    QLineEdit* m_configFile;
+    QComboBox* m_config;
+    QLineEdit* m_sweep;
+    QLineEdit* m_nodes;
+    QLineEdit* m_ranks;
+    QCheckBox* m_ddp;
+    QCheckBox* m_fused;
+    QCheckBox* m_zero1;
+    QSpinBox* m_reps;
+    QComboBox* m_scaling;
+    QSpinBox* m_globalBatch;
+    QLineEdit* m_time;
+    QCheckBox* m_makeData;
+    QLabel* m_summary;
+    QComboBox* m_previewPoint;
+    QPlainTextEdit* m_preview;
+    QDialogButtonBox* m_buttons;
+    bool m_valid = false;
+    QString m_why;
+    QList<RunPoint> m_points;
+    ClusterProfile m_selected;
+};
+
+}  // namespace scaledesk::gui
