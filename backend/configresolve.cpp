@@ -82,6 +82,85 @@ Expected<QMap<QString, QString>> resolvedConfig(const QString& yamlPath, const Q
     }
 }
 
+namespace {
+// The top-level name whose node is `node` (anchors make merge sources the same node).
+QString ownerOf(const YAML::Node& root, const YAML::Node& node)
+{
+    for (auto it = root.begin(); it != root.end(); ++it)
+        if (it->second.is(node)) return QString::fromStdString(it->first.Scalar());
+    return QString();
+}
+
+void flattenWithSources(const YAML::Node& root, const YAML::Node& node, const QString& owner, const QString& prefix,
+                        QMap<QString, ConfigValue>& out, int depth)
+{
+    if (depth > 64) throw YAML::Exception(node.Mark(), "merge keys nest too deep (a cycle?)");
+    // Own keys first, then each merge source in order (earlier sources win), recursively.
+    for (auto it = node.begin(); it != node.end(); ++it) {
+        const std::string key = it->first.as<std::string>();
+        if (key == "<<") continue;
+        const QString k = prefix.isEmpty() ? QString::fromStdString(key) : prefix + QLatin1Char('.') + QString::fromStdString(key);
+        const YAML::Node v = it->second;
+        if (v.IsMap()) {
+            bool any = false;
+            for (auto jt = out.begin(); jt != out.end(); ++jt)
+                if (jt.key().startsWith(k + QLatin1Char('.'))) any = true;
+            if (!any) flattenWithSources(root, v, owner, k, out, depth + 1);
+        } else if (!out.contains(k)) {
+            QMap<QString, QString> one;
+            flatten(v, k, one, depth + 1);
+            for (auto jt = one.begin(); jt != one.end(); ++jt) out.insert(jt.key(), ConfigValue{jt.value(), owner, it->second.Mark().line + 1});
+        }
+    }
+    const YAML::Node sources = node["<<"];
+    if (!sources) return;
+    QList<YAML::Node> list;
+    if (sources.IsMap()) list << sources;
+    else if (sources.IsSequence())
+        for (const auto& e : sources) list << e;
+    for (const YAML::Node& src : list) {
+        if (!src.IsMap()) throw YAML::Exception(src.Mark(), "a merge source must be a mapping");
+        const QString srcOwner = ownerOf(root, src);
+        flattenWithSources(root, src, srcOwner.isEmpty() ? owner : srcOwner, prefix, out, depth + 1);
+    }
+}
+}  // namespace
+
+Expected<QMap<QString, ConfigValue>> resolvedConfigWithSources(const QString& yamlPath, const QString& name)
+{
+    try {
+        const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
+        if (!root.IsMap()) return Error{QStringLiteral("config.invalid"), QStringLiteral("expected a mapping of named configs"), yamlPath};
+        const YAML::Node cfg = root[name.toStdString()];
+        if (!cfg || !cfg.IsMap()) return Error{QStringLiteral("config.invalid"), QStringLiteral("no config named '%1'").arg(name), yamlPath};
+        QMap<QString, ConfigValue> out;
+        flattenWithSources(root, cfg, name, QString(), out, 0);
+        return out;
+    } catch (const YAML::Exception& e) {
+        return Error{QStringLiteral("config.yaml"), QString::fromStdString(e.msg), where(yamlPath, e.mark)};
+    }
+}
+
+Expected<QMap<QString, QStringList>> configParents(const QString& yamlPath)
+{
+    try {
+        const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
+        if (!root.IsMap()) return Error{QStringLiteral("config.invalid"), QStringLiteral("expected a mapping of named configs"), yamlPath};
+        QMap<QString, QStringList> out;
+        for (auto it = root.begin(); it != root.end(); ++it) {
+            QStringList parents;
+            const YAML::Node sources = it->second.IsMap() ? it->second["<<"] : YAML::Node();
+            if (sources && sources.IsMap()) parents << ownerOf(root, sources);
+            else if (sources && sources.IsSequence())
+                for (const auto& e : sources) parents << ownerOf(root, e);
+            out.insert(QString::fromStdString(it->first.Scalar()), parents);
+        }
+        return out;
+    } catch (const YAML::Exception& e) {
+        return Error{QStringLiteral("config.yaml"), QString::fromStdString(e.msg), where(yamlPath, e.mark)};
+    }
+}
+
 Expected<QStringList> configNames(const QString& yamlPath)
 {
     try {

@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "compareview.h"
+#include "configeditor.h"
 #include "launchdialog.h"
 #include "deploy.h"
 #include "runlistmodel.h"
@@ -9,6 +10,9 @@
 #include "workspacecontroller.h"
 
 #include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QLineEdit>
@@ -65,7 +69,12 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     QAction* launch = tools->addAction(tr("Launch…"));
     launch->setShortcut(QKeySequence(QStringLiteral("Ctrl+L")));
     connect(launch, &QAction::triggered, this, [this] {
-        LaunchDialog dialog(m_controller.workspace().root(), bundledTrainerSources() + QStringLiteral("/configs/unet.yaml"), this);
+        if (!m_editor->errors().isEmpty()) {
+            QMessageBox::information(this, tr("Launch"), tr("The config has errors; fix them first:\n%1").arg(m_editor->errors().join(QLatin1Char('\n'))));
+            return;
+        }
+        if (m_editor->restoredFrom().isEmpty() == false || m_editor->editor()->document()->isModified()) m_editor->save();
+        LaunchDialog dialog(m_controller.workspace().root(), m_editor->path(), this);
         if (dialog.exec() == QDialog::Accepted && dialog.canLaunch()) m_controller.launch(dialog.request());
     });
     QAction* poll = tools->addAction(tr("Refresh"));
@@ -78,6 +87,21 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     m_tabs->addTab(m_runView, tr("Run"));
     m_tabs->addTab(m_compare, tr("Compare"));
     m_tabs->addTab(m_scaling, tr("Scaling"));
+    m_editor = new ConfigEditor(controller);
+    // The workspace's own copy of the example configs: edits never touch the installed ones.
+    const QString configs = controller.workspace().root() + QStringLiteral("/configs/unet.yaml");
+    if (!QFile::exists(configs)) {
+        QDir().mkpath(QFileInfo(configs).absolutePath());
+        QFile::copy(bundledTrainerSources() + QStringLiteral("/configs/unet.yaml"), configs);
+        QFile::setPermissions(configs, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther);
+    }
+    m_editor->open(configs);
+    m_tabs->addTab(m_editor, tr("Config"));
+    QAction* save = tools->addAction(tr("Save config"));
+    save->setShortcut(QKeySequence::Save);
+    connect(save, &QAction::triggered, this, [this] {
+        if (!m_editor->save()) QMessageBox::warning(this, tr("Save"), tr("Cannot write %1").arg(m_editor->path()));
+    });
     setCentralWidget(m_tabs);
 
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {

@@ -9,6 +9,7 @@ class QTabWidget;
 namespace scaledesk::gui {
 
 class CompareView;
+class ConfigEditor;
 class RunListModel;
 class RunView;
 class ScalingView;
@@ -23,6 +24,7 @@ public:
     CompareView* compareView() const { return m_compare; }
     ScalingView* scalingView() const { return m_scaling; }
     QTabWidget* tabs() const { return m_tabs; }
+    ConfigEditor* configEditor() const { return m_editor; }
     QTableView* runTable() const { return m_table; }
     RunListModel* runModel() const { return m_model; }
 
@@ -35,6 +37,7 @@ private:
     RunView* m_runView;
     CompareView* m_compare;
     ScalingView* m_scaling;
+    ConfigEditor* m_editor;
 };
 
 }  // namespace scaledesk::gui

@@ -3,6 +3,7 @@
 // exports in every format (and a clear error for an unwritable path), the report's plots, and the
 // main window on a workspace with a run (a screenshot is written when SCALEDESK_SCREENSHOT_DIR is set).
 #include "chartexport.h"
+#include "configeditor.h"
 #include "headless.h"
 #include "launchdialog.h"
 #include "mainwindow.h"
@@ -20,8 +21,12 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QValueAxis>
+#include <QDir>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QLineEdit>
+#include <QSignalSpy>
+#include <QTreeWidget>
 #include <QComboBox>
 #include <QTest>
 
@@ -203,6 +208,72 @@ private slots:
         QCOMPARE(seen[0].id, QStringLiteral("sweep1-ddp-1x1-r1"));
         QVERIFY(controller.reader(seen[0].id).read({}).newPoints > 0);
 #endif
+    }
+
+    void configEditorValidatesResolvesAndAutosaves()
+    {
+#ifdef SCALEDESK_TRAIN_BIN
+        qputenv("SCALEDESK_TRAIN", SCALEDESK_TRAIN_BIN);
+#endif
+        const QString path = m_tmp.filePath(QStringLiteral("edit/unet.yaml"));
+        QDir().mkpath(QFileInfo(path).absolutePath());
+        QFile::remove(path);
+        QVERIFY(QFile::copy(QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"), path));
+        QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+        WorkspaceController controller(m_tmp.filePath(QStringLiteral("edit-ws")));
+        {
+            ConfigEditor e(controller);
+            QVERIFY(e.open(path));
+            QTRY_VERIFY(!e.validating());
+            QCOMPARE(e.errors(), QStringList());
+            auto* configs = e.configsTree();
+            QVERIFY(configs);
+            const auto found = configs->findItems(QStringLiteral("cpu-tiny"), Qt::MatchExactly);
+            QCOMPARE(found.size(), 1);
+            QCOMPARE(found[0]->text(1), QStringLiteral("cpu"));
+            configs->setCurrentItem(found[0]);
+            auto* resolved = e.resolvedTree();
+            QVERIFY(resolved->topLevelItemCount() > 10);
+            bool sawOwn = false, sawInherited = false;
+            for (int i = 0; i < resolved->topLevelItemCount(); ++i) {
+                const auto* item = resolved->topLevelItem(i);
+                if (item->text(0) == QLatin1String("Nsamples")) sawOwn = item->text(1) == QLatin1String("16") && item->text(2).startsWith(QStringLiteral("cpu-tiny"));
+                if (item->text(0) == QLatin1String("data_size")) sawInherited = item->text(2).startsWith(QStringLiteral("cpu "));
+            }
+            QVERIFY(sawOwn);
+            QVERIFY(sawInherited);
+
+            // A wrong type: the trainer's own check names line and column.
+            QSignalSpy validity(&e, &ConfigEditor::validityChanged);
+            QString text = e.editor()->toPlainText();
+            const int at = int(text.indexOf(QStringLiteral("Nsamples: 16")));
+            QVERIFY(at > 0);
+            text.replace(at, 12, QStringLiteral("Nsamples: many"));
+            e.editor()->setPlainText(text);
+            QTRY_VERIFY_WITH_TIMEOUT(!e.validating() && !e.errors().isEmpty(), 20000);
+            QVERIFY2(e.errors().join(QString()).contains(QStringLiteral("Nsamples")), qPrintable(e.errors().join(QLatin1Char('\n'))));
+            const int line = int(text.left(at).count(QLatin1Char('\n'))) + 1;
+            QVERIFY2(e.errors().first().startsWith(QString::number(line) + QLatin1Char(':')), qPrintable(e.errors().first()));
+            QVERIFY(!validity.isEmpty() && !validity.last().at(0).toBool());
+            // Broken YAML is caught at once, before the trainer runs.
+            e.editor()->appendPlainText(QStringLiteral("broken: [1, 2"));
+            QTRY_VERIFY_WITH_TIMEOUT(!e.validating() && e.errors().join(QString()).contains(QStringLiteral("YAML")), 20000);
+            // Unsaved text reaches the autosave folder within a second or so.
+            QTRY_VERIFY_WITH_TIMEOUT([&] {
+                QFile f(e.autosavePath());
+                return f.open(QIODevice::ReadOnly) && f.readAll().contains("broken: [1, 2");
+            }(), 5000);
+        }
+        // As after a crash: the next editor offers the unsaved text back; saving clears it.
+        ConfigEditor again(controller);
+        QVERIFY(again.open(path));
+        QVERIFY(!again.restoredFrom().isEmpty());
+        QVERIFY(again.editor()->toPlainText().contains(QStringLiteral("broken: [1, 2")));
+        QVERIFY(again.save());
+        QVERIFY(!QFile::exists(again.autosavePath()));
+        QFile saved(path);
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        QVERIFY(saved.readAll().contains("Nsamples: many"));
     }
 
     void mainWindowShowsARunsCurves()
