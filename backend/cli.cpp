@@ -460,7 +460,7 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
     std::string compareOut, compareSeries, compareX = "step";
     double compareSmoothing = 0, compareFrom = -std::numeric_limits<double>::infinity(), compareTo = std::numeric_limits<double>::infinity();
     compare->add_option("runs", compareRuns, "run ids")->required();
-    compare->add_option("--out", compareOut, "CSV file to write")->required();
+    compare->add_option("--out", compareOut, "file to write: .csv (the table, or --series points), or .png/.svg/.pdf (a chart of --series, default Loss/valid)")->required();
     compare->add_option("--series", compareSeries, "write this tag's points instead (e.g. 'Loss/valid', 'step/loss')");
     compare->add_option("--x", compareX, "x of --series: step, relative (seconds since each run started) or wall (Unix time)")
         ->check(CLI::IsMember({"step", "relative", "wall"}))
@@ -820,6 +820,18 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
         auto loaded = loadCompareRuns(store, ids, &warnings);
         if (!loaded) return fail(loaded.error());
         const std::vector<CompareRun>& runsIn = *loaded;
+        const QString outPath = q(compareOut);
+        const QString suffix = QFileInfo(outPath).suffix().toLower();
+        if (suffix == QLatin1String("png") || suffix == QLatin1String("svg") || suffix == QLatin1String("pdf")) {
+            if (!hooks.renderSeries)
+                return fail(Error{QStringLiteral("usage"), QStringLiteral("this scaledesk was built without charts (SCALEDESK_BUILD_GUI=OFF): use .csv"), outPath});
+            const XAxis axis = compareX == "relative" ? XAxis::RelativeTime : compareX == "wall" ? XAxis::WallTime : XAxis::Step;
+            const QString tag = compareSeries.empty() ? QStringLiteral("Loss/valid") : q(compareSeries);
+            if (auto ok = hooks.renderSeries(runsIn, tag, axis, compareSmoothing, outPath); !ok) return fail(ok.error());
+            out(QFileInfo(outPath).absoluteFilePath());
+            for (const QString& w : warnings) err(QStringLiteral("warning: ") + w);
+            return 0;
+        }
         QString text;
         if (!compareSeries.empty()) {
             QList<const CompareRun*> ptrs;

@@ -19,6 +19,7 @@ Status exportChart(QChart* chart, const QString& path, QSize size, int dpi)
         return Error{QStringLiteral("export.format"), QStringLiteral("unknown image format '%1' (png, svg or pdf)").arg(suffix), path};
     // A view of its own, off screen, sized for the file; the chart goes back where it was.
     QGraphicsScene* previousScene = chart->scene();
+    const QRectF previousGeometry = chart->geometry();
     QChartView view;
     view.setRenderHint(QPainter::Antialiasing);
     view.setFrameShape(QFrame::NoFrame);
@@ -65,6 +66,7 @@ Status exportChart(QChart* chart, const QString& path, QSize size, int dpi)
     }
     view.setChart(new QChart);  // the view must not delete the caller's chart
     if (previousScene && previousScene != chart->scene()) previousScene->addItem(chart);
+    chart->setGeometry(previousGeometry);
 
     QSaveFile out(path);
     if (!out.open(QIODevice::WriteOnly)) return Error{QStringLiteral("export.io"), out.errorString(), path};

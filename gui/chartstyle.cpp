@@ -28,7 +28,7 @@ QColor strategyColor(const QString& strategy)
     return kPalette[3 + stableIndex(strategy) % 5];
 }
 
-QColor runColor(const QString& runId) { return kPalette[stableIndex(runId) % 7]; }  // not the grey: that is "other"
+QColor runColor(const QString& runId) { return kPalette[stableIndex(runId) % 6]; }  // not yellow (faint on white) or grey ("other")
 
 void styleChart(QChart* chart, const QString& title)
 {

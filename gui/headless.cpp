@@ -1,6 +1,9 @@
 #include "headless.h"
 
 #include "chartexport.h"
+#include "chartstyle.h"
+#include "comparison.h"
+#include "serieschart.h"
 #include "scalingcharts.h"
 
 #include <QChart>
@@ -27,10 +30,26 @@ Status renderReportCharts(const ScalingReport& report, const QString& dir, const
     return result;
 }
 
+Status renderSeriesChart(const std::vector<CompareRun>& runs, const QString& tag, XAxis axis, double smoothing, const QString& path)
+{
+    SeriesChart chart(tag);
+    QList<SeriesChart::Curve> curves;
+    for (const CompareRun& r : runs) curves << SeriesChart::Curve{r.record.id, runColor(r.record.id), r.metrics.series(tag), r.metrics.startTime()};
+    chart.resize(1600, 1000);
+    chart.setYTitle(tag);
+    chart.setCurves(curves);
+    chart.setXAxis(axis);
+    chart.setSmoothing(smoothing);
+    chart.show();  // off screen: lays the plot area out so the decimation knows its width
+    chart.resetZoom();
+    return chart.exportTo(path);
+}
+
 CliHooks chartHooks()
 {
     CliHooks h;
     h.renderReport = renderReportCharts;
+    h.renderSeries = renderSeriesChart;
     return h;
 }
 

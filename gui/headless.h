@@ -1,11 +1,15 @@
 #pragma once
 
 #include "cli.h"
+#include "comparison.h"
 
 namespace scaledesk::gui {
 
 /// The command line's hooks that need Qt Charts: the scaling plots as PNG, SVG and PDF.
 CliHooks chartHooks();
+
+/// One tag of the runs as a chart image (the compare view's chart, off screen).
+Status renderSeriesChart(const std::vector<CompareRun>& runs, const QString& tag, XAxis axis, double smoothing, const QString& path);
 
 /// Writes the report's six plots into `dir` as `<plot>.<format>`.
 Status renderReportCharts(const ScalingReport& report, const QString& dir, const QStringList& formats, QStringList* written);

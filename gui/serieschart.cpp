@@ -1,5 +1,6 @@
 #include "serieschart.h"
 
+#include "chartexport.h"
 #include "chartstyle.h"
 #include "epochscsv.h"
 
@@ -10,6 +11,11 @@
 #include <QLineSeries>
 #include <QValueAxis>
 #include <QWheelEvent>
+#include <QContextMenuEvent>
+#include <QFileDialog>
+#include <QMenu>
+#include <QMessageBox>
+#include <QSaveFile>
 
 #include <cmath>
 #include <limits>
@@ -240,6 +246,39 @@ void SeriesChart::mouseMoveEvent(QMouseEvent* e)
     const QPointF v = chart()->mapToValue(chart()->mapFromScene(scene));
     m_crosshair->setText(QStringLiteral("x %1   y %2").arg(v.x(), 0, 'g', 6).arg(v.y(), 0, 'g', 6));
     m_crosshair->setPos(chart()->plotArea().topLeft() + QPointF(6, 4));
+}
+
+}  // namespace scaledesk::gui
+
+namespace scaledesk::gui {
+
+Status SeriesChart::exportTo(const QString& path, QSize size, int dpi)
+{
+    if (path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) {
+        QSaveFile f(path);
+        if (!f.open(QIODevice::WriteOnly)) return Error{QStringLiteral("export.io"), f.errorString(), path};
+        f.write(csv().toUtf8());
+        if (!f.commit()) return Error{QStringLiteral("export.io"), QStringLiteral("cannot write: ") + f.errorString(), path};
+        return Done{};
+    }
+    m_crosshair->setText(QString());
+    const auto ok = exportChart(chart(), path, size, dpi);
+    setChart(chart());
+    return ok;
+}
+
+void SeriesChart::contextMenuEvent(QContextMenuEvent* e)
+{
+    QMenu menu(this);
+    QAction* reset = menu.addAction(tr("Show everything"));
+    QAction* save = menu.addAction(tr("Export as PNG, SVG, PDF or CSV…"));
+    QAction* chosen = menu.exec(e->globalPos());
+    if (chosen == reset) resetZoom();
+    if (chosen != save) return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), chart()->title() + QStringLiteral(".png"),
+                                                      tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;CSV of the points drawn (*.csv)"));
+    if (path.isEmpty()) return;
+    if (auto ok = exportTo(path); !ok) QMessageBox::warning(this, tr("Export failed"), ok.error().text());
 }
 
 }  // namespace scaledesk::gui

@@ -2,6 +2,7 @@
 
 #include "metrics.h"
 #include "minmaxindex.h"
+#include "transport.h"
 
 #include <QChartView>
 #include <QTimer>
@@ -43,6 +44,8 @@ public:
     /// The plot's width in pixels (the decimation's column count).
     int plotWidth() const;
     QString csv() const;  ///< the curves as drawn: raw or smoothed, visible range
+    /// PNG (size, DPI), SVG, PDF or CSV (the points as drawn), by the file's suffix.
+    Status exportTo(const QString& path, QSize size = QSize(1600, 1000), int dpi = 200);
 
 protected:
     void resizeEvent(QResizeEvent* e) override;
@@ -51,6 +54,7 @@ protected:
     void mouseMoveEvent(QMouseEvent* e) override;
     void mouseReleaseEvent(QMouseEvent* e) override;
     void keyPressEvent(QKeyEvent* e) override;
+    void contextMenuEvent(QContextMenuEvent* e) override;
 
 private:
     struct Track {

@@ -72,6 +72,34 @@ private slots:
         QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("pwned-ws"))));
     }
 
+    // The sweep's report with its plots, and a comparison chart, written headless.
+    void reportAndCompareWriteImages()
+    {
+        const QString dir = m_tmp.filePath(QStringLiteral("report 'out'"));
+        const auto r = m_cli.run({QStringLiteral("report"), QStringLiteral("--sweep"), QStringLiteral("loc"), QStringLiteral("--out"), dir,
+                                  QStringLiteral("--format"), QStringLiteral("png,svg,pdf,csv,md")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        for (const QString& plot : {QStringLiteral("epoch_time"), QStringLiteral("speedup"), QStringLiteral("efficiency"),
+                                    QStringLiteral("throughput"), QStringLiteral("time_breakdown"), QStringLiteral("time_to_target")})
+            for (const QString& ext : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}) {
+                QFile f(dir + QLatin1Char('/') + plot + QLatin1Char('.') + ext);
+                QVERIFY2(f.open(QIODevice::ReadOnly) && f.size() > 1000, qPrintable(f.fileName()));
+            }
+        QVERIFY(QFile::exists(dir + QStringLiteral("/groups.csv")));
+        QVERIFY(QFile::exists(dir + QStringLiteral("/report.md")));
+        const QString png = m_tmp.filePath(QStringLiteral("compare.png"));
+        const auto c = m_cli.run({QStringLiteral("compare"), QStringLiteral("loc-ddp-1x1-r1"), QStringLiteral("loc-fused-1x2-r1"),
+                                  QStringLiteral("--series"), QStringLiteral("step/loss"), QStringLiteral("--out"), png});
+        QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
+        QFile f(png);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.read(4) == QByteArray("\x89PNG"));
+        const auto bad = m_cli.run({QStringLiteral("report"), QStringLiteral("--sweep"), QStringLiteral("loc"), QStringLiteral("--out"),
+                                    QStringLiteral("/proc/nope"), QStringLiteral("--format"), QStringLiteral("png")});
+        QCOMPARE(bad.exitCode, 1);
+        QVERIFY2(bad.err.contains(QStringLiteral("/proc/nope")), qPrintable(bad.err));
+    }
+
     void hostileRunNameNeverExecutes()
     {
         const QString name = QStringLiteral("x $(touch pwned); `touch pwned2` 'q' \"dq\" ü;");
