@@ -5,6 +5,7 @@
 #ifdef SCALEDESK_HAVE_GUI
 #include "headless.h"
 #include "mainwindow.h"
+#include "preferencesdialog.h"
 #include "runstore.h"
 #include "workspacecontroller.h"
 
@@ -34,7 +35,8 @@ int main(int argc, char** argv)
     QApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("scaledesk"));
     QCoreApplication::setOrganizationName(QStringLiteral("ScaleDesk"));
-    QString workspace = scaledesk::Workspace::defaultRoot();
+    QString workspace = scaledesk::gui::PreferencesDialog::workspace();
+    if (workspace.isEmpty()) workspace = scaledesk::Workspace::defaultRoot();
     for (int i = 1; i + 1 < argc; ++i)
         if (std::strcmp(argv[i], "--workspace") == 0) workspace = QString::fromLocal8Bit(argv[i + 1]);
     scaledesk::gui::WorkspaceController controller(workspace);

@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "compareview.h"
+#include "preferencesdialog.h"
 #include "configeditor.h"
 #include "launchdialog.h"
 #include "deploy.h"
@@ -77,6 +78,12 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         LaunchDialog dialog(m_controller.workspace().root(), m_editor->path(), this);
         if (dialog.exec() == QDialog::Accepted && dialog.canLaunch()) m_controller.launch(dialog.request());
     });
+    QAction* prefs = tools->addAction(tr("Preferences…"));
+    connect(prefs, &QAction::triggered, this, [this] {
+        PreferencesDialog d(this);
+        if (d.exec() == QDialog::Accepted) m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
+    });
+    m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
     QAction* poll = tools->addAction(tr("Refresh"));
     connect(poll, &QAction::triggered, &m_controller, &WorkspaceController::pollNow);
 

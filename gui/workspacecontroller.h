@@ -36,6 +36,8 @@ public:
     /// Submits every point of a launch on the profile's session; progress and errors come back as
     /// messages, the new runs through runsChanged().
     void launch(const LaunchDialog::Request& request);
+    /// The live poll's intervals: while runs write, and the longest wait while idle.
+    void setPollIntervals(int activeMs, int maxIdleMs) { m_schedule = PollSchedule(activeMs, maxIdleMs); }
 
 signals:
     void runsChanged(const QList<scaledesk::RunSummary>& runs);
