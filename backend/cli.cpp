@@ -374,7 +374,8 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
 
     // submit
     auto* submit = app.add_subcommand("submit", "submit one run or a scaling sweep");
-    std::string subProfile = "local", subConfigFile = SCALEDESK_SOURCE_DIR "/configs/unet.yaml", subConfig, subName, subSweep;
+    std::string subProfile = "local", subConfigFile = (bundledTrainerSources() + QStringLiteral("/configs/unet.yaml")).toStdString(), subConfig,
+                subName, subSweep;
     std::string subNodes = "1", subRanks = "1", subStrategies = "ddp", subScaling = "weak", subData, subTime;
     int subReps = 1, subGlobalBatch = 0, subLocalBatch = 0, waitTimeout = 0;
     bool dryRun = false, makeData = false, subWait = false;

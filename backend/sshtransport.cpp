@@ -814,3 +814,7 @@ TransportStats SshTransport::stats() const
 }
 
 }  // namespace scaledesk
+
+namespace scaledesk {
+QString libsshVersion() { return QString::fromLatin1(ssh_version(0)); }
+}  // namespace scaledesk

@@ -46,6 +46,9 @@ struct SshCallbacks {
         keyboardInteractive;
 };
 
+/// The libssh this program runs with (for the About dialog).
+QString libsshVersion();
+
 /// The Transport of an `ssh+slurm` profile, over libssh: one SSH session and one SFTP session,
 /// opened on the first call and reused by every call (each exec is a new channel on it).
 ///

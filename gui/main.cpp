@@ -10,6 +10,7 @@
 #include "workspacecontroller.h"
 
 #include <QApplication>
+#include <QIcon>
 #endif
 
 #include <QCoreApplication>
@@ -35,6 +36,9 @@ int main(int argc, char** argv)
     QApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("scaledesk"));
     QCoreApplication::setOrganizationName(QStringLiteral("ScaleDesk"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(SCALEDESK_VERSION));
+    QGuiApplication::setDesktopFileName(QStringLiteral("org.scaledesk.ScaleDesk"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/scaledesk.svg")));
     QString workspace = scaledesk::gui::PreferencesDialog::workspace();
     if (workspace.isEmpty()) workspace = scaledesk::Workspace::defaultRoot();
     for (int i = 1; i + 1 < argc; ++i)

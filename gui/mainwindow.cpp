@@ -1,6 +1,8 @@
 #include "mainwindow.h"
 
 #include "compareview.h"
+#include "profiles.h"
+#include "sshtransport.h"
 #include "preferencesdialog.h"
 #include "configeditor.h"
 #include "launchdialog.h"
@@ -11,6 +13,7 @@
 #include "workspacecontroller.h"
 
 #include <QApplication>
+#include <QProcess>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -84,6 +87,20 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         if (d.exec() == QDialog::Accepted) m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
     });
     m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
+    QAction* about = tools->addAction(tr("About"));
+    connect(about, &QAction::triggered, this, [this] {
+        QString trainer = tr("not found");
+        const QString bin = findLocalTrainer();
+        if (!bin.isEmpty()) {
+            QProcess p;  // a local process that prints one line; not the network
+            p.start(bin, {QStringLiteral("--version")});
+            if (p.waitForFinished(5000)) trainer = QString::fromUtf8(p.readAllStandardOutput()).trimmed();
+        }
+        QMessageBox::about(this, tr("About ScaleDesk"),
+                           tr("<h3>ScaleDesk %1</h3><p>Experiment manager and distributed trainer for SLURM clusters.</p>"
+                              "<p>Qt %2 · libssh %3<br>Trainer: %4</p>")
+                               .arg(QCoreApplication::applicationVersion(), QString::fromLatin1(qVersion()), libsshVersion(), trainer.toHtmlEscaped()));
+    });
     QAction* poll = tools->addAction(tr("Refresh"));
     connect(poll, &QAction::triggered, &m_controller, &WorkspaceController::pollNow);
 

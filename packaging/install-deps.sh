@@ -15,6 +15,8 @@ packages=(
   # the desktop app: Qt 6 Widgets (in qt6-base-dev), Charts, Svg; a font so text renders offscreen;
   # Xvfb for screenshots of a real window
   qt6-charts-dev qt6-svg-dev fonts-dejavu-core xvfb xauth
+  # packages: dpkg-shlibdeps (dpkg-dev), and the validators of the desktop file and the metainfo
+  dpkg-dev desktop-file-utils appstream
   # the SSH half of the sandbox: a real sshd on loopback
   openssh-server openssh-client
   # tests and benchmarks: GoogleTest, Google Benchmark, the Python PyTorch peer (Debian's python3-torch)

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 #include <torch/cuda.h>
+#include <torch/version.h>
 
 #include <iostream>
 #include <malloc.h>
@@ -97,7 +98,9 @@ int main(int argc, char** argv)
     keepFreedMemory();
     CLI::App app{"scaledesk-train: the NERSC cosmology 3D U-Net training in C++ (libtorch).\n"
                  "Trains a named config of a YAML file; `make-data` writes generated HDF5 data."};
-    app.set_version_flag("--version", std::string("scaledesk-train ") + SCALEDESK_TRAIN_VERSION);
+    // The libraries a cluster build linked: what the About dialog and `profiles test` show.
+    app.set_version_flag("--version", std::string("scaledesk-train ") + SCALEDESK_TRAIN_VERSION + " (libtorch " + TORCH_VERSION +
+                                          (torch::cuda::is_available() ? ", CUDA" : ", CPU") + ")");
 
     // A later occurrence of an option wins, so scripts can append overrides.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
