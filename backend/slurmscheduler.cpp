@@ -13,8 +13,9 @@ namespace {
 QString squeueCommand(const QString& ids = QString())
 {
     const QString filter = ids.isEmpty() ? QString() : QStringLiteral(" -j ") + shellQuote(ids);
-    return QStringLiteral("{ squeue --me -h -t all%1 -o '%i|%T|%r|%j|%Z' 2>/dev/null"
-                          " || squeue -h -t all -u \"$(id -un)\"%1 -o '%i|%T|%r|%j|%Z'; }")
+    // Bounded: a controller that does not answer must not hold the poll (or the window) for long.
+    return QStringLiteral("{ timeout 20 squeue --me -h -t all%1 -o '%i|%T|%r|%j|%Z' 2>/dev/null"
+                          " || timeout 20 squeue -h -t all -u \"$(id -un)\"%1 -o '%i|%T|%r|%j|%Z'; }")
         .arg(filter);
 }
 
@@ -76,7 +77,7 @@ QString SlurmScheduler::queryCommand(const QList<JobRef>& jobs) const
         if (!j.jobId.isEmpty()) ids << j.jobId;
     QString cmd = QStringLiteral("echo @squeue; ") + squeueCommand(ids.join(QLatin1Char(','))) + QStringLiteral(" 2>&1; echo \"@rc $?\"");
     if (!ids.isEmpty())
-        cmd += QStringLiteral("; echo @sacct; sacct -X -n -P -o JobIDRaw,State,ExitCode -j %1 2>&1; echo \"@rc $?\"")
+        cmd += QStringLiteral("; echo @sacct; timeout 20 sacct -X -n -P -o JobIDRaw,State,ExitCode -j %1 2>&1; echo \"@rc $?\"")
                    .arg(shellQuote(ids.join(QLatin1Char(','))));
     return cmd;
 }

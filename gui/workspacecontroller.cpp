@@ -12,7 +12,8 @@
 
 namespace scaledesk::gui {
 
-WorkspaceController::WorkspaceController(const QString& root, QObject* parent) : QObject(parent), m_workspace(root)
+WorkspaceController::WorkspaceController(const QString& root, QObject* parent)
+    : QObject(parent), m_workspace(root), m_prompter(new Prompter(this))
 {
     auto s = RunStore::open(m_workspace);
     if (s) m_store = std::move(s).value();
@@ -24,6 +25,7 @@ WorkspaceController::WorkspaceController(const QString& root, QObject* parent) :
 
 WorkspaceController::~WorkspaceController()
 {
+    m_prompter->close();  // a worker waiting for an answer gives up now
     for (auto& [name, s] : m_sessions) delete s;  // each waits for its running operation
 }
 
@@ -61,9 +63,9 @@ ClusterSession* WorkspaceController::session(const QString& profileName, QString
         o.identityFile = p->identityFile;
         o.proxyJump = p->proxyJump;
         o.knownHostsFile = p->knownHostsFile;
-        // No prompts from the poller: a host or key that needs one is connected once with
-        // `scaledesk profiles test` (the launch dialog will ask in a window).
-        t = std::make_unique<SshTransport>(o);
+        o.sshConfigFile = qEnvironmentVariable("SCALEDESK_SSH_CONFIG");
+        // Host keys, passphrases and 2FA codes are asked in dialogs while the worker waits.
+        t = std::make_unique<SshTransport>(o, m_prompter->callbacks(profileName));
         s = std::make_unique<SlurmScheduler>(*t);
     }
     auto* cs = new ClusterSession(std::move(t), std::move(s));

@@ -3,6 +3,7 @@
 #include "clustersession.h"
 #include "launchdialog.h"
 #include "mirrorreader.h"
+#include "prompter.h"
 #include "runstore.h"
 
 #include <QObject>
@@ -24,6 +25,7 @@ public:
     bool isOpen() const { return m_store != nullptr; }
     QString openError() const { return m_openError; }
     const RunStore* store() const { return m_store.get(); }
+    const Prompter& prompter() const { return *m_prompter; }
     const Workspace& workspace() const { return m_workspace; }
 
     /// The reader of a run's mirror (created on first use; kept while the window lives).
@@ -52,6 +54,7 @@ private:
     Workspace m_workspace;
     std::unique_ptr<RunStore> m_store;
     QString m_openError;
+    Prompter* m_prompter;  // a child: outlives the sessions, which ~WorkspaceController deletes
     std::map<QString, ClusterSession*> m_sessions;
     std::map<QString, std::unique_ptr<MirrorReader>> m_readers;
     QTimer m_timer;
