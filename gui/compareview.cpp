@@ -6,6 +6,7 @@
 #include "serieschart.h"
 #include "workspacecontroller.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDragEnterEvent>
 #include <QHBoxLayout>
@@ -25,10 +26,7 @@ CompareView::CompareView(WorkspaceController& controller, QWidget* parent) : QWi
     setAcceptDrops(true);
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout;
-    m_tag = new QComboBox;
-    m_tag->addItems({QStringLiteral("Loss/valid"), QStringLiteral("Loss/train"), QStringLiteral("step/loss"), QStringLiteral("Learning Rate"),
-                     QStringLiteral("Avg iters per sec"), QStringLiteral("epoch/samples_per_s"), QStringLiteral("step/step_s")});
-    m_tag->setEditable(true);
+    m_logY = new QCheckBox(tr("Log y"));
     m_x = new QComboBox;
     m_x->addItem(tr("Step"), int(XAxis::Step));
     m_x->addItem(tr("Relative time"), int(XAxis::RelativeTime));
@@ -36,30 +34,49 @@ CompareView::CompareView(WorkspaceController& controller, QWidget* parent) : QWi
     m_smoothing = new QSlider(Qt::Horizontal);
     m_smoothing->setRange(0, 99);
     m_smoothing->setToolTip(tr("Smoothing (TensorBoard's weight ×100)"));
-    bar->addWidget(new QLabel(tr("Tag")));
-    bar->addWidget(m_tag, 1);
     bar->addWidget(new QLabel(tr("x")));
     bar->addWidget(m_x);
     bar->addWidget(new QLabel(tr("Smoothing")));
     bar->addWidget(m_smoothing, 1);
+    bar->addWidget(m_logY);
     layout->addLayout(bar);
     auto* split = new QSplitter(Qt::Vertical);
     auto* top = new QSplitter(Qt::Horizontal);
+    auto* lists = new QSplitter(Qt::Vertical);
     m_list = new QListWidget;
     m_list->setToolTip(tr("Drag runs here from the navigator"));
-    m_list->setMaximumWidth(260);
-    top->addWidget(m_list);
-    m_chart = new SeriesChart(tr("Compare"));
-    top->addWidget(m_chart);
+    m_tags = new QListWidget;
+    m_tags->setToolTip(tr("One chart per checked tag"));
+    for (const QString& t : {QStringLiteral("Loss/valid"), QStringLiteral("Loss/train"), QStringLiteral("step/loss"), QStringLiteral("Learning Rate"),
+                             QStringLiteral("Avg iters per sec"), QStringLiteral("epoch/samples_per_s"), QStringLiteral("step/step_s"),
+                             QStringLiteral("step/comm_exposed_s"), QStringLiteral("step/data_s")}) {
+        auto* item = new QListWidgetItem(t, m_tags);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(t == QLatin1String("Loss/valid") ? Qt::Checked : Qt::Unchecked);
+    }
+    lists->addWidget(m_list);
+    lists->addWidget(m_tags);
+    lists->setMaximumWidth(260);
+    top->addWidget(lists);
+    m_chartBox = new QWidget;
+    new QVBoxLayout(m_chartBox);
+    m_chartBox->layout()->setContentsMargins(0, 0, 0, 0);
+    top->addWidget(m_chartBox);
     top->setStretchFactor(1, 1);
     split->addWidget(top);
     m_table = new QTableWidget;
     split->addWidget(m_table);
     split->setStretchFactor(0, 3);
     layout->addWidget(split, 1);
-    connect(m_tag, &QComboBox::currentTextChanged, this, &CompareView::redraw);
-    connect(m_x, &QComboBox::currentIndexChanged, this, [this] { m_chart->setXAxis(XAxis(m_x->currentData().toInt())); });
-    connect(m_smoothing, &QSlider::valueChanged, this, [this](int v) { m_chart->setSmoothing(v / 100.0); });
+    connect(m_tags, &QListWidget::itemChanged, this, &CompareView::redraw);
+    connect(m_x, &QComboBox::currentIndexChanged, this, &CompareView::redraw);
+    connect(m_smoothing, &QSlider::valueChanged, this, [this](int v) {
+        for (SeriesChart* c : m_charts) c->setSmoothing(v / 100.0);
+    });
+    connect(m_logY, &QCheckBox::toggled, this, [this](bool on) {
+        for (SeriesChart* c : m_charts) c->setLogY(on);
+    });
+    redraw();
 }
 
 void CompareView::setRuns(const QStringList& runIds)
@@ -103,13 +120,43 @@ void CompareView::reload()
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
 }
 
+void CompareView::setTags(const QStringList& tags)
+{
+    m_tags->blockSignals(true);
+    for (const QString& t : tags)
+        if (m_tags->findItems(t, Qt::MatchExactly).isEmpty()) {
+            auto* item = new QListWidgetItem(t, m_tags);
+            item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        }
+    for (int i = 0; i < m_tags->count(); ++i) m_tags->item(i)->setCheckState(tags.contains(m_tags->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
+    m_tags->blockSignals(false);
+    redraw();
+}
+
 void CompareView::redraw()
 {
-    QList<SeriesChart::Curve> curves;
-    for (const CompareRun& r : m_runs)
-        curves << SeriesChart::Curve{r.record.id, runColor(r.record.id), r.metrics.series(m_tag->currentText()), r.metrics.startTime()};
-    m_chart->chart()->setTitle(m_tag->currentText());
-    m_chart->setCurves(curves);
+    QStringList tags;
+    for (int i = 0; i < m_tags->count(); ++i)
+        if (m_tags->item(i)->checkState() == Qt::Checked) tags << m_tags->item(i)->text();
+    while (m_charts.size() > tags.size()) delete m_charts.takeLast();
+    while (m_charts.size() < tags.size()) {
+        auto* c = new SeriesChart(QString());
+        c->setMinimumHeight(220);
+        m_chartBox->layout()->addWidget(c);
+        m_charts << c;
+    }
+    for (int i = 0; i < tags.size(); ++i) {
+        QList<SeriesChart::Curve> curves;
+        for (const CompareRun& r : m_runs)
+            curves << SeriesChart::Curve{r.record.id, runColor(r.record.id), r.metrics.series(tags[i]), r.metrics.startTime()};
+        SeriesChart* c = m_charts[i];
+        c->chart()->setTitle(tags[i]);
+        c->setYTitle(tags[i]);
+        c->setCurves(curves);
+        c->setXAxis(XAxis(m_x->currentData().toInt()));
+        c->setSmoothing(m_smoothing->value() / 100.0);
+        c->setLogY(m_logY->isChecked());
+    }
 }
 
 void CompareView::dragEnterEvent(QDragEnterEvent* e)

@@ -26,7 +26,10 @@ public:
     CompareView(WorkspaceController& controller, QWidget* parent = nullptr);
     void setRuns(const QStringList& runIds);
     QStringList runs() const { return m_ids; }
-    SeriesChart* chart() const { return m_chart; }
+    /// The first chart (one per chosen tag).
+    SeriesChart* chart() const { return m_charts.value(0); }
+    QList<SeriesChart*> charts() const { return m_charts; }
+    void setTags(const QStringList& tags);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* e) override;
@@ -39,10 +42,12 @@ private:
     QStringList m_ids;
     std::vector<CompareRun> m_runs;
     QListWidget* m_list;
-    QComboBox* m_tag;
+    QListWidget* m_tags;
+    QCheckBox* m_logY;
+    QWidget* m_chartBox;
     QComboBox* m_x;
     QSlider* m_smoothing;
-    SeriesChart* m_chart;
+    QList<SeriesChart*> m_charts;
     QTableWidget* m_table;
 };
 

@@ -10,6 +10,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QValueAxis>
+#include <QLogValueAxis>
 #include <QWheelEvent>
 #include <QContextMenuEvent>
 #include <QFileDialog>
@@ -100,7 +101,31 @@ void SeriesChart::setSmoothing(double weight)
     refresh();
 }
 
-void SeriesChart::setYTitle(const QString& title) { m_y->setTitleText(title); }
+void SeriesChart::setYTitle(const QString& title)
+{
+    m_y->setTitleText(title);
+    if (m_logY) m_logY->setTitleText(title);
+}
+
+void SeriesChart::setLogY(bool on)
+{
+    if (on == m_log) return;
+    m_log = on;
+    if (!m_logY) {
+        m_logY = new QLogValueAxis;
+        m_logY->setBase(10);
+        m_logY->setLabelFormat(QStringLiteral("%g"));
+        m_logY->setMinorTickCount(8);
+        m_logY->setTitleText(m_y->titleText());
+    }
+    QAbstractAxis* from = on ? static_cast<QAbstractAxis*>(m_y) : m_logY;
+    QAbstractAxis* to = on ? static_cast<QAbstractAxis*>(m_logY) : m_y;
+    for (auto& t : m_tracks) t->line->detachAxis(from);
+    chart()->removeAxis(from);
+    chart()->addAxis(to, Qt::AlignLeft);
+    for (auto& t : m_tracks) t->line->attachAxis(to);
+    refresh();
+}
 
 void SeriesChart::dataChanged() { m_coalesce.start(); }
 
@@ -161,11 +186,24 @@ void SeriesChart::refresh()
         yhi = 1;
     }
     if (hi <= lo) hi = lo + 1;
+    if (m_log) {
+        // The smallest positive value sets the bottom of a log axis.
+        double pos = std::numeric_limits<double>::infinity();
+        for (auto& t : m_tracks) {
+            if (!t->curve.series) continue;
+            const std::vector<double>& v = t->smoothed.empty() ? t->curve.series->values() : t->smoothed;
+            for (double x : v)
+                if (x > 0 && x < pos) pos = x;
+        }
+        ylo = std::isfinite(pos) ? pos : 1e-3;
+        if (!(yhi > ylo)) yhi = ylo * 10;
+    }
     if (!m_zoomed) {
         m_x->setRange(lo, hi);
         if (m_axis == XAxis::Step) m_x->applyNiceNumbers();  // round ticks (times stay exact)
         const double pad = (yhi - ylo) * 0.05 + (yhi == ylo ? std::max(1e-9, std::abs(yhi) * 0.05) : 0);
         m_y->setRange(ylo - pad, yhi + pad);
+        if (m_logY) m_logY->setRange(ylo / 1.2, yhi * 1.2);
     }
     const double x0 = m_x->min(), x1 = m_x->max();
     const int width = plotWidth();
@@ -179,10 +217,14 @@ void SeriesChart::refresh()
         pts.reserve(qsizetype(cols.size() * 2));
         for (const Column& c : cols) {
             if (c.count == 1) {
-                if (std::isfinite(c.first)) pts << QPointF(c.x0, c.first);
+                if (std::isfinite(c.first) && (!m_log || c.first > 0)) pts << QPointF(c.x0, c.first);
                 continue;
             }
-            if (!std::isfinite(c.min)) continue;
+            if (!std::isfinite(c.min) || (m_log && c.max <= 0)) continue;
+            if (m_log && c.min <= 0) {
+                pts << QPointF(0.5 * (c.x0 + c.x1), c.max);
+                continue;
+            }
             const double x = 0.5 * (c.x0 + c.x1);
             // Min and max in the order that keeps the line continuous with its neighbours.
             if (c.first <= c.last) pts << QPointF(x, c.min) << QPointF(x, c.max);

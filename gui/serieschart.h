@@ -11,6 +11,7 @@
 #include <vector>
 
 class QLineSeries;
+class QLogValueAxis;
 class QValueAxis;
 
 namespace scaledesk::gui {
@@ -35,6 +36,8 @@ public:
     void setXAxis(XAxis axis);
     void setSmoothing(double weight);  ///< TensorBoard weight, 0 = raw
     void setYTitle(const QString& title);
+    /// A logarithmic y axis (values ≤ 0 are left out while it is on).
+    void setLogY(bool on);
     /// The series grew: re-query soon (coalesced).
     void dataChanged();
     /// Shows everything again.
@@ -70,6 +73,8 @@ private:
     void fullRange(double* lo, double* hi, double* ylo, double* yhi);
     QValueAxis* m_x;
     QValueAxis* m_y;
+    QLogValueAxis* m_logY = nullptr;  // in place of m_y while log y is on
+    bool m_log = false;
     std::vector<std::unique_ptr<Track>> m_tracks;
     XAxis m_axis = XAxis::Step;
     double m_smoothing = 0;

@@ -4,6 +4,7 @@
 // main window on a workspace with a run (a screenshot is written when SCALEDESK_SCREENSHOT_DIR is set).
 #include "chartexport.h"
 #include "configeditor.h"
+#include "compareview.h"
 #include "headless.h"
 #include "launchdialog.h"
 #include "mainwindow.h"
@@ -92,6 +93,24 @@ private slots:
         chart.setSmoothing(0.9);
         QTRY_VERIFY(!chart.csv().isEmpty());
         QVERIFY(chart.pointsShown() <= 2 * chart.plotWidth() + 2);
+    }
+
+    void logYLeavesOutNonPositiveValues()
+    {
+        Series s;
+        for (int i = 0; i < 1000; ++i) s.append(i, i, i % 10 == 0 ? 0.0 : (i % 7 == 0 ? -1.0 : std::exp(-i / 100.0)));
+        SeriesChart chart(QStringLiteral("log"));
+        chart.resize(600, 400);
+        chart.show();
+        chart.setCurves({{QStringLiteral("c"), Qt::blue, &s, 0}});
+        chart.setLogY(true);
+        QTRY_VERIFY(chart.pointsShown() > 0);
+        auto* line = qobject_cast<QLineSeries*>(chart.chart()->series().first());
+        for (const QPointF& p : line->points()) QVERIFY(p.y() > 0);
+        chart.setLogY(false);
+        double lowest = 1e300;
+        for (const QPointF& p : line->points()) lowest = std::min(lowest, p.y());
+        QCOMPARE(lowest, -1.0);
     }
 
     void exportsEveryFormatAndNamesAnUnwritablePath()
@@ -309,6 +328,11 @@ private slots:
         w.runTable()->selectRow(0);
         QTRY_VERIFY(w.runView()->charts().first()->pointsShown() > 0);
         QVERIFY(w.runView()->charts().first()->pointsShown() <= 2 * w.runView()->charts().first()->plotWidth() + 4);
+        // Compare: one chart per chosen tag.
+        w.compareView()->setRuns({QStringLiteral("demo-ddp-1x2-r1")});
+        w.compareView()->setTags({QStringLiteral("step/loss"), QStringLiteral("step/lr")});
+        QCOMPARE(w.compareView()->charts().size(), 2);
+        QTRY_VERIFY(w.compareView()->charts()[0]->pointsShown() > 0);
         const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR");
         if (!shots.isEmpty()) {
             QTest::qWait(200);
