@@ -1,33 +1,34 @@
 #include "mainwindow.h"
 
 #include "compareview.h"
-#include "profiles.h"
-#include "sshtransport.h"
-#include "preferencesdialog.h"
 #include "configeditor.h"
-#include "launchdialog.h"
 #include "deploy.h"
+#include "launchdialog.h"
+#include "preferencesdialog.h"
+#include "profiles.h"
 #include "runlistmodel.h"
 #include "runview.h"
 #include "scalingview.h"
+#include "sshtransport.h"
 #include "workspacecontroller.h"
 
+#include <QAction>
 #include <QApplication>
-#include <QProcess>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
-#include <QDockWidget>
 #include <QHeaderView>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMessageBox>
+#include <QProcess>
 #include <QSet>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
-#include <QToolBar>
-#include <QAction>
 #include <QTabWidget>
 #include <QTableView>
+#include <QToolBar>
 #include <QVBoxLayout>
 
 namespace scaledesk::gui {
@@ -103,6 +104,38 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     });
     QAction* poll = tools->addAction(tr("Refresh"));
     connect(poll, &QAction::triggered, &m_controller, &WorkspaceController::pollNow);
+
+    // Profiles and their connection state (a broken profile file shows its error).
+    auto* profiles = new QListWidget;
+    auto fillProfiles = [this, profiles] {
+        profiles->clear();
+        for (const auto& e : listProfiles(m_controller.workspace())) {
+            auto* item = new QListWidgetItem(profiles);
+            item->setData(Qt::UserRole, e.name);
+            if (!e.profile) {
+                item->setText(tr("%1 — error: %2").arg(e.name, e.error.text()));
+                item->setForeground(RunListModel::stateColor(RunState::Failed));
+            } else {
+                const QString target = e.profile->kind == QLatin1String("local") ? tr("this machine") : e.profile->host;
+                item->setText(tr("%1 — %2 (%3): not connected yet").arg(e.name, e.profile->kind, target));
+            }
+        }
+    };
+    fillProfiles();
+    connect(&controller, &WorkspaceController::profileState, this, [profiles](const QString& name, bool ok, const QString& text) {
+        for (int i = 0; i < profiles->count(); ++i) {
+            QListWidgetItem* item = profiles->item(i);
+            if (item->data(Qt::UserRole).toString() != name) continue;
+            item->setText(item->text().section(QStringLiteral(": "), 0, 0) + QStringLiteral(": ") + (ok ? tr("connected, ") : tr("error: ")) + text);
+            item->setForeground(RunListModel::stateColor(ok ? RunState::Running : RunState::Failed));
+        }
+    });
+    auto* profileDock = new QDockWidget(tr("Profiles"));
+    profileDock->setObjectName(QStringLiteral("profiles"));
+    profileDock->setWidget(profiles);
+    profileDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, profileDock);
+    m_profiles = profiles;
 
     m_tabs = new QTabWidget;
     m_runView = new RunView(controller);

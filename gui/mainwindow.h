@@ -2,6 +2,7 @@
 
 #include <QMainWindow>
 
+class QListWidget;
 class QSortFilterProxyModel;
 class QTableView;
 class QTabWidget;
@@ -25,6 +26,7 @@ public:
     ScalingView* scalingView() const { return m_scaling; }
     QTabWidget* tabs() const { return m_tabs; }
     ConfigEditor* configEditor() const { return m_editor; }
+    QListWidget* profileList() const { return m_profiles; }
     QTableView* runTable() const { return m_table; }
     RunListModel* runModel() const { return m_model; }
 
@@ -38,6 +40,7 @@ private:
     CompareView* m_compare;
     ScalingView* m_scaling;
     ConfigEditor* m_editor;
+    QListWidget* m_profiles;
 };
 
 }  // namespace scaledesk::gui

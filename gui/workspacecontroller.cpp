@@ -9,6 +9,7 @@
 #include "sshtransport.h"
 
 #include <QMap>
+#include <QTime>
 
 namespace scaledesk::gui {
 
@@ -90,6 +91,7 @@ void WorkspaceController::pollNow()
         ClusterSession* cs = session(it.key(), &error);
         if (!cs) {
             emit message(QStringLiteral("profile %1: %2").arg(it.key(), error));
+            emit profileState(it.key(), false, error);
             continue;
         }
         ++m_inFlight;
@@ -105,13 +107,17 @@ void WorkspaceController::pollNow()
                                                    QVariant(report->problems)});
         });
         const QString profile = it.key();
-        connect(op, &RemoteOperation::succeeded, this, [this](const QVariant& v) {
+        connect(op, &RemoteOperation::succeeded, this, [this, profile = it.key()](const QVariant& v) {
+            emit profileState(profile, true, tr("polled at %1").arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))));
             const QVariantList l = v.toList();
             if (l.value(2).toULongLong() > 0) m_grew = true;
             for (const QString& p : l.value(3).toStringList()) emit message(p);
             emit runsUpdated(l.value(0).toStringList());
         });
-        connect(op, &RemoteOperation::failed, this, [this, profile](const Error& e) { emit message(QStringLiteral("profile %1: %2").arg(profile, e.text())); });
+        connect(op, &RemoteOperation::failed, this, [this, profile](const Error& e) {
+            emit message(QStringLiteral("profile %1: %2").arg(profile, e.text()));
+            emit profileState(profile, false, e.text());
+        });
         connect(op, &RemoteOperation::finished, this, [this] {
             if (--m_inFlight == 0) {
                 refresh();

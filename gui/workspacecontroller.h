@@ -46,6 +46,8 @@ signals:
     /// New bytes were mirrored for these runs (their readers have new lines to read).
     void runsUpdated(const QStringList& runIds);
     void message(const QString& text);
+    /// A profile's connection: `ok` after a poll that worked, else the reason it did not.
+    void profileState(const QString& profile, bool ok, const QString& text);
 
 private:
     ClusterSession* session(const QString& profile, QString* error);

@@ -26,6 +26,7 @@
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QSignalSpy>
 #include <QTreeWidget>
 #include <QComboBox>
@@ -325,6 +326,8 @@ private slots:
         w.resize(1400, 900);
         w.show();
         QTRY_COMPARE(w.runModel()->rowCount(), 1);
+        QVERIFY(w.profileList()->count() >= 1);  // the built-in local profile
+        QVERIFY(w.profileList()->item(0)->text().startsWith(QStringLiteral("local — local (this machine)")));
         w.runTable()->selectRow(0);
         QTRY_VERIFY(w.runView()->charts().first()->pointsShown() > 0);
         QVERIFY(w.runView()->charts().first()->pointsShown() <= 2 * w.runView()->charts().first()->plotWidth() + 4);
