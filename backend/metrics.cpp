@@ -60,6 +60,7 @@ std::size_t Series::append(double step, double time, double value)
     if (!m_step.empty() && step <= m_step.back()) {
         const auto keep = std::size_t(std::lower_bound(m_step.begin(), m_step.end(), step) - m_step.begin());
         dropped = m_step.size() - keep;
+        ++m_truncations;
         m_step.resize(keep);
         m_time.resize(keep);
         m_value.resize(keep);

@@ -52,11 +52,15 @@ public:
     std::size_t append(double step, double time, double value);
     void reserve(std::size_t n);
 
+    /// How many times older points were replaced (a resume): caches built from the series check it.
+    std::size_t truncations() const { return m_truncations; }
+
     /// The min/max index over the values, updated as points are appended (built on first use).
     const MinMaxIndex& index() const;
 
 private:
     std::vector<double> m_step, m_time, m_value;
+    std::size_t m_truncations = 0;
     mutable std::unique_ptr<MinMaxIndex> m_index;
 };
 

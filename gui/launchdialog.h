@@ -41,6 +41,9 @@ public:
     QLineEdit* ranksEdit() const { return m_ranks; }
     QLineEdit* timeEdit() const { return m_time; }
     QComboBox* configCombo() const { return m_config; }
+    QLineEdit* sweepEdit() const { return m_sweep; }
+    QCheckBox* makeDataCheck() const { return m_makeData; }
+    QDialogButtonBox* buttons() const { return m_buttons; }
 
 private:
     void revalidate();

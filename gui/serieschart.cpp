@@ -12,6 +12,7 @@
 #include <QValueAxis>
 #include <QLogValueAxis>
 #include <QWheelEvent>
+#include <QElapsedTimer>
 #include <QContextMenuEvent>
 #include <QFileDialog>
 #include <QMenu>
@@ -140,10 +141,17 @@ int SeriesChart::plotWidth() const { return std::max(1, int(chart()->plotArea().
 void SeriesChart::rebuildCaches(Track& t)
 {
     const Series* s = t.curve.series;
-    if (!s || t.builtFor == s->size()) return;
-    t.xs.resize(s->size());
-    for (std::size_t i = 0; i < s->size(); ++i)
-        t.xs[i] = m_axis == XAxis::Step ? s->steps()[i] : m_axis == XAxis::RelativeTime ? s->times()[i] - t.curve.runStart : s->times()[i];
+    if (!s || (t.builtFor == s->size() && t.builtTruncations == s->truncations())) return;
+    const bool appendOnly = t.builtTruncations == s->truncations() && t.builtFor <= s->size();
+    // Step and wall time are the series' own vectors (no copy); relative time is kept shifted,
+    // extended by the new points only (a resume that replaced points rebuilds it).
+    if (m_axis == XAxis::RelativeTime) {
+        const std::size_t from = (appendOnly && t.xs.size() == t.builtFor) ? t.builtFor : 0;
+        t.xs.resize(s->size());
+        for (std::size_t i = from; i < s->size(); ++i) t.xs[i] = s->times()[i] - t.curve.runStart;
+    } else {
+        t.xs.clear();
+    }
     if (m_smoothing > 0) {
         t.smoothed = smoothTensorBoard(s->values(), m_smoothing);
         t.smoothedIndex = std::make_unique<MinMaxIndex>();
@@ -153,6 +161,14 @@ void SeriesChart::rebuildCaches(Track& t)
         t.smoothedIndex.reset();
     }
     t.builtFor = s->size();
+    t.builtTruncations = s->truncations();
+}
+
+const std::vector<double>& SeriesChart::xsOf(const Track& t) const
+{
+    if (m_axis == XAxis::Step) return t.curve.series->steps();
+    if (m_axis == XAxis::WallTime) return t.curve.series->times();
+    return t.xs;
 }
 
 void SeriesChart::fullRange(double* lo, double* hi, double* ylo, double* yhi)
@@ -160,9 +176,10 @@ void SeriesChart::fullRange(double* lo, double* hi, double* ylo, double* yhi)
     *lo = *ylo = std::numeric_limits<double>::infinity();
     *hi = *yhi = -std::numeric_limits<double>::infinity();
     for (auto& t : m_tracks) {
-        if (t->xs.empty()) continue;
-        *lo = std::min(*lo, t->xs.front());
-        *hi = std::max(*hi, t->xs.back());
+        if (!t->curve.series || t->curve.series->empty()) continue;
+        const std::vector<double>& xs = xsOf(*t);
+        *lo = std::min(*lo, xs.front());
+        *hi = std::max(*hi, xs.back());
         const auto& v = t->smoothed.empty() ? t->curve.series->values() : t->smoothed;
         const MinMaxIndex& idx = t->smoothed.empty() ? t->curve.series->index() : *t->smoothedIndex;
         const auto r = idx.range(v, 0, v.size());
@@ -171,8 +188,18 @@ void SeriesChart::fullRange(double* lo, double* hi, double* ylo, double* yhi)
     }
 }
 
+void SeriesChart::paintEvent(QPaintEvent* e)
+{
+    QElapsedTimer t;
+    t.start();
+    QChartView::paintEvent(e);
+    m_paintMs = t.nsecsElapsed() / 1e6;
+}
+
 void SeriesChart::refresh()
 {
+    QElapsedTimer timer;
+    timer.start();
     m_refreshing = true;
     for (auto& t : m_tracks) rebuildCaches(*t);
     double lo, hi, ylo, yhi;
@@ -212,7 +239,7 @@ void SeriesChart::refresh()
         if (!t->curve.series) continue;
         const auto& v = t->smoothed.empty() ? t->curve.series->values() : t->smoothed;
         const MinMaxIndex& idx = t->smoothed.empty() ? t->curve.series->index() : *t->smoothedIndex;
-        const auto cols = decimate(t->xs, v, idx, x0, x1, width, true);
+        const auto cols = decimate(xsOf(*t), v, idx, x0, x1, width, true);
         QList<QPointF> pts;
         pts.reserve(qsizetype(cols.size() * 2));
         for (const Column& c : cols) {
@@ -234,6 +261,7 @@ void SeriesChart::refresh()
         m_pointsShown += int(pts.size());
     }
     m_refreshing = false;
+    m_refreshMs = timer.nsecsElapsed() / 1e6;
 }
 
 QString SeriesChart::csv() const

@@ -42,6 +42,11 @@ public:
     void dataChanged();
     /// Shows everything again.
     void resetZoom();
+    /// Re-queries now instead of after the coalescing delay (benchmarks, exports).
+    void refreshNow() { refresh(); }
+    /// Milliseconds the last re-query and the last paint took (the benchmarks' frame time).
+    double lastRefreshMs() const { return m_refreshMs; }
+    double lastPaintMs() const { return m_paintMs; }
     /// Points handed to Qt Charts in the last refresh, over all curves.
     int pointsShown() const { return m_pointsShown; }
     /// The plot's width in pixels (the decimation's column count).
@@ -58,18 +63,21 @@ protected:
     void mouseReleaseEvent(QMouseEvent* e) override;
     void keyPressEvent(QKeyEvent* e) override;
     void contextMenuEvent(QContextMenuEvent* e) override;
+    void paintEvent(QPaintEvent* e) override;
 
 private:
     struct Track {
         Curve curve;
         QLineSeries* line = nullptr;
-        std::vector<double> xs;             // x on the current axis
+        std::vector<double> xs;             // relative time (the other axes use the series' vectors)
         std::vector<double> smoothed;       // when smoothing > 0
         std::unique_ptr<MinMaxIndex> smoothedIndex;
         std::size_t builtFor = 0;           // series size the caches were built for
+        std::size_t builtTruncations = 0;   // and its truncation count then
     };
     void refresh();
     void rebuildCaches(Track& t);
+    const std::vector<double>& xsOf(const Track& t) const;
     void fullRange(double* lo, double* hi, double* ylo, double* yhi);
     QValueAxis* m_x;
     QValueAxis* m_y;
@@ -82,6 +90,7 @@ private:
     bool m_refreshing = false;
     QTimer m_coalesce;
     int m_pointsShown = 0;
+    double m_refreshMs = 0, m_paintMs = 0;
     QGraphicsSimpleTextItem* m_crosshair = nullptr;
 };
 

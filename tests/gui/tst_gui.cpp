@@ -25,12 +25,19 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QTemporaryDir>
+#include <QCheckBox>
+#include <QDialogButtonBox>
 #include <QLineEdit>
+#include <QPushButton>
+#include <QToolBar>
+#include <QToolButton>
 #include <QListWidget>
 #include <QSignalSpy>
 #include <QTreeWidget>
 #include <QComboBox>
 #include <QTest>
+#include <QXmlStreamReader>
+#include <QTimer>
 
 #include <cmath>
 
@@ -132,7 +139,29 @@ private slots:
             if (QLatin1String(ext) == QLatin1String("pdf")) QVERIFY(head.startsWith("%PDF"));
             if (QLatin1String(ext) == QLatin1String("svg")) QVERIFY(f.readAll().contains("Export me"));
         }
-        QCOMPARE(QImage(m_tmp.filePath(QStringLiteral("chart.png"))).size(), QSize(640, 480));
+        const QImage png(m_tmp.filePath(QStringLiteral("chart.png")));
+        QCOMPARE(png.size(), QSize(640, 480));
+        int inked = 0;  // non-blank: a real share of the pixels is not background
+        for (int y = 0; y < png.height(); y += 2)
+            for (int x = 0; x < png.width(); x += 2) inked += (png.pixelColor(x, y).lightness() < 200);
+        QVERIFY2(inked > 500, qPrintable(QString::number(inked)));
+        QFile svgFile(m_tmp.filePath(QStringLiteral("chart.svg")));
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        QXmlStreamReader xml(&svgFile);
+        QString svgText;
+        while (!xml.atEnd()) {
+            xml.readNext();
+            if (xml.isCharacters()) svgText += xml.text();
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QVERIFY(svgText.contains(QStringLiteral("value (units)")));  // the y axis title
+        QVERIFY(svgText.contains(QStringLiteral("Step")));           // the x axis title
+        QVERIFY(svgText.contains(QStringLiteral("curve")));          // the legend entry
+        QFile pdf(m_tmp.filePath(QStringLiteral("chart.pdf")));
+        QVERIFY(pdf.open(QIODevice::ReadOnly));
+        const QByteArray pdfBytes = pdf.readAll();
+        QVERIFY(pdfBytes.size() > 4000);  // more than an empty page
+        QVERIFY2(pdfBytes.contains("/MediaBox [0 0 480.000000 360.000000]"), "the PDF page is not 640 x 480 px at 96 dpi");
         const auto bad = exportChart(chart.chart(), QStringLiteral("/proc/nope/chart.png"));
         QVERIFY(!bad);
         QVERIFY(bad.error().text().startsWith(QStringLiteral("/proc/nope/chart.png")));
@@ -192,6 +221,10 @@ private slots:
         QVERIFY2(d.canLaunch(), qPrintable(d.whyNot()));
         d.ranksEdit()->setText(QStringLiteral("1,2"));
         QVERIFY(d.summary().startsWith(QStringLiteral("2 job(s) on local")));
+        QStringList ids;
+        for (const RunPoint& p : d.request().points) ids << p.runId + QStringLiteral("/%1").arg(p.worldSize());
+        QCOMPARE(ids, (QStringList{QStringLiteral("sweep1-ddp-1x1-r1/1"), QStringLiteral("sweep1-ddp-1x2-r1/2")}));
+        QCOMPARE(d.request().options.configName, QStringLiteral("cpu-tiny"));
         QVERIFY2(d.preview().contains(QStringLiteral("mpirun")), qPrintable(d.preview()));  // the local job script
         d.nodesEdit()->setText(QStringLiteral("1,x"));
         QVERIFY(!d.canLaunch());
@@ -294,6 +327,62 @@ private slots:
         QFile saved(path);
         QVERIFY(saved.open(QIODevice::ReadOnly));
         QVERIFY(saved.readAll().contains("Nsamples: many"));
+    }
+
+    // The real window, driven by clicks: launch cpu-tiny twice on the local profile, wait for both
+    // to complete, see a run's points in the run view and both runs in the compare view.
+    void endToEndThroughTheWindow()
+    {
+#ifndef SCALEDESK_TRAIN_BIN
+        QSKIP("the trainer is not built (SCALEDESK_BUILD_TRAINER=OFF)");
+#else
+        qputenv("SCALEDESK_TRAIN", SCALEDESK_TRAIN_BIN);
+        qputenv("SCALEDESK_TRAINER_SOURCES", SCALEDESK_SOURCE_DIR);
+        WorkspaceController controller(m_tmp.filePath(QStringLiteral("e2e-ws")));
+        MainWindow w(controller);
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* tools = w.findChild<QToolBar*>(QStringLiteral("actions"));
+        QVERIFY(tools);
+        QAction* launch = nullptr;
+        for (QAction* a : tools->actions())
+            if (a->text() == QStringLiteral("Launch…")) launch = a;
+        QVERIFY(launch);
+        auto launchOnce = [&](const QString& sweep) {
+            bool filled = false;
+            QTimer::singleShot(100, this, [&] {
+                auto* d = qobject_cast<LaunchDialog*>(QApplication::activeModalWidget());
+                if (!d) return;
+                d->sweepEdit()->setText(sweep);
+                d->makeDataCheck()->setChecked(true);
+                filled = d->canLaunch();
+                QTest::mouseClick(d->buttons()->button(QDialogButtonBox::Ok), Qt::LeftButton);
+            });
+            QTest::mouseClick(tools->widgetForAction(launch), Qt::LeftButton);
+            QVERIFY2(filled, "the launch dialog did not accept the form");
+        };
+        launchOnce(QStringLiteral("first"));
+        launchOnce(QStringLiteral("second"));
+        auto completed = [&] {
+            int n = 0;
+            for (int r = 0; r < w.runModel()->rowCount(); ++r)
+                if (w.runModel()->data(w.runModel()->index(r, RunListModel::State)).toString() == QLatin1String("completed")) ++n;
+            return n;
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(completed(), 2, 240000);
+        // Click the first run in the navigator: its points are in the run view's loss chart.
+        QTableView* table = w.runTable();
+        const QRect row0 = table->visualRect(table->model()->index(0, 0));
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, row0.center());
+        QTRY_VERIFY(w.runView()->charts().first()->pointsShown() > 0);
+        // Ctrl-click the second: the compare view takes both.
+        const QRect row1 = table->visualRect(table->model()->index(1, 0));
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::ControlModifier, row1.center());
+        QTRY_COMPARE(w.compareView()->runs().size(), 2);
+        QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.compareView()));
+        QTRY_VERIFY(w.compareView()->chart()->pointsShown() > 0);
+#endif
     }
 
     void mainWindowShowsARunsCurves()

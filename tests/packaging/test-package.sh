@@ -43,17 +43,20 @@ done
 head -c 4 "$root/usr/share/icons/hicolor/48x48/apps/org.scaledesk.ScaleDesk.png" | grep -q PNG || fail "the 48 px icon is not a PNG"
 
 # Both binaries run from the unpacked tree, and the app finds its own trainer and sources there.
-"$root/usr/bin/scaledesk" --version | grep -q "^scaledesk 0\." || fail "scaledesk --version"
-"$root/usr/bin/scaledesk-train" --version | grep -q "^scaledesk-train 0\..*libtorch" || fail "scaledesk-train --version"
+v="$("$root/usr/bin/scaledesk" --version)" && grep -q "^scaledesk 0\." <<< "$v" || fail "scaledesk --version"
+v="$("$root/usr/bin/scaledesk-train" --version)" && grep -q "^scaledesk-train 0\..*libtorch" <<< "$v" || fail "scaledesk-train --version: $v"
 "$root/usr/bin/scaledesk-train" --yaml_config "$root/usr/share/scaledesk/configs/unet.yaml" --config base --describe \
   > "$work/describe.txt" || fail "scaledesk-train --describe"
 grep -q "116,977,029\|116977029" "$work/describe.txt" || fail "describe does not report the model's 116,977,029 parameters"
 out="$(env -u SCALEDESK_TRAIN SCALEDESK_HOME="$work/ws" "$root/usr/bin/scaledesk" profiles test local)"
-echo "$out" | grep -q "ok   trainer: $root/usr/bin/scaledesk-train" || fail "the installed scaledesk does not use the installed trainer: $out"
-env -u SCALEDESK_TRAINER_SOURCES SCALEDESK_HOME="$work/ws" "$root/usr/bin/scaledesk" submit --config cpu-tiny --dry-run \
-  --config-file "$root/usr/share/scaledesk/configs/unet.yaml" | grep -q "$root/usr/bin/scaledesk-train" || fail "dry run"
+grep -q "ok   trainer: $root/usr/bin/scaledesk-train" <<< "$out" || fail "the installed scaledesk does not use the installed trainer: $out"
+# (Output captured first: `grep -q` closing the pipe early would fail the writer under pipefail.)
+dry="$(env -u SCALEDESK_TRAINER_SOURCES SCALEDESK_HOME="$work/ws" "$root/usr/bin/scaledesk" submit --config cpu-tiny --dry-run \
+  --config-file "$root/usr/share/scaledesk/configs/unet.yaml")" || fail "dry run"
+grep -q "$root/usr/bin/scaledesk-train" <<< "$dry" || fail "the dry run does not use the installed trainer"
 
 desktop-file-validate "$root/usr/share/applications/org.scaledesk.ScaleDesk.desktop" || fail "desktop-file-validate"
 appstreamcli validate --no-net --pedantic "$root/usr/share/metainfo/org.scaledesk.ScaleDesk.metainfo.xml" || fail "appstreamcli validate"
-tar -tzf "$tgz" | grep -q "bin/scaledesk-train$" || fail "the .tgz lacks scaledesk-train"
+listing="$(tar -tzf "$tgz")"
+grep -q "bin/scaledesk-train$" <<< "$listing" || fail "the .tgz lacks scaledesk-train"
 echo "package test: all checks passed"
