@@ -6,8 +6,8 @@
 
 namespace scaledesk {
 
-/// A multi-resolution min/max index over an append-only array of values: blocks of 64 values,
-/// then blocks of 8 blocks, and so on. A min/max over any index range costs O(levels × 8 + 128)
+/// A multi-resolution min/max index over an append-only array of values: blocks of 16 values,
+/// then blocks of 8 blocks, and so on. A min/max over any index range costs O(levels × 8 + 32)
 /// however many values it spans, so a chart can ask for every pixel column of a 10-million-point
 /// series at any zoom. Non-finite values (NaN, ±inf) are left out of min and max and flagged.
 class MinMaxIndex {
@@ -31,7 +31,7 @@ private:
         double min, max;
         bool nonFinite;
     };
-    static constexpr std::size_t kBase = 64;
+    static constexpr std::size_t kBase = 16;
     static constexpr std::size_t kFanout = 8;
     std::size_t blockSize(std::size_t level) const;  // level 1 = kBase
     std::vector<std::vector<Agg>> m_levels;          // m_levels[L-1]: complete blocks of level L

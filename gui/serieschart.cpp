@@ -6,6 +6,8 @@
 
 #include <QChart>
 #include <QGraphicsSimpleTextItem>
+#include <QGraphicsItem>
+#include <QPainter>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
@@ -23,6 +25,55 @@
 #include <limits>
 
 namespace scaledesk::gui {
+
+// Draws the decimated curves with QPainter in the chart's plot area. QLineSeries costs a few
+// microseconds per point (Qt Charts builds hover shapes with an angle per segment); a polyline
+// costs a fraction of that, which keeps a zoom over 10 × 1M points within a frame.
+class CurvesItem : public QGraphicsItem {
+public:
+    CurvesItem(SeriesChart* owner, QChart* chart) : QGraphicsItem(chart), m_owner(owner), m_chart(chart) { setZValue(5); }
+    QRectF boundingRect() const override { return m_chart->plotArea(); }
+    void changed()
+    {
+        prepareGeometryChange();
+        update();
+    }
+    void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override
+    {
+        const QRectF area = m_chart->plotArea();
+        const double x0 = m_owner->m_x->min(), x1 = m_owner->m_x->max();
+        const bool log = m_owner->m_log && m_owner->m_logY;
+        const double y0 = log ? std::log10(m_owner->m_logY->min()) : m_owner->m_y->min();
+        const double y1 = log ? std::log10(m_owner->m_logY->max()) : m_owner->m_y->max();
+        if (!(x1 > x0) || !(y1 > y0)) return;
+        const double sx = area.width() / (x1 - x0), sy = area.height() / (y1 - y0);
+        p->save();
+        p->setClipRect(area);
+        // Aliased: a dense min/max zig-zag stroked with antialiasing costs ~20× more, and at two
+        // points per pixel column the difference does not show.
+        p->setRenderHint(QPainter::Antialiasing, false);
+        QPolygonF poly;
+        for (const auto& t : m_owner->m_tracks) {
+            if (!t->line->isVisible() || t->points.isEmpty()) continue;
+            poly.resize(t->points.size());
+            for (qsizetype i = 0; i < t->points.size(); ++i) {
+                const QPointF& v = t->points[i];
+                const double y = log ? std::log10(v.y()) : v.y();
+                poly[i] = QPointF(area.left() + (v.x() - x0) * sx, area.bottom() - (y - y0) * sy);
+            }
+            QPen pen = t->line->pen();
+            pen.setWidth(1);  // a one-pixel pen draws lines directly; wider ones are stroked as paths
+            p->setPen(pen);
+            if (poly.size() == 1) p->drawPoint(poly[0]);
+            else p->drawPolyline(poly);
+        }
+        p->restore();
+    }
+
+private:
+    SeriesChart* m_owner;
+    QChart* m_chart;
+};
 
 SeriesChart::SeriesChart(const QString& title, QWidget* parent) : QChartView(new QChart, parent)
 {
@@ -50,6 +101,8 @@ SeriesChart::SeriesChart(const QString& title, QWidget* parent) : QChartView(new
     });
     m_crosshair = new QGraphicsSimpleTextItem(chart());
     m_crosshair->setZValue(10);
+    m_curves = new CurvesItem(this, chart());
+    connect(chart(), &QChart::plotAreaChanged, this, [this] { static_cast<CurvesItem*>(m_curves)->changed(); });
 }
 
 void SeriesChart::setCurves(const QList<Curve>& curves)
@@ -73,9 +126,10 @@ void SeriesChart::setCurves(const QList<Curve>& curves)
         m_tracks.push_back(std::move(t));
     }
     for (QLegendMarker* m : chart()->legend()->markers()) {
-        connect(m, &QLegendMarker::clicked, this, [m] {
+        connect(m, &QLegendMarker::clicked, this, [this, m] {
             m->series()->setVisible(!m->series()->isVisible());
             m->setVisible(true);
+            m_curves->update();
             QFont f = m->font();
             f.setStrikeOut(!m->series()->isVisible());
             m->setFont(f);
@@ -137,6 +191,11 @@ void SeriesChart::resetZoom()
 }
 
 int SeriesChart::plotWidth() const { return std::max(1, int(chart()->plotArea().width())); }
+
+QList<QPointF> SeriesChart::curvePoints(int i) const
+{
+    return i >= 0 && i < int(m_tracks.size()) ? m_tracks[std::size_t(i)]->points : QList<QPointF>();
+}
 
 void SeriesChart::rebuildCaches(Track& t)
 {
@@ -235,6 +294,11 @@ void SeriesChart::refresh()
     const double x0 = m_x->min(), x1 = m_x->max();
     const int width = plotWidth();
     m_pointsShown = 0;
+    // A column whose min and max are less than a pixel apart is one point: Qt Charts' cost is per
+    // point, and a spike (max − min spanning pixels) still gets both.
+    const double height = std::max(1.0, chart()->plotArea().height());
+    const double yPixel = m_log && m_logY ? std::log10(m_logY->max() / m_logY->min()) / height : (m_y->max() - m_y->min()) / height;
+    auto tiny = [&](double lo, double hi) { return m_log ? std::log10(hi / lo) < yPixel : hi - lo < yPixel; };
     for (auto& t : m_tracks) {
         if (!t->curve.series) continue;
         const auto& v = t->smoothed.empty() ? t->curve.series->values() : t->smoothed;
@@ -253,13 +317,18 @@ void SeriesChart::refresh()
                 continue;
             }
             const double x = 0.5 * (c.x0 + c.x1);
+            if (tiny(c.min, c.max)) {
+                pts << QPointF(x, 0.5 * (c.min + c.max));
+                continue;
+            }
             // Min and max in the order that keeps the line continuous with its neighbours.
             if (c.first <= c.last) pts << QPointF(x, c.min) << QPointF(x, c.max);
             else pts << QPointF(x, c.max) << QPointF(x, c.min);
         }
-        t->line->replace(pts);
+        t->points = pts;
         m_pointsShown += int(pts.size());
     }
+    static_cast<CurvesItem*>(m_curves)->changed();
     m_refreshing = false;
     m_refreshMs = timer.nsecsElapsed() / 1e6;
 }
@@ -268,7 +337,7 @@ QString SeriesChart::csv() const
 {
     QStringList lines{QStringLiteral("curve,x,y")};
     for (const auto& t : m_tracks)
-        for (const QPointF& p : t->line->points())
+        for (const QPointF& p : t->points)
             lines << csvField(t->curve.label) + QLatin1Char(',') + csvNumber(p.x()) + QLatin1Char(',') + csvNumber(p.y());
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }

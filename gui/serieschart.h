@@ -51,6 +51,8 @@ public:
     int pointsShown() const { return m_pointsShown; }
     /// The plot's width in pixels (the decimation's column count).
     int plotWidth() const;
+    /// The points drawn for curve `i` (value coordinates), after the last re-query.
+    QList<QPointF> curvePoints(int i) const;
     QString csv() const;  ///< the curves as drawn: raw or smoothed, visible range
     /// PNG (size, DPI), SVG, PDF or CSV (the points as drawn), by the file's suffix.
     Status exportTo(const QString& path, QSize size = QSize(1600, 1000), int dpi = 200);
@@ -66,9 +68,11 @@ protected:
     void paintEvent(QPaintEvent* e) override;
 
 private:
+    friend class CurvesItem;
     struct Track {
         Curve curve;
-        QLineSeries* line = nullptr;
+        QLineSeries* line = nullptr;        // empty: the legend entry and the axes' owner
+        QList<QPointF> points;              // what CurvesItem draws
         std::vector<double> xs;             // relative time (the other axes use the series' vectors)
         std::vector<double> smoothed;       // when smoothing > 0
         std::unique_ptr<MinMaxIndex> smoothedIndex;
@@ -92,6 +96,7 @@ private:
     int m_pointsShown = 0;
     double m_refreshMs = 0, m_paintMs = 0;
     QGraphicsSimpleTextItem* m_crosshair = nullptr;
+    QGraphicsItem* m_curves = nullptr;  // draws every curve's points straight with QPainter
 };
 
 }  // namespace scaledesk::gui

@@ -105,7 +105,10 @@ int main(int argc, char** argv)
     }
     std::printf("peer, all 10M points in QLineSeries: zoom + repaint %.0f ms median; ratio %.0fx\n", median(theirs), median(theirs) / median(ours));
 
-    // 2. Streaming: 10 runs × 10 points/s for 10 s into live series.
+    // 2. Streaming: 10 runs × 10 points/s for 10 s into live series (the other views closed).
+    peer.close();
+    chart.close();
+    QCoreApplication::processEvents();
     std::vector<Series> live(runs);
     gui::SeriesChart stream(QStringLiteral("stream"));
     stream.resize(1600, 1000);
