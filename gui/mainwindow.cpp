@@ -13,6 +13,12 @@
 #include "workspacecontroller.h"
 
 #include <QAction>
+#include <QBuffer>
+#include <QFileDialog>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
@@ -32,6 +38,38 @@
 #include <QVBoxLayout>
 
 namespace scaledesk::gui {
+
+Status exportWidget(QWidget* view, const QString& path)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    QByteArray bytes;
+    QBuffer buf(&bytes);
+    buf.open(QIODevice::WriteOnly);
+    if (suffix == QLatin1String("png")) {
+        view->grab().save(&buf, "PNG");
+    } else if (suffix == QLatin1String("svg")) {
+        QSvgGenerator svg;
+        svg.setOutputDevice(&buf);
+        svg.setSize(view->size());
+        svg.setViewBox(view->rect());
+        QPainter p(&svg);
+        view->render(&p);
+    } else if (suffix == QLatin1String("pdf")) {
+        QPdfWriter pdf(&buf);
+        pdf.setResolution(96);
+        pdf.setPageSize(QPageSize(QSizeF(view->width() * 72.0 / 96, view->height() * 72.0 / 96), QPageSize::Point));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        QPainter p(&pdf);
+        view->render(&p);
+    } else {
+        return Error{QStringLiteral("export.format"), QStringLiteral("unknown image format '%1' (png, svg or pdf)").arg(suffix), path};
+    }
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) return Error{QStringLiteral("export.io"), f.errorString(), path};
+    f.write(bytes);
+    if (!f.commit()) return Error{QStringLiteral("export.io"), QStringLiteral("cannot write: ") + f.errorString(), path};
+    return Done{};
+}
 
 MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMainWindow(parent), m_controller(controller)
 {
@@ -88,6 +126,12 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         if (d.exec() == QDialog::Accepted) m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
     });
     m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
+    QAction* exportView = tools->addAction(tr("Export view…"));
+    connect(exportView, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export the view"), tr("view.png"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+        if (path.isEmpty()) return;
+        if (auto ok = exportWidget(m_tabs->currentWidget(), path); !ok) QMessageBox::warning(this, tr("Export failed"), ok.error().text());
+    });
     QAction* about = tools->addAction(tr("About"));
     connect(about, &QAction::triggered, this, [this] {
         QString trainer = tr("not found");

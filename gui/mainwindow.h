@@ -7,7 +7,12 @@ class QSortFilterProxyModel;
 class QTableView;
 class QTabWidget;
 
+#include "transport.h"  // Status
+
 namespace scaledesk::gui {
+
+/// A whole view as one image (PNG, SVG or PDF by suffix); an unwritable path is an error naming it.
+Status exportWidget(QWidget* view, const QString& path);
 
 class CompareView;
 class ConfigEditor;

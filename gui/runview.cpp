@@ -5,6 +5,9 @@
 #include "workspacecontroller.h"
 
 #include <QCheckBox>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QComboBox>
 #include <QDesktopServices>
 #include <QGridLayout>
@@ -135,6 +138,18 @@ void RunView::readNew()
                 const qint64 end = isActive(r->state) ? QDateTime::currentSecsSinceEpoch() : r->history.last().when.toSecsSinceEpoch();
                 elapsed = tr(", running for %1 s").arg(end - runningSince);
             }
+        }
+        // Estimated remaining time: the pace so far (since the trainer started) over the steps left.
+        const QJsonObject m = [&] {
+            QFile f(m_controller.workspace().runDir(m_runId) + QStringLiteral("/manifest.json"));
+            return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+        }();
+        const Series* steps = m_controller.reader(m_runId).metrics().series(QStringLiteral("step/loss"));
+        const double total = m.value(QStringLiteral("tot_steps")).toDouble();
+        const QDateTime started = QDateTime::fromString(m.value(QStringLiteral("start_utc")).toString(), Qt::ISODateWithMs);
+        if (isActive(r->state) && steps && !steps->empty() && total > 0 && started.isValid()) {
+            const double done = steps->steps().back(), elapsedS = started.msecsTo(QDateTime::currentDateTimeUtc()) / 1000.0;
+            if (done > 0 && done < total) elapsed += tr(", about %1 s to go").arg(qRound(elapsedS / done * (total - done)));
         }
         m_header->setText(tr("<b>%1</b> — %2 (%3), job %4, %5 node(s) × %6 rank(s), %7%8")
                               .arg(r->id.toHtmlEscaped(), runStateName(r->state), r->message.toHtmlEscaped(), r->jobId)

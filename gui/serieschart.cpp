@@ -18,6 +18,8 @@
 #include <QContextMenuEvent>
 #include <QFileDialog>
 #include <QMenu>
+#include <QInputDialog>
+#include <QRegularExpression>
 #include <QMessageBox>
 #include <QSaveFile>
 
@@ -417,7 +419,24 @@ void SeriesChart::contextMenuEvent(QContextMenuEvent* e)
     const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), chart()->title() + QStringLiteral(".png"),
                                                       tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;CSV of the points drawn (*.csv)"));
     if (path.isEmpty()) return;
-    if (auto ok = exportTo(path); !ok) QMessageBox::warning(this, tr("Export failed"), ok.error().text());
+    QSize size(1600, 1000);
+    int dpi = 200;
+    if (!path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) {
+        // Size and resolution of the image, as WIDTHxHEIGHT@DPI.
+        bool ok = false;
+        const QString spec = QInputDialog::getText(this, tr("Export chart"), tr("Size in pixels and resolution (WIDTHxHEIGHT@DPI):"),
+                                                   QLineEdit::Normal, QStringLiteral("1600x1000@200"), &ok);
+        if (!ok) return;
+        static const QRegularExpression re(QStringLiteral("^\\s*(\\d+)\\s*x\\s*(\\d+)\\s*@\\s*(\\d+)\\s*$"));
+        const auto m = re.match(spec);
+        if (!m.hasMatch() || m.captured(1).toInt() < 16 || m.captured(2).toInt() < 16 || m.captured(3).toInt() < 10) {
+            QMessageBox::warning(this, tr("Export chart"), tr("'%1' is not WIDTHxHEIGHT@DPI, e.g. 1600x1000@200").arg(spec));
+            return;
+        }
+        size = QSize(m.captured(1).toInt(), m.captured(2).toInt());
+        dpi = m.captured(3).toInt();
+    }
+    if (auto ok = exportTo(path, size, dpi); !ok) QMessageBox::warning(this, tr("Export failed"), ok.error().text());
 }
 
 }  // namespace scaledesk::gui

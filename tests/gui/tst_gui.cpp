@@ -423,6 +423,17 @@ private slots:
         w.compareView()->setTags({QStringLiteral("step/loss"), QStringLiteral("step/lr")});
         QCOMPARE(w.compareView()->charts().size(), 2);
         QTRY_VERIFY(w.compareView()->charts()[0]->pointsShown() > 0);
+        // A whole view as one image.
+        for (const char* ext : {"png", "svg", "pdf"}) {
+            const QString path = m_tmp.filePath(QStringLiteral("view.%1").arg(QLatin1String(ext)));
+            const auto ok = exportWidget(w.runView(), path);
+            QVERIFY2(ok, qPrintable(ok ? QString() : ok.error().text()));
+            QVERIFY(QFileInfo(path).size() > 5000);
+        }
+        QCOMPARE(QImage(m_tmp.filePath(QStringLiteral("view.png"))).size(), w.runView()->size());
+        const auto bad = exportWidget(w.runView(), QStringLiteral("/proc/nope/view.png"));
+        QVERIFY(!bad);
+        QVERIFY(bad.error().text().startsWith(QStringLiteral("/proc/nope/view.png")));
         const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR");
         if (!shots.isEmpty()) {
             QTest::qWait(200);
