@@ -8,6 +8,8 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFutureWatcher>
+#include <QtConcurrent>
 #include <QDragEnterEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -88,15 +90,36 @@ void CompareView::setRuns(const QStringList& runIds)
 
 void CompareView::reload()
 {
-    QStringList warnings;
-    auto loaded = loadCompareRuns(*m_controller.store(), m_ids, &warnings);
-    m_runs.clear();
-    if (loaded) m_runs = std::move(loaded).value();
     m_list->clear();
     for (const QString& id : m_ids) {
         auto* item = new QListWidgetItem(id, m_list);
         item->setForeground(runColor(id));
     }
+    // Parsing every run's metrics is work for a pool thread; the newest request wins.
+    const int generation = ++m_generation;
+    const QString root = m_controller.workspace().root();
+    const QStringList ids = m_ids;
+    auto* watcher = new QFutureWatcher<std::shared_ptr<std::vector<CompareRun>>>(this);
+    connect(watcher, &QFutureWatcher<std::shared_ptr<std::vector<CompareRun>>>::finished, this, [this, watcher, generation] {
+        auto runs = watcher->result();
+        watcher->deleteLater();
+        if (generation == m_generation && runs) loaded(std::move(*runs));
+    });
+    watcher->setFuture(QtConcurrent::run([root, ids] {
+        auto store = RunStore::open(Workspace(root));  // a store of the pool thread's own
+        QStringList warnings;
+        auto runs = std::make_shared<std::vector<CompareRun>>();
+        if (store) {
+            auto loaded = loadCompareRuns(**store, ids, &warnings);
+            if (loaded) *runs = std::move(loaded).value();
+        }
+        return runs;
+    }));
+}
+
+void CompareView::loaded(std::vector<CompareRun> runs)
+{
+    m_runs = std::move(runs);
     redraw();
     const Comparison c = compareRuns(m_runs);
     QStringList headers{tr("Run")};

@@ -37,10 +37,12 @@ protected:
 
 private:
     void reload();
+    void loaded(std::vector<CompareRun> runs);
     void redraw();
     WorkspaceController& m_controller;
     QStringList m_ids;
     std::vector<CompareRun> m_runs;
+    int m_generation = 0;  // a reload started later wins over one that finishes later
     QListWidget* m_list;
     QListWidget* m_tags;
     QCheckBox* m_logY;

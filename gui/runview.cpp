@@ -95,6 +95,9 @@ RunView::RunView(WorkspaceController& controller, QWidget* parent) : QWidget(par
         if (!m_runId.isEmpty()) showRun(m_runId);
     });
     connect(&m_controller, &WorkspaceController::runsUpdated, this, &RunView::update);
+    connect(&m_controller, &WorkspaceController::readerReady, this, [this](const QString& id) {
+        if (id == m_runId) showRun(id);
+    });
 }
 
 void RunView::showRun(const QString& runId)
@@ -102,6 +105,12 @@ void RunView::showRun(const QString& runId)
     const bool same = runId == m_runId;
     m_runId = runId;
     if (!same) m_log->clear();
+    if (!m_controller.hasReader(runId)) {
+        // The first read of a run parses its whole metrics file: off the GUI thread.
+        m_header->setText(tr("<b>%1</b> — reading its metrics…").arg(runId.toHtmlEscaped()));
+        m_controller.loadReader(runId);
+        return;
+    }
     MirrorReader& reader = m_controller.reader(runId);
     reader.read({});  // what is already mirrored
     const RunMetrics& m = reader.metrics();
@@ -122,7 +131,7 @@ void RunView::showRun(const QString& runId)
 
 void RunView::update(const QStringList& runIds)
 {
-    if (!m_runId.isEmpty() && runIds.contains(m_runId)) readNew();
+    if (!m_runId.isEmpty() && runIds.contains(m_runId) && m_controller.hasReader(m_runId)) readNew();
 }
 
 void RunView::readNew()

@@ -8,7 +8,9 @@
 #include "slurmscheduler.h"
 #include "sshtransport.h"
 
+#include <QFutureWatcher>
 #include <QMap>
+#include <QtConcurrent>
 #include <QTime>
 
 namespace scaledesk::gui {
@@ -35,6 +37,27 @@ MirrorReader& WorkspaceController::reader(const QString& runId)
     auto& r = m_readers[runId];
     if (!r) r = std::make_unique<MirrorReader>(m_workspace.runDir(runId));
     return *r;
+}
+
+void WorkspaceController::loadReader(const QString& runId)
+{
+    if (hasReader(runId) || m_loading.contains(runId)) return;
+    m_loading.insert(runId);
+    const QString dir = m_workspace.runDir(runId);
+    auto* watcher = new QFutureWatcher<MirrorReader*>(this);
+    connect(watcher, &QFutureWatcher<MirrorReader*>::finished, this, [this, watcher, runId] {
+        std::unique_ptr<MirrorReader> loaded(watcher->result());
+        watcher->deleteLater();
+        m_loading.remove(runId);
+        if (!hasReader(runId)) m_readers[runId] = std::move(loaded);
+        emit readerReady(runId);
+    });
+    // The reader is touched by the pool thread only until finished(); then it is this thread's.
+    watcher->setFuture(QtConcurrent::run([dir] {
+        auto* r = new MirrorReader(dir);
+        r->read({});
+        return r;
+    }));
 }
 
 void WorkspaceController::refresh()

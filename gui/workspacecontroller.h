@@ -7,6 +7,7 @@
 #include "runstore.h"
 
 #include <QObject>
+#include <QSet>
 #include <QTimer>
 
 #include <map>
@@ -30,6 +31,10 @@ public:
 
     /// The reader of a run's mirror (created on first use; kept while the window lives).
     MirrorReader& reader(const QString& runId);
+    bool hasReader(const QString& runId) const { return m_readers.count(runId) > 0; }
+    /// Creates a run's reader and parses what its mirror already holds on a pool thread (a big
+    /// backlog must not freeze the window); readerReady(runId) follows.
+    void loadReader(const QString& runId);
     /// Reads the run index again and announces it.
     void refresh();
     void pollNow();
@@ -46,6 +51,7 @@ signals:
     /// New bytes were mirrored for these runs (their readers have new lines to read).
     void runsUpdated(const QStringList& runIds);
     void message(const QString& text);
+    void readerReady(const QString& runId);
     /// A profile's connection: `ok` after a poll that worked, else the reason it did not.
     void profileState(const QString& profile, bool ok, const QString& text);
 
@@ -59,6 +65,7 @@ private:
     Prompter* m_prompter;  // a child: outlives the sessions, which ~WorkspaceController deletes
     std::map<QString, ClusterSession*> m_sessions;
     std::map<QString, std::unique_ptr<MirrorReader>> m_readers;
+    QSet<QString> m_loading;
     QTimer m_timer;
     PollSchedule m_schedule{1000, 30000};
     int m_inFlight = 0;
