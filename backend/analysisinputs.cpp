@@ -8,15 +8,6 @@
 
 namespace scaledesk {
 
-namespace {
-QJsonObject readJson(const QString& path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
-}  // namespace
-
 QMap<QString, QString> loadRunConfig(const Workspace& ws, const RunRecord& r, QStringList* warnings)
 {
     QString file = ws.runDir(r.id) + QStringLiteral("/config.yaml");
@@ -43,7 +34,7 @@ ScalingReport loadSweepReport(const RunStore& store, const QString& sweep, const
         ReportRun in;
         in.record = *r;
         in.epochs = loadEpochsCsv(ws.runDir(row.id) + QStringLiteral("/epochs.csv"));
-        in.manifest = readJson(ws.runDir(row.id) + QStringLiteral("/manifest.json"));
+        in.manifest = readRunManifest(ws.runDir(row.id));
         in.config = loadRunConfig(ws, *r, &extra);
         inputs << in;
     }

@@ -106,19 +106,7 @@ struct Connection {
 Connection connectTo(const ClusterProfile& p, const ConnectFlags& flags)
 {
     Connection c;
-    if (p.kind == QLatin1String("local")) {
-        c.transport = std::make_unique<LocalTransport>();
-        c.scheduler = std::make_unique<LocalScheduler>(*c.transport);
-        return c;
-    }
-    SshOptions o;
-    o.host = p.host;
-    o.port = p.port == 22 ? 0 : p.port;
-    o.user = p.user;
-    o.identityFile = p.identityFile;
-    o.proxyJump = p.proxyJump;
-    o.knownHostsFile = p.knownHostsFile;
-    o.sshConfigFile = qEnvironmentVariable("SCALEDESK_SSH_CONFIG");
+    // The questions an SSH login may ask (a local profile never asks them).
     SshCallbacks cb;
     const bool accept = flags.acceptNewHostKey;
     cb.acceptNewHostKey = [accept](const QString& host, const QString& type, const QString& fp) {
@@ -158,8 +146,9 @@ Connection connectTo(const ClusterProfile& p, const ConnectFlags& flags)
         }
         return answers;
     };
-    c.transport = std::make_unique<SshTransport>(o, cb);
-    c.scheduler = std::make_unique<SlurmScheduler>(*c.transport);
+    ProfileConnection pc = connectProfile(p, cb);
+    c.transport = std::move(pc.transport);
+    c.scheduler = std::move(pc.scheduler);
     return c;
 }
 
@@ -245,23 +234,6 @@ bool waitForRuns(RunStore& store, const QStringList& ids, const ConnectFlags& fl
         QThread::msleep(static_cast<unsigned long>(intervalS * 1000));
     }
 }
-
-QString runTrainerPath(Connection& c, const ClusterProfile& p, Error* error)
-{
-    if (p.trainerDeploy) {
-        auto t = deployedTrainer(*c.transport, p);
-        if (!t) {
-            *error = t.error();
-            return QString();
-        }
-        return *t;
-    }
-    if (p.trainerPath.isEmpty())
-        *error = Error{QStringLiteral("trainer.missing"),
-                       QStringLiteral("no scaledesk-train found for profile %1: set trainer.path, or SCALEDESK_TRAIN").arg(p.name), QString()};
-    return p.trainerPath;
-}
-
 
 Status writeText(const QString& path, const QString& text)
 {
@@ -563,10 +535,10 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
             }
         }
         check(rootOk, QStringLiteral("remote root writable"), rootDetail);
-        Error terr;
-        const QString trainer = runTrainerPath(c, *p, &terr);
-        if (trainer.isEmpty()) {
-            check(false, QStringLiteral("trainer"), terr.text());
+        auto trainerFound = profileTrainer(*c.transport, *p);
+        const QString trainer = trainerFound ? *trainerFound : QString();
+        if (!trainerFound) {
+            check(false, QStringLiteral("trainer"), trainerFound.error().text());
         } else {
             auto v = c.transport->exec(shellJoin({trainer, QStringLiteral("--version")}), 60000);
             check(v && v->exitCode == 0, QStringLiteral("trainer"),
@@ -658,9 +630,9 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
         }
 
         Connection c = connectTo(profile, flags);
-        Error terr;
-        so.trainerPath = runTrainerPath(c, profile, &terr);
-        if (so.trainerPath.isEmpty()) return fail(terr);
+        auto trainerFound = profileTrainer(*c.transport, profile);
+        if (!trainerFound) return fail(trainerFound.error());
+        so.trainerPath = *trainerFound;
         if (makeData) {
             out(QStringLiteral("making sure the cpu configs' data exists under %1/data/generated").arg(profile.remoteRoot));
             auto data = ensureGeneratedData(*c.transport, profile, so.trainerPath);

@@ -1,5 +1,9 @@
 #include "profiles.h"
 
+#include "localscheduler.h"
+#include "localtransport.h"
+#include "slurmscheduler.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -29,6 +33,27 @@ QString findLocalTrainer()
         }
     }
     return QStandardPaths::findExecutable(QStringLiteral("scaledesk-train"));
+}
+
+ProfileConnection connectProfile(const ClusterProfile& p, SshCallbacks callbacks)
+{
+    ProfileConnection c;
+    if (p.kind == QLatin1String("local")) {
+        c.transport = std::make_unique<LocalTransport>();
+        c.scheduler = std::make_unique<LocalScheduler>(*c.transport);
+        return c;
+    }
+    SshOptions o;
+    o.host = p.host;
+    o.port = p.port == 22 ? 0 : p.port;
+    o.user = p.user;
+    o.identityFile = p.identityFile;
+    o.proxyJump = p.proxyJump;
+    o.knownHostsFile = p.knownHostsFile;
+    o.sshConfigFile = qEnvironmentVariable("SCALEDESK_SSH_CONFIG");
+    c.transport = std::make_unique<SshTransport>(o, std::move(callbacks));
+    c.scheduler = std::make_unique<SlurmScheduler>(*c.transport);
+    return c;
 }
 
 ClusterProfile builtinLocalProfile(const Workspace& ws)

@@ -2,6 +2,8 @@
 
 #include "clusterprofile.h"
 #include "runstore.h"
+#include "scheduler.h"
+#include "sshtransport.h"
 
 #include <QList>
 
@@ -27,6 +29,15 @@ ClusterProfile builtinLocalProfile(const Workspace& workspace);
 /// Validates `file` and copies it to profiles/<name>.yaml (name: the file's base name unless
 /// given). Refuses to replace an existing profile.
 Expected<ClusterProfile> addProfile(const Workspace& workspace, const QString& file, const QString& name = QString());
+
+/// A profile's transport and scheduler: this machine's for `local`, else SSH (its options from
+/// the profile; $SCALEDESK_SSH_CONFIG names an ssh_config to read instead of ~/.ssh/config) and
+/// SLURM. `callbacks` answer the SSH questions (host key, passphrase, 2FA).
+struct ProfileConnection {
+    std::unique_ptr<Transport> transport;
+    std::unique_ptr<Scheduler> scheduler;
+};
+ProfileConnection connectProfile(const ClusterProfile& profile, SshCallbacks callbacks = {});
 
 /// scaledesk-train on this machine: $SCALEDESK_TRAIN, next to the app, the build tree's
 /// trainer/ folder, then PATH. Empty when none is found.

@@ -22,17 +22,11 @@ bool isWholeFile(const QString& name)
     return name == QLatin1String("manifest.json") || name == QLatin1String("exit_code");
 }
 
-QJsonObject readManifest(const QString& dir)
-{
-    QFile f(dir + QStringLiteral("/manifest.json"));
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
 // The line that says why a run failed: the trainer's manifest error, else the last line of the
 // job's log that reports an error.
 QString failureDetail(const QString& mirrorDir, const QString& jobId)
 {
-    const QString error = readManifest(mirrorDir).value(QStringLiteral("error")).toString();
+    const QString error = readRunManifest(mirrorDir).value(QStringLiteral("error")).toString();
     if (!error.isEmpty()) return error;
     // The trainer's own one-line error first, then whatever else reported an error (srun, MPI).
     for (const QByteArray& needle : {QByteArray("scaledesk-train: error:"), QByteArray("error")}) {
@@ -290,7 +284,8 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
                 // before its time limit); it stays "requeued" until it runs again.
                 if (next == RunState::Queued && (r.state == RunState::Running || r.state == RunState::Requeued))
                     next = RunState::Requeued;
-                const QJsonObject m = readManifest(m_store.workspace().runDir(r.id));
+                // Only an ending consults the manifest: no file read per run per poll while runs go on.
+                const QJsonObject m = isFinal(next) ? readRunManifest(m_store.workspace().runDir(r.id)) : QJsonObject();
                 const QString status = m.value(QStringLiteral("status")).toString();
                 // The trainer's manifest is the truth about training: a job script that exits 0
                 // after a failed launch is not a finished run.
@@ -314,7 +309,7 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
                 if (next != r.state) r.transition(next, note);
             } else {
                 // The scheduler forgot the job: the run's own manifest says how it ended.
-                const QJsonObject m = readManifest(m_store.workspace().runDir(r.id));
+                const QJsonObject m = readRunManifest(m_store.workspace().runDir(r.id));
                 const QString status = m.value(QStringLiteral("status")).toString();
                 if (status == QLatin1String("finished"))
                     r.transition(RunState::Completed, QStringLiteral("manifest: finished"));

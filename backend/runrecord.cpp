@@ -1,6 +1,8 @@
 #include "runrecord.h"
 
+#include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
 
 #include <array>
 #include <utility>
@@ -140,6 +142,13 @@ bool RunRecord::fromJson(const QJsonObject& j, RunRecord* r, QString* error)
     for (auto it = mt.begin(); it != mt.end(); ++it) out.mtimes.insert(it.key(), qint64(it.value().toDouble()));
     *r = std::move(out);
     return true;
+}
+
+QJsonObject readRunManifest(const QString& runDir)
+{
+    QFile f(runDir + QStringLiteral("/manifest.json"));
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
 }
 
 }  // namespace scaledesk

@@ -67,4 +67,7 @@ struct RunRecord {
     static bool fromJson(const QJsonObject& json, RunRecord* record, QString* error);
 };
 
+/// The trainer's manifest.json in a run folder (or its mirror); empty when missing or unreadable.
+QJsonObject readRunManifest(const QString& runDir);
+
 }  // namespace scaledesk

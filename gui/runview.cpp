@@ -5,8 +5,6 @@
 #include "workspacecontroller.h"
 
 #include <QCheckBox>
-#include <QFile>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QComboBox>
 #include <QDesktopServices>
@@ -149,10 +147,7 @@ void RunView::readNew()
             }
         }
         // Estimated remaining time: the pace so far (since the trainer started) over the steps left.
-        const QJsonObject m = [&] {
-            QFile f(m_controller.workspace().runDir(m_runId) + QStringLiteral("/manifest.json"));
-            return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
-        }();
+        const QJsonObject m = readRunManifest(m_controller.workspace().runDir(m_runId));
         const Series* steps = m_controller.reader(m_runId).metrics().series(QStringLiteral("step/loss"));
         const double total = m.value(QStringLiteral("tot_steps")).toDouble();
         const QDateTime started = QDateTime::fromString(m.value(QStringLiteral("start_utc")).toString(), Qt::ISODateWithMs);

@@ -1,12 +1,8 @@
 #include "workspacecontroller.h"
 
-#include "localscheduler.h"
-#include "localtransport.h"
 #include "profiles.h"
 #include "runpoller.h"
 #include "runsubmitter.h"
-#include "slurmscheduler.h"
-#include "sshtransport.h"
 
 #include <QFutureWatcher>
 #include <QMap>
@@ -74,25 +70,9 @@ ClusterSession* WorkspaceController::session(const QString& profileName, QString
         *error = p.error().text();
         return nullptr;
     }
-    std::unique_ptr<Transport> t;
-    std::unique_ptr<Scheduler> s;
-    if (p->kind == QLatin1String("local")) {
-        t = std::make_unique<LocalTransport>();
-        s = std::make_unique<LocalScheduler>(*t);
-    } else {
-        SshOptions o;
-        o.host = p->host;
-        o.port = p->port == 22 ? 0 : p->port;
-        o.user = p->user;
-        o.identityFile = p->identityFile;
-        o.proxyJump = p->proxyJump;
-        o.knownHostsFile = p->knownHostsFile;
-        o.sshConfigFile = qEnvironmentVariable("SCALEDESK_SSH_CONFIG");
-        // Host keys, passphrases and 2FA codes are asked in dialogs while the worker waits.
-        t = std::make_unique<SshTransport>(o, m_prompter->callbacks(profileName));
-        s = std::make_unique<SlurmScheduler>(*t);
-    }
-    auto* cs = new ClusterSession(std::move(t), std::move(s));
+    // Host keys, passphrases and 2FA codes are asked in dialogs while the worker waits.
+    ProfileConnection pc = connectProfile(*p, m_prompter->callbacks(profileName));
+    auto* cs = new ClusterSession(std::move(pc.transport), std::move(pc.scheduler));
     m_sessions.emplace(profileName, cs);
     return cs;
 }
