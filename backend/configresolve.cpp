@@ -15,74 +15,6 @@ QString where(const QString& file, const YAML::Mark& m)
     return m.is_null() ? file : QStringLiteral("%1:%2:%3").arg(file).arg(m.line + 1).arg(m.column + 1);
 }
 
-// Resolves merge keys of a mapping into (key → node), own keys first, then sources in order.
-void mergeInto(const YAML::Node& map, std::map<std::string, YAML::Node>& out, int depth)
-{
-    if (depth > 64) throw YAML::Exception(map.Mark(), "merge keys nest too deep (a cycle?)");
-    for (auto it = map.begin(); it != map.end(); ++it) {
-        const std::string key = it->first.as<std::string>();
-        if (key != "<<" && !out.count(key)) out.emplace(key, it->second);
-    }
-    const YAML::Node sources = map["<<"];
-    if (!sources) return;
-    if (sources.IsMap()) {
-        mergeInto(sources, out, depth + 1);
-    } else if (sources.IsSequence()) {
-        for (const auto& s : sources) {
-            if (!s.IsMap()) throw YAML::Exception(s.Mark(), "a merge source must be a mapping");
-            mergeInto(s, out, depth + 1);
-        }
-    } else {
-        throw YAML::Exception(sources.Mark(), "'<<' must be a mapping or a list of mappings");
-    }
-}
-
-void flatten(const YAML::Node& node, const QString& prefix, QMap<QString, QString>& out, int depth)
-{
-    if (node.IsMap()) {
-        std::map<std::string, YAML::Node> merged;
-        mergeInto(node, merged, depth);
-        for (const auto& [k, v] : merged)
-            flatten(v, prefix.isEmpty() ? QString::fromStdString(k) : prefix + QLatin1Char('.') + QString::fromStdString(k), out, depth + 1);
-    } else if (node.IsSequence()) {
-        QStringList items;
-        bool scalars = true;
-        for (const auto& e : node) {
-            if (!e.IsScalar()) scalars = false;
-            else items << QString::fromStdString(e.Scalar());
-        }
-        if (scalars) {
-            out.insert(prefix, QLatin1Char('[') + items.join(QStringLiteral(", ")) + QLatin1Char(']'));
-        } else {
-            int i = 0;
-            for (const auto& e : node) flatten(e, prefix + QStringLiteral("[%1]").arg(i++), out, depth + 1);
-        }
-    } else if (node.IsScalar()) {
-        out.insert(prefix, QString::fromStdString(node.Scalar()));
-    } else {
-        out.insert(prefix, QString());
-    }
-}
-}  // namespace
-
-Expected<QMap<QString, QString>> resolvedConfig(const QString& yamlPath, const QString& name)
-{
-    try {
-        const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
-        if (!root.IsMap()) return Error{QStringLiteral("config.invalid"), QStringLiteral("expected a mapping of named configs"), yamlPath};
-        const YAML::Node cfg = root[name.toStdString()];
-        if (!cfg) return Error{QStringLiteral("config.invalid"), QStringLiteral("no config named '%1'").arg(name), yamlPath};
-        if (!cfg.IsMap())
-            return Error{QStringLiteral("config.invalid"), QStringLiteral("config '%1' is not a mapping").arg(name), where(yamlPath, cfg.Mark())};
-        QMap<QString, QString> out;
-        flatten(cfg, QString(), out, 0);
-        return out;
-    } catch (const YAML::Exception& e) {
-        return Error{QStringLiteral("config.yaml"), QString::fromStdString(e.msg), where(yamlPath, e.mark)};
-    }
-}
-
-namespace {
 // The top-level name whose node is `node` (anchors make merge sources the same node).
 QString ownerOf(const YAML::Node& root, const YAML::Node& node)
 {
@@ -91,37 +23,65 @@ QString ownerOf(const YAML::Node& root, const YAML::Node& node)
     return QString();
 }
 
-void flattenWithSources(const YAML::Node& root, const YAML::Node& node, const QString& owner, const QString& prefix,
-                        QMap<QString, ConfigValue>& out, int depth)
+struct Entry {
+    YAML::Node node;
+    QString owner;  // the named config (or anchor) whose mapping holds the setting
+};
+
+// Resolves merge keys of a mapping into (key → node and owner): own keys first, then each source
+// in order (earlier sources win), recursively, as YAML's merge does.
+void mergeInto(const YAML::Node& root, const YAML::Node& map, const QString& owner, std::map<std::string, Entry>& out, int depth)
 {
-    if (depth > 64) throw YAML::Exception(node.Mark(), "merge keys nest too deep (a cycle?)");
-    // Own keys first, then each merge source in order (earlier sources win), recursively.
-    for (auto it = node.begin(); it != node.end(); ++it) {
+    if (depth > 64) throw YAML::Exception(map.Mark(), "merge keys nest too deep (a cycle?)");
+    for (auto it = map.begin(); it != map.end(); ++it) {
         const std::string key = it->first.as<std::string>();
-        if (key == "<<") continue;
-        const QString k = prefix.isEmpty() ? QString::fromStdString(key) : prefix + QLatin1Char('.') + QString::fromStdString(key);
-        const YAML::Node v = it->second;
-        if (v.IsMap()) {
-            bool any = false;
-            for (auto jt = out.begin(); jt != out.end(); ++jt)
-                if (jt.key().startsWith(k + QLatin1Char('.'))) any = true;
-            if (!any) flattenWithSources(root, v, owner, k, out, depth + 1);
-        } else if (!out.contains(k)) {
-            QMap<QString, QString> one;
-            flatten(v, k, one, depth + 1);
-            for (auto jt = one.begin(); jt != one.end(); ++jt) out.insert(jt.key(), ConfigValue{jt.value(), owner, it->second.Mark().line + 1});
-        }
+        if (key != "<<" && !out.count(key)) out.emplace(key, Entry{it->second, owner});
     }
-    const YAML::Node sources = node["<<"];
+    const YAML::Node sources = map["<<"];
     if (!sources) return;
-    QList<YAML::Node> list;
-    if (sources.IsMap()) list << sources;
-    else if (sources.IsSequence())
-        for (const auto& e : sources) list << e;
-    for (const YAML::Node& src : list) {
-        if (!src.IsMap()) throw YAML::Exception(src.Mark(), "a merge source must be a mapping");
-        const QString srcOwner = ownerOf(root, src);
-        flattenWithSources(root, src, srcOwner.isEmpty() ? owner : srcOwner, prefix, out, depth + 1);
+    auto from = [&](const YAML::Node& src) {
+        const QString o = ownerOf(root, src);
+        mergeInto(root, src, o.isEmpty() ? owner : o, out, depth + 1);
+    };
+    if (sources.IsMap()) {
+        from(sources);
+    } else if (sources.IsSequence()) {
+        for (const auto& src : sources) {
+            if (!src.IsMap()) throw YAML::Exception(src.Mark(), "a merge source must be a mapping");
+            from(src);
+        }
+    } else {
+        throw YAML::Exception(sources.Mark(), "'<<' must be a mapping or a list of mappings");
+    }
+}
+
+void flatten(const YAML::Node& root, const YAML::Node& node, const QString& owner, const QString& prefix,
+             QMap<QString, ConfigValue>& out, int depth)
+{
+    const int line = node.Mark().is_null() ? 0 : node.Mark().line + 1;
+    if (node.IsMap()) {
+        std::map<std::string, Entry> merged;
+        mergeInto(root, node, owner, merged, depth);
+        for (const auto& [k, e] : merged)
+            flatten(root, e.node, e.owner, prefix.isEmpty() ? QString::fromStdString(k) : prefix + QLatin1Char('.') + QString::fromStdString(k),
+                    out, depth + 1);
+    } else if (node.IsSequence()) {
+        QStringList items;
+        bool scalars = true;
+        for (const auto& e : node) {
+            if (!e.IsScalar()) scalars = false;
+            else items << QString::fromStdString(e.Scalar());
+        }
+        if (scalars) {
+            out.insert(prefix, ConfigValue{QLatin1Char('[') + items.join(QStringLiteral(", ")) + QLatin1Char(']'), owner, line});
+        } else {
+            int i = 0;
+            for (const auto& e : node) flatten(root, e, owner, prefix + QStringLiteral("[%1]").arg(i++), out, depth + 1);
+        }
+    } else if (node.IsScalar()) {
+        out.insert(prefix, ConfigValue{QString::fromStdString(node.Scalar()), owner, line});
+    } else {
+        out.insert(prefix, ConfigValue{QString(), owner, line});
     }
 }
 }  // namespace
@@ -132,13 +92,24 @@ Expected<QMap<QString, ConfigValue>> resolvedConfigWithSources(const QString& ya
         const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
         if (!root.IsMap()) return Error{QStringLiteral("config.invalid"), QStringLiteral("expected a mapping of named configs"), yamlPath};
         const YAML::Node cfg = root[name.toStdString()];
-        if (!cfg || !cfg.IsMap()) return Error{QStringLiteral("config.invalid"), QStringLiteral("no config named '%1'").arg(name), yamlPath};
+        if (!cfg) return Error{QStringLiteral("config.invalid"), QStringLiteral("no config named '%1'").arg(name), yamlPath};
+        if (!cfg.IsMap())
+            return Error{QStringLiteral("config.invalid"), QStringLiteral("config '%1' is not a mapping").arg(name), where(yamlPath, cfg.Mark())};
         QMap<QString, ConfigValue> out;
-        flattenWithSources(root, cfg, name, QString(), out, 0);
+        flatten(root, cfg, name, QString(), out, 0);
         return out;
     } catch (const YAML::Exception& e) {
         return Error{QStringLiteral("config.yaml"), QString::fromStdString(e.msg), where(yamlPath, e.mark)};
     }
+}
+
+Expected<QMap<QString, QString>> resolvedConfig(const QString& yamlPath, const QString& name)
+{
+    auto withSources = resolvedConfigWithSources(yamlPath, name);
+    if (!withSources) return withSources.error();
+    QMap<QString, QString> out;
+    for (auto it = withSources->begin(); it != withSources->end(); ++it) out.insert(it.key(), it.value().value);
+    return out;
 }
 
 Expected<QMap<QString, QStringList>> configParents(const QString& yamlPath)
