@@ -1,6 +1,6 @@
 #pragma once
 
-#include "transport.h"  // Status
+#include "remote/transport.h"  // Status
 
 #include <QSize>
 #include <QString>

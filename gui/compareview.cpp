@@ -1,8 +1,8 @@
 #include "compareview.h"
 
-#include "analysisinputs.h"
+#include "analysis/analysisinputs.h"
 #include "chartstyle.h"
-#include "epochscsv.h"
+#include "analysis/epochscsv.h"
 #include "serieschart.h"
 #include "workspacecontroller.h"
 

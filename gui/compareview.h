@@ -1,6 +1,6 @@
 #pragma once
 
-#include "comparison.h"
+#include "analysis/comparison.h"
 
 #include <QWidget>
 

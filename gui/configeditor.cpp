@@ -1,7 +1,7 @@
 #include "configeditor.h"
 
-#include "configresolve.h"
-#include "profiles.h"
+#include "config/configresolve.h"
+#include "config/profiles.h"
 #include "workspacecontroller.h"
 
 #include <QCryptographicHash>

@@ -2,7 +2,7 @@
 
 #include "chartexport.h"
 #include "chartstyle.h"
-#include "comparison.h"
+#include "analysis/comparison.h"
 #include "serieschart.h"
 #include "scalingcharts.h"
 

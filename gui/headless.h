@@ -1,7 +1,7 @@
 #pragma once
 
-#include "cli.h"
-#include "comparison.h"
+#include "cli/cli.h"
+#include "analysis/comparison.h"
 
 namespace scaledesk::gui {
 

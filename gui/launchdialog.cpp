@@ -1,11 +1,11 @@
 #include "launchdialog.h"
 
-#include "clusterprofile.h"
-#include "configresolve.h"
-#include "localscheduler.h"
-#include "localtransport.h"
-#include "profiles.h"
-#include "slurmscheduler.h"
+#include "config/clusterprofile.h"
+#include "config/configresolve.h"
+#include "scheduler/localscheduler.h"
+#include "remote/localtransport.h"
+#include "config/profiles.h"
+#include "scheduler/slurmscheduler.h"
 
 #include <QCheckBox>
 #include <QComboBox>

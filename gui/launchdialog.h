@@ -1,7 +1,7 @@
 #pragma once
 
-#include "runsubmitter.h"
-#include "sweep.h"
+#include "runs/runsubmitter.h"
+#include "runs/sweep.h"
 
 #include <QDialog>
 

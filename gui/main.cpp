@@ -1,12 +1,12 @@
 // scaledesk: the window, or with a subcommand (`submit`, `status`, `report`, `demo`, …) the
 // headless command line. A thin main: everything lives in the gui and backend libraries.
-#include "cli.h"
+#include "cli/cli.h"
 
 #ifdef SCALEDESK_HAVE_GUI
 #include "headless.h"
 #include "mainwindow.h"
 #include "preferencesdialog.h"
-#include "runstore.h"
+#include "runs/runstore.h"
 #include "workspacecontroller.h"
 
 #include <QApplication>

@@ -2,14 +2,14 @@
 
 #include "compareview.h"
 #include "configeditor.h"
-#include "deploy.h"
+#include "runs/deploy.h"
 #include "launchdialog.h"
 #include "preferencesdialog.h"
-#include "profiles.h"
+#include "config/profiles.h"
 #include "runlistmodel.h"
 #include "runview.h"
 #include "scalingview.h"
-#include "sshtransport.h"
+#include "remote/sshtransport.h"
 #include "workspacecontroller.h"
 
 #include <QAction>

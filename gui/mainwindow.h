@@ -7,7 +7,7 @@ class QSortFilterProxyModel;
 class QTableView;
 class QTabWidget;
 
-#include "transport.h"  // Status
+#include "remote/transport.h"  // Status
 
 namespace scaledesk::gui {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "sshtransport.h"
+#include "remote/sshtransport.h"
 
 #include <QObject>
 

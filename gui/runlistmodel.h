@@ -1,6 +1,6 @@
 #pragma once
 
-#include "runstore.h"
+#include "runs/runstore.h"
 
 #include <QAbstractTableModel>
 

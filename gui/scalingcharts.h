@@ -1,6 +1,6 @@
 #pragma once
 
-#include "scalingreport.h"
+#include "analysis/scalingreport.h"
 
 #include <QList>
 #include <QPair>

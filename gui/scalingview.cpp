@@ -1,6 +1,6 @@
 #include "scalingview.h"
 
-#include "analysisinputs.h"
+#include "analysis/analysisinputs.h"
 #include "headless.h"
 #include "scalingcharts.h"
 #include "workspacecontroller.h"

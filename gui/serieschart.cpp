@@ -2,7 +2,7 @@
 
 #include "chartexport.h"
 #include "chartstyle.h"
-#include "epochscsv.h"
+#include "analysis/epochscsv.h"
 
 #include <QChart>
 #include <QGraphicsSimpleTextItem>

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "metrics.h"
-#include "minmaxindex.h"
-#include "transport.h"
+#include "analysis/metrics.h"
+#include "analysis/minmaxindex.h"
+#include "remote/transport.h"
 
 #include <QChartView>
 #include <QTimer>

@@ -1,8 +1,8 @@
 #include "workspacecontroller.h"
 
-#include "profiles.h"
-#include "runpoller.h"
-#include "runsubmitter.h"
+#include "config/profiles.h"
+#include "runs/runpoller.h"
+#include "runs/runsubmitter.h"
 
 #include <QFutureWatcher>
 #include <QMap>

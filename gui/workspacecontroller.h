@@ -1,10 +1,10 @@
 #pragma once
 
-#include "clustersession.h"
+#include "runs/clustersession.h"
 #include "launchdialog.h"
-#include "mirrorreader.h"
+#include "runs/mirrorreader.h"
 #include "prompter.h"
-#include "runstore.h"
+#include "runs/runstore.h"
 
 #include <QObject>
 #include <QSet>

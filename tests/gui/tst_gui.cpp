@@ -10,7 +10,7 @@
 #include "mainwindow.h"
 #include "runlistmodel.h"
 #include "runview.h"
-#include "scalingreport.h"
+#include "analysis/scalingreport.h"
 #include "serieschart.h"
 #include "workspacecontroller.h"
 

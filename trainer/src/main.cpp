@@ -1,11 +1,11 @@
 // scaledesk-train: command line of the U-Net trainer (spec §5 flags plus ScaleDesk's).
-#include "checkpoint.h"
-#include "comm.h"
-#include "config.h"
-#include "hdf5volume.h"
-#include "makedata.h"
-#include "runfiles.h"
-#include "trainer.h"
+#include "run/checkpoint.h"
+#include "dist/comm.h"
+#include "run/config.h"
+#include "data/hdf5volume.h"
+#include "data/makedata.h"
+#include "run/runfiles.h"
+#include "run/trainer.h"
 
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>

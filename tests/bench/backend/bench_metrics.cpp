@@ -5,8 +5,8 @@
 //    against a plain scan of the same points.
 //
 //   ninja -C build bench-metrics            (SCALEDESK_BENCH_MB=1000 by default)
-#include "metrics.h"
-#include "minmaxindex.h"
+#include "analysis/metrics.h"
+#include "analysis/minmaxindex.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>

@@ -4,10 +4,10 @@
 //
 //   tests/sandbox/slurm-sandbox.sh start && tests/sandbox/ssh-sandbox.sh start
 //   ninja -C build bench-poll
-#include "runpoller.h"
-#include "shellquote.h"
-#include "slurmscheduler.h"
-#include "sshtransport.h"
+#include "runs/runpoller.h"
+#include "scheduler/shellquote.h"
+#include "scheduler/slurmscheduler.h"
+#include "remote/sshtransport.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -1,7 +1,7 @@
 // Allreduce bus bandwidth of the trainer's communicator against plain MPI_Allreduce on the same
 // buffers, in the same run. Run under mpirun (2 ranks); rank 0 prints the table.
 //   mpirun -np 2 build/tests/bench/bench_comm [--reps N]
-#include "comm.h"
+#include "dist/comm.h"
 
 #include <mpi.h>
 #include <torch/torch.h>

@@ -1,0 +1,63 @@
+#include "analysis/analysisinputs.h"
+
+#include "config/configresolve.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+
+namespace scaledesk {
+
+QMap<QString, QString> loadRunConfig(const Workspace& ws, const RunRecord& r, QStringList* warnings)
+{
+    QString file = ws.runDir(r.id) + QStringLiteral("/config.yaml");
+    if (!QFileInfo::exists(file)) file = r.configFile;
+    auto cfg = resolvedConfig(file, r.configName);
+    if (!cfg) {
+        warnings->append(QStringLiteral("%1: its config could not be read: %2").arg(r.id, cfg.error().text()));
+        return {};
+    }
+    return *cfg;
+}
+
+ScalingReport loadSweepReport(const RunStore& store, const QString& sweep, const ReportOptions& options)
+{
+    const Workspace& ws = store.workspace();
+    QList<ReportRun> inputs;
+    QStringList extra;
+    for (const auto& row : store.list(sweep)) {
+        auto r = store.load(row.id);
+        if (!r) {
+            extra << r.error().text();
+            continue;
+        }
+        ReportRun in;
+        in.record = *r;
+        in.epochs = loadEpochsCsv(ws.runDir(row.id) + QStringLiteral("/epochs.csv"));
+        in.manifest = readRunManifest(ws.runDir(row.id));
+        in.config = loadRunConfig(ws, *r, &extra);
+        inputs << in;
+    }
+    ScalingReport rep = buildScalingReport(sweep, inputs, options);
+    rep.warnings = extra + rep.warnings;
+    return rep;
+}
+
+Expected<std::vector<CompareRun>> loadCompareRuns(const RunStore& store, const QStringList& runIds, QStringList* warnings)
+{
+    std::vector<CompareRun> runs;
+    for (const QString& id : runIds) {
+        auto r = store.load(id);
+        if (!r) return r.error();
+        CompareRun c;
+        c.record = *r;
+        c.metrics = loadRunMetrics(store.workspace().runDir(id) + QStringLiteral("/metrics.jsonl"));
+        for (const auto& w : c.metrics.warnings)
+            warnings->append(QStringLiteral("%1: metrics.jsonl:%2: %3 (%4)").arg(id).arg(w.line).arg(w.message, metricWarningKindName(w.kind)));
+        c.config = loadRunConfig(store.workspace(), *r, warnings);
+        runs.push_back(std::move(c));
+    }
+    return runs;
+}
+
+}  // namespace scaledesk

@@ -1,0 +1,371 @@
+#include "analysis/metrics.h"
+
+#include "analysis/minmaxindex.h"
+
+#include <simdjson.h>
+
+#include <QFile>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <limits>
+
+namespace scaledesk {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::size_t kMaxLine = 1 << 20;
+
+// Numeric fields of step and epoch records that become series (others, like "kind", do not).
+bool isSkippedField(std::string_view key)
+{
+    return key == "kind" || key == "step" || key == "t" || key == "epoch" || key == "event";
+}
+}  // namespace
+
+QString metricWarningKindName(MetricWarning::Kind kind)
+{
+    switch (kind) {
+    case MetricWarning::Kind::Malformed: return QStringLiteral("malformed");
+    case MetricWarning::Kind::Binary: return QStringLiteral("binary");
+    case MetricWarning::Kind::NotAnObject: return QStringLiteral("not-an-object");
+    case MetricWarning::Kind::MissingField: return QStringLiteral("missing-field");
+    case MetricWarning::Kind::BadValue: return QStringLiteral("bad-value");
+    case MetricWarning::Kind::RepeatedSteps: return QStringLiteral("repeated-steps");
+    case MetricWarning::Kind::TooLong: return QStringLiteral("too-long");
+    }
+    return QStringLiteral("unknown");
+}
+
+// ---------------- Series ----------------
+
+Series::Series() = default;
+Series::~Series() = default;
+Series::Series(Series&&) noexcept = default;
+Series& Series::operator=(Series&&) noexcept = default;
+
+void Series::reserve(std::size_t n)
+{
+    m_step.reserve(n);
+    m_time.reserve(n);
+    m_value.reserve(n);
+}
+
+std::size_t Series::append(double step, double time, double value)
+{
+    std::size_t dropped = 0;
+    if (!m_step.empty() && step <= m_step.back()) {
+        const auto keep = std::size_t(std::lower_bound(m_step.begin(), m_step.end(), step) - m_step.begin());
+        dropped = m_step.size() - keep;
+        ++m_truncations;
+        m_step.resize(keep);
+        m_time.resize(keep);
+        m_value.resize(keep);
+        if (m_index) m_index->truncated(m_value);
+    }
+    m_step.push_back(step);
+    m_time.push_back(time);
+    m_value.push_back(value);
+    if (m_index) m_index->appended(m_value);
+    return dropped;
+}
+
+const MinMaxIndex& Series::index() const
+{
+    if (!m_index) {
+        m_index = std::make_unique<MinMaxIndex>();
+        m_index->rebuild(m_value);
+    }
+    return *m_index;
+}
+
+// ---------------- RunMetrics ----------------
+
+RunMetrics::RunMetrics() : m_startTime(kNaN) {}
+
+QStringList RunMetrics::tags() const
+{
+    QStringList t;
+    for (const auto& [tag, s] : m_series) t << tag;
+    return t;
+}
+
+const Series* RunMetrics::series(const QString& tag) const
+{
+    auto it = m_series.find(tag);
+    return it == m_series.end() ? nullptr : &it->second;
+}
+
+Series& RunMetrics::ensureSeries(const QString& tag) { return m_series[tag]; }
+
+void RunMetrics::noteTime(double t)
+{
+    if (std::isnan(m_startTime) && std::isfinite(t)) m_startTime = t;
+}
+
+// ---------------- MetricsParser ----------------
+
+struct MetricsParser::Impl {
+    simdjson::ondemand::parser parser;
+    std::vector<char> buffer;  // the chunk, with simdjson's padding after it
+    // Field name → its series, found once per field name rather than once per line (the hot path).
+    struct Slot {
+        std::string key;
+        Series* series;
+    };
+    std::vector<Slot> stepSlots, epochSlots;
+    // Records of one kind list their fields in the same order line after line, so the field at
+    // position i is nearly always slot i: one comparison, not a search.
+    Series* slot(std::vector<Slot>& table, std::size_t position, const char* prefix, std::string_view key, RunMetrics& out)
+    {
+        if (position < table.size() && table[position].key == key) return table[position].series;
+        for (auto& s : table)
+            if (s.key == key) return s.series;
+        table.push_back({std::string(key), &out.ensureSeries(QLatin1String(prefix) + QString::fromUtf8(key.data(), qsizetype(key.size())))});
+        return table.back().series;
+    }
+    // A resume repeats steps: one warning per repeated range, not one per line.
+    double repeatFrom = -1;
+};
+
+MetricsParser::MetricsParser(RunMetrics& into) : d(std::make_unique<Impl>()), m_out(into) {}
+MetricsParser::~MetricsParser() = default;
+
+std::size_t MetricsParser::feed(const char* data, std::size_t size)
+{
+    const char* lastNewline = static_cast<const char*>(memrchr(data, '\n', size));
+    if (!lastNewline) return 0;
+    const std::size_t used = std::size_t(lastNewline - data) + 1;
+    // simdjson reads up to SIMDJSON_PADDING bytes past a document. Lines with that much of the
+    // caller's buffer after them are parsed where they are; only the last few go through a
+    // padded copy.
+    const std::size_t safeEnd = size > simdjson::SIMDJSON_PADDING ? size - simdjson::SIMDJSON_PADDING : 0;
+    std::size_t pos = 0;
+    while (pos < used) {
+        const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', used - pos));
+        const std::size_t len = std::size_t(nl - (data + pos));
+        if (pos + len >= safeEnd) break;
+        ++m_line;
+        parseLine(data + pos, len, size - pos);
+        pos += len + 1;
+    }
+    if (pos < used) {
+        const std::size_t rest = used - pos;
+        d->buffer.resize(rest + simdjson::SIMDJSON_PADDING);
+        std::memcpy(d->buffer.data(), data + pos, rest);
+        std::memset(d->buffer.data() + rest, 0, simdjson::SIMDJSON_PADDING);
+        const char* base = d->buffer.data();
+        std::size_t p = 0;
+        while (p < rest) {
+            const char* nl = static_cast<const char*>(std::memchr(base + p, '\n', rest - p));
+            const std::size_t len = std::size_t(nl - (base + p));
+            ++m_line;
+            parseLine(base + p, len, rest + simdjson::SIMDJSON_PADDING - p);
+            p += len + 1;
+        }
+    }
+    return used;
+}
+
+void MetricsParser::finish(const char* data, std::size_t size)
+{
+    if (size == 0) return;
+    d->buffer.resize(size + simdjson::SIMDJSON_PADDING);
+    std::memcpy(d->buffer.data(), data, size);
+    std::memset(d->buffer.data() + size, 0, simdjson::SIMDJSON_PADDING);
+    ++m_line;
+    parseLine(d->buffer.data(), size, d->buffer.size());
+}
+
+void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t capacity)
+{
+    using namespace simdjson;
+    auto warn = [&](MetricWarning::Kind kind, const QString& message) {
+        // Bounded: a file of garbage must not turn into a gigabyte of warnings.
+        if (m_out.warnings.size() < 1000) m_out.warnings.append({kind, m_line, message});
+    };
+    while (len > 0 && (begin[len - 1] == '\r' || begin[len - 1] == ' ')) --len;
+    if (len == 0) return;
+    if (len > kMaxLine) {
+        warn(MetricWarning::Kind::TooLong, QStringLiteral("a line of %1 bytes; skipped").arg(len));
+        return;
+    }
+    ++m_out.linesParsed;
+    ondemand::document doc;
+    if (auto e = d->parser.iterate(begin, len, capacity).get(doc); e != SUCCESS) {
+        if (e == UTF8_ERROR) warn(MetricWarning::Kind::Binary, QStringLiteral("bytes that are not UTF-8"));
+        else warn(MetricWarning::Kind::Malformed, QStringLiteral("not JSON"));
+        return;
+    }
+    ondemand::object obj;
+    if (auto e = doc.get_object().get(obj); e != SUCCESS) {
+        const bool binary = std::any_of(begin, begin + len, [](char c) { return (unsigned char)c < 0x20 && c != '\t'; });
+        warn(binary ? MetricWarning::Kind::Binary : (e == INCORRECT_TYPE ? MetricWarning::Kind::NotAnObject : MetricWarning::Kind::Malformed),
+             binary ? QStringLiteral("binary bytes where a JSON object belongs")
+                    : (e == INCORRECT_TYPE ? QStringLiteral("a JSON value that is not an object") : QStringLiteral("not JSON")));
+        return;
+    }
+    // One pass over the fields in file order (On-Demand reads forward only); numbers are kept
+    // by field until the record's kind, step and time are known.
+    std::string_view kind;
+    double step = kNaN, t = kNaN;
+    struct Field {
+        std::string_view key;
+        double value;
+    };
+    Field fields[32];
+    int nfields = 0;
+    bool bad = false;
+    QString badField;
+    for (auto field : obj) {
+        std::string_view key;
+        if (field.unescaped_key().get(key) != SUCCESS) {
+            bad = true;
+            break;
+        }
+        ondemand::value v;
+        if (field.value().get(v) != SUCCESS) {
+            bad = true;
+            break;
+        }
+        ondemand::json_type type;
+        if (v.type().get(type) != SUCCESS) {
+            // Python's json.dumps writes NaN, Infinity and -Infinity, which JSON lacks: kept as such.
+            std::string_view raw = v.raw_json_token();
+            raw = raw.substr(0, raw.find_first_of(",} \t"));
+            const double x = raw == "NaN" ? kNaN
+                             : raw == "Infinity" ? std::numeric_limits<double>::infinity()
+                             : raw == "-Infinity" ? -std::numeric_limits<double>::infinity()
+                                                  : 0.0;
+            if (raw != "NaN" && raw != "Infinity" && raw != "-Infinity") {
+                bad = true;
+                break;
+            }
+            if (key == "step" || key == "t") badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
+            else if (!isSkippedField(key) && nfields < 32) fields[nfields++] = {key, x};
+            continue;
+        }
+        if (key == "kind") {
+            if (type != ondemand::json_type::string || v.get_string().get(kind) != SUCCESS) {
+                badField = QStringLiteral("kind");
+                continue;
+            }
+        } else if (type == ondemand::json_type::number) {
+            double x = 0;
+            if (v.get_double().get(x) != SUCCESS) {
+                // Out of double's range (1e400): what strtod makes of it, ±inf, as Python would.
+                const std::string_view raw = v.raw_json_token();
+                const std::string token(raw.substr(0, raw.find_first_of(",} \t")));
+                char* end = nullptr;
+                x = std::strtod(token.c_str(), &end);
+                if (end == token.c_str()) {
+                    bad = true;
+                    break;
+                }
+            }
+            if (key == "step") step = x;
+            else if (key == "t") t = x;
+            else if (!isSkippedField(key) && nfields < 32) fields[nfields++] = {key, x};
+        } else if (type == ondemand::json_type::null) {
+            // The trainer writes a non-finite loss as null: kept, as NaN.
+            if (key == "step" || key == "t") badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
+            else if (!isSkippedField(key) && nfields < 32) fields[nfields++] = {key, kNaN};
+        } else if (key == "step" || key == "t") {
+            badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
+        }
+    }
+    if (bad || begin[len - 1] != '}') {
+        // A field that would not parse, or something after the object (On-Demand stops reading at
+        // the object's end, so the last byte is checked here).
+        warn(MetricWarning::Kind::Malformed, QStringLiteral("malformed or cut-off JSON object"));
+        return;
+    }
+    if (!badField.isEmpty()) {
+        warn(MetricWarning::Kind::BadValue, QStringLiteral("field '%1' has the wrong type").arg(badField));
+        return;
+    }
+    if (kind.empty() || std::isnan(step) || std::isnan(t)) {
+        warn(MetricWarning::Kind::MissingField,
+             QStringLiteral("no %1").arg(kind.empty() ? QStringLiteral("'kind'") : std::isnan(step) ? QStringLiteral("'step'") : QStringLiteral("'t'")));
+        return;
+    }
+    m_out.noteTime(t);
+    auto store = [&](Series& series, double value) {
+        const std::size_t dropped = series.append(step, t, value);
+        ++m_out.pointsStored;
+        if (dropped > 0 && step > d->repeatFrom) {
+            d->repeatFrom = step;
+            warn(MetricWarning::Kind::RepeatedSteps,
+                 QStringLiteral("step %1 and later came again (a resumed run); the newer values replace the older ones").arg(step));
+        }
+    };
+    auto fieldValue = [&](std::string_view key) {
+        for (int i = 0; i < nfields; ++i)
+            if (fields[i].key == key) return fields[i].value;
+        return kNaN;
+    };
+    auto hasField = [&](std::string_view key) {
+        for (int i = 0; i < nfields; ++i)
+            if (fields[i].key == key) return true;
+        return false;
+    };
+    auto tb = [&](const char* tag, std::string_view key) {
+        if (hasField(key)) store(m_out.ensureSeries(QLatin1String(tag)), fieldValue(key));
+    };
+    if (kind == "step") {
+        for (int i = 0; i < nfields; ++i) store(*d->slot(d->stepSlots, std::size_t(i), "step/", fields[i].key, m_out), fields[i].value);
+    } else if (kind == "epoch") {
+        for (int i = 0; i < nfields; ++i) store(*d->slot(d->epochSlots, std::size_t(i), "epoch/", fields[i].key, m_out), fields[i].value);
+        tb("Loss/train", "train_loss");
+        tb("Loss/valid", "val_loss");
+        tb("Learning Rate", "lr");
+        tb("Avg iters per sec", "iters_per_s");
+    } else if (kind == "initial") {
+        tb("Loss/train", "train_loss");
+        tb("Loss/valid", "val_loss");
+    }
+    // "event" records carry no series; other kinds are ignored (a newer trainer may add some).
+}
+
+RunMetrics loadRunMetrics(const QString& path)
+{
+    RunMetrics m;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return m;
+    MetricsParser parser(m);
+    // One buffer for the whole file: the unparsed tail moves to its front, the next read fills the
+    // rest (fresh 16 MiB allocations per chunk cost more in page faults than the parsing).
+    constexpr qint64 kChunk = 16 << 20;
+    std::vector<char> buffer(static_cast<std::size_t>(kChunk));
+    std::size_t have = 0;
+    bool reserved = false;
+    qint64 consumed = 0;
+    while (true) {
+        if (buffer.size() - have < std::size_t(kChunk) / 2) buffer.resize(buffer.size() * 2);  // a very long line
+        const qint64 got = f.read(buffer.data() + have, qint64(buffer.size() - have));
+        if (got <= 0) break;
+        have += std::size_t(got);
+        const std::size_t used = parser.feed(buffer.data(), have);
+        consumed += qint64(used);
+        std::memmove(buffer.data(), buffer.data() + used, have - used);
+        have -= used;
+        if (!reserved && consumed > 0) {
+            // The first chunk tells how many points a byte makes: room for the whole file at once,
+            // rather than growing (and copying) every series again and again.
+            reserved = true;
+            const double scale = double(f.size()) / double(consumed) * 1.02;
+            for (const QString& tag : m.tags()) {
+                Series& s = m.ensureSeries(tag);
+                s.reserve(std::size_t(double(s.size()) * scale) + 16);
+            }
+        }
+    }
+    const QByteArray carry(buffer.data(), qsizetype(have));
+    parser.finish(carry.constData(), std::size_t(carry.size()));
+    return m;
+}
+
+}  // namespace scaledesk

@@ -1,0 +1,357 @@
+#include "analysis/scalingreport.h"
+
+#include "config/configresolve.h"
+
+#include <QDateTime>
+#include <QSet>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace scaledesk {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double mean(const QList<double>& v)
+{
+    double s = 0;
+    int n = 0;
+    for (double x : v)
+        if (std::isfinite(x)) {
+            s += x;
+            ++n;
+        }
+    return n ? s / n : kNaN;
+}
+
+double stddev(const QList<double>& v)
+{
+    const double m = mean(v);
+    double s = 0;
+    int n = 0;
+    for (double x : v)
+        if (std::isfinite(x)) {
+            s += (x - m) * (x - m);
+            ++n;
+        }
+    return n > 1 ? std::sqrt(s / (n - 1)) : (n == 1 ? 0.0 : kNaN);
+}
+
+double startOf(const QJsonObject& manifest)
+{
+    QString s = manifest.value(QStringLiteral("first_start_utc")).toString();
+    if (s.isEmpty()) s = manifest.value(QStringLiteral("start_utc")).toString();
+    const QDateTime t = QDateTime::fromString(s, Qt::ISODateWithMs);
+    return t.isValid() ? t.toMSecsSinceEpoch() / 1000.0 : kNaN;
+}
+
+QString num(double v, int precision = 4)
+{
+    if (std::isnan(v)) return QStringLiteral("–");
+    return QString::number(v, 'g', precision);
+}
+
+QString pct(double v) { return std::isnan(v) ? QStringLiteral("–") : QString::number(100 * v, 'f', 1) + QLatin1Char('%'); }
+}  // namespace
+
+ReportRunRow::ReportRunRow()
+    : epochS(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), stepsPerEpoch(kNaN), computeS(kNaN), commS(kNaN), dataS(kNaN),
+      otherS(kNaN), bestValLoss(kNaN), timeToTargetS(kNaN)
+{
+}
+
+ReportGroupRow::ReportGroupRow()
+    : epochS(kNaN), epochSStd(kNaN), epochSMin(kNaN), epochSMax(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), speedup(kNaN),
+      throughputSpeedup(kNaN), ideal(kNaN), efficiency(kNaN), strongEfficiency(kNaN), weakEfficiency(kNaN), computeS(kNaN),
+      commS(kNaN), dataS(kNaN), otherS(kNaN), timeToTargetS(kNaN)
+{
+}
+
+ScalingReport::ScalingReport() : target(kNaN) {}
+
+ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& input, const ReportOptions& options)
+{
+    ScalingReport rep;
+    rep.sweep = sweep;
+    rep.warmupEpochs = options.warmupEpochs;
+    if (input.isEmpty()) {
+        rep.warnings << QStringLiteral("sweep '%1' has no runs").arg(sweep);
+        return rep;
+    }
+
+    // ---- per run ----
+    QList<const EpochTable*> tables;
+    for (const ReportRun& in : input) {
+        const RunRecord& r = in.record;
+        ReportRunRow row;
+        row.runId = r.id;
+        row.strategy = r.strategy;
+        row.state = runStateName(r.state);
+        row.nodes = r.nodes;
+        row.ranksPerNode = r.ranksPerNode;
+        row.world = r.nodes * r.ranksPerNode;
+        row.repetition = r.repetition;
+        for (const QString& w : in.epochs.warnings) rep.warnings << r.id + QStringLiteral(": ") + w;
+        const bool usable = r.state == RunState::Completed || r.state == RunState::Running || r.state == RunState::Requeued;
+        if (!usable) {
+            rep.warnings << QStringLiteral("%1: %2; left out of the averages").arg(r.id, runStateName(r.state));
+        } else if (in.epochs.rows.isEmpty()) {
+            rep.warnings << QStringLiteral("%1: no epochs yet; left out").arg(r.id);
+        } else {
+            if (r.state != RunState::Completed)
+                rep.warnings << QStringLiteral("%1: still %2; its finished epochs are used").arg(r.id, runStateName(r.state));
+            double fullSteps = 0;
+            for (const auto& e : in.epochs.rows)
+                if (std::isfinite(e.steps)) fullSteps = std::max(fullSteps, e.steps);
+            QList<double> wall, samples, steps, compute, comm, data;
+            for (const auto& e : in.epochs.rows) {
+                if (e.epoch <= options.warmupEpochs || !std::isfinite(e.wallS)) continue;
+                if (std::isfinite(e.steps) && e.steps < fullSteps) {
+                    rep.warnings << QStringLiteral("%1: epoch %2 ran %3 of %4 steps (resumed mid-way); left out")
+                                        .arg(r.id)
+                                        .arg(e.epoch)
+                                        .arg(e.steps)
+                                        .arg(fullSteps);
+                    continue;
+                }
+                wall << e.wallS;
+                samples << e.samplesGlobal;
+                steps << e.steps;
+                compute << e.computeS;
+                comm << e.allreduceWaitS;
+                data << e.dataWaitS;
+            }
+            if (wall.isEmpty()) {
+                rep.warnings << QStringLiteral("%1: only %2 epoch(s), all warm-up (%3 left out); not used")
+                                    .arg(r.id)
+                                    .arg(in.epochs.rows.size())
+                                    .arg(options.warmupEpochs);
+            } else {
+                row.used = true;
+                row.epochsUsed = int(wall.size());
+                row.epochS = mean(wall);
+                row.samplesPerEpoch = mean(samples);
+                row.throughput = row.samplesPerEpoch / row.epochS;
+                row.stepsPerEpoch = mean(steps);
+                row.computeS = mean(compute);
+                row.commS = mean(comm);
+                row.dataS = mean(data);
+                row.otherS = row.epochS - row.computeS - row.commS - row.dataS;
+                if (std::isfinite(row.stepsPerEpoch) && row.stepsPerEpoch < options.minStepsPerEpoch)
+                    rep.warnings << QStringLiteral("%1: %2 steps per epoch per rank (under %3): timings are dominated by start-up and noise")
+                                        .arg(r.id)
+                                        .arg(row.stepsPerEpoch)
+                                        .arg(options.minStepsPerEpoch);
+            }
+        }
+        for (const auto& e : in.epochs.rows)
+            if (std::isfinite(e.valLoss) && !(e.valLoss >= row.bestValLoss)) row.bestValLoss = e.valLoss;
+        rep.runs << row;
+        tables << &in.epochs;
+    }
+
+    // ---- time-to-target ----
+    int smallest = std::numeric_limits<int>::max();
+    for (const auto& row : rep.runs)
+        if (row.used) smallest = std::min(smallest, row.world);
+    if (options.targetLoss) {
+        rep.target = *options.targetLoss;
+        rep.targetSource = QStringLiteral("given");
+    } else {
+        for (const auto& row : rep.runs)
+            if (row.used && row.world == smallest && std::isfinite(row.bestValLoss) && !(row.bestValLoss <= rep.target))
+                rep.target = row.bestValLoss;
+        rep.targetSource = QStringLiteral("the best validation loss every smallest run (%1 ranks) reached").arg(smallest);
+    }
+    for (int i = 0; i < rep.runs.size(); ++i) {
+        ReportRunRow& row = rep.runs[i];
+        if (!row.used || std::isnan(rep.target)) continue;
+        const double start = startOf(input[i].manifest);
+        double elapsed = 0;
+        for (const auto& e : tables[i]->rows) {
+            elapsed += std::isfinite(e.wallS) ? e.wallS : 0;
+            if (std::isfinite(e.valLoss) && e.valLoss <= rep.target) {
+                row.timeToTargetS = std::isfinite(start) && std::isfinite(e.tEnd) ? e.tEnd - start : elapsed;
+                break;
+            }
+        }
+        if (std::isnan(row.timeToTargetS))
+            rep.warnings << QStringLiteral("%1: never reached the target validation loss %2").arg(row.runId, num(rep.target, 6));
+        else if (input[i].manifest.contains(QStringLiteral("first_start_utc")))
+            rep.warnings << QStringLiteral("%1: was resumed; its time-to-target includes the time it waited to resume").arg(row.runId);
+    }
+
+    // ---- groups ----
+    std::map<std::pair<QString, int>, QList<int>> byGroup;
+    int maxRep = 0;
+    for (int i = 0; i < rep.runs.size(); ++i) {
+        maxRep = std::max(maxRep, rep.runs[i].repetition);
+        byGroup[{rep.runs[i].strategy, rep.runs[i].world}] << i;
+    }
+    for (const auto& [key, members] : byGroup) {
+        ReportGroupRow g;
+        g.strategy = key.first;
+        g.world = key.second;
+        QList<double> t, x, s, c, m, d, o, ttt;
+        QList<QMap<QString, QString>> configs;
+        QStringList configIds;
+        for (int i : members) {
+            const auto& row = rep.runs[i];
+            g.nodes = row.nodes;
+            if (!row.used) continue;
+            ++g.repetitions;
+            t << row.epochS;
+            x << row.throughput;
+            s << row.samplesPerEpoch;
+            c << row.computeS;
+            m << row.commS;
+            d << row.dataS;
+            o << row.otherS;
+            if (std::isfinite(row.timeToTargetS)) {
+                ttt << row.timeToTargetS;
+                ++g.reachedTarget;
+            }
+            QMap<QString, QString> cfg = input[i].config;
+            cfg.insert(QStringLiteral("(run) local batch"), QString::number(input[i].record.localBatch));
+            configs << cfg;
+            configIds << row.runId;
+        }
+        if (g.repetitions < maxRep)
+            rep.warnings << QStringLiteral("%1 at %2 ranks: %3 of %4 repetitions have data").arg(g.strategy).arg(g.world).arg(g.repetitions).arg(maxRep);
+        if (configs.size() > 1) {
+            const QStringList diff = differingKeys(configs);
+            if (!diff.isEmpty())
+                rep.warnings << QStringLiteral("%1 at %2 ranks: the repetitions' configs differ in %3").arg(g.strategy).arg(g.world).arg(diff.join(QStringLiteral(", ")));
+        }
+        QList<double> sFinite;
+        for (double v : s)
+            if (std::isfinite(v)) sFinite << v;
+        if (!sFinite.isEmpty() && *std::max_element(sFinite.begin(), sFinite.end()) != *std::min_element(sFinite.begin(), sFinite.end()))
+            rep.warnings << QStringLiteral("%1 at %2 ranks: the repetitions processed different numbers of samples per epoch").arg(g.strategy).arg(g.world);
+        g.epochS = mean(t);
+        g.epochSStd = stddev(t);
+        if (!t.isEmpty()) {
+            g.epochSMin = *std::min_element(t.begin(), t.end());
+            g.epochSMax = *std::max_element(t.begin(), t.end());
+        }
+        g.samplesPerEpoch = mean(s);
+        g.throughput = g.samplesPerEpoch / g.epochS;  // X = global samples per epoch / T̄ (§7.4)
+        g.computeS = mean(c);
+        g.commS = mean(m);
+        g.dataS = mean(d);
+        g.otherS = mean(o);
+        g.timeToTargetS = mean(ttt);
+        rep.groups << g;
+    }
+    // Speedup and efficiency against each strategy's smallest world size that has data.
+    QMap<QString, int> baseline;
+    for (int i = 0; i < rep.groups.size(); ++i) {
+        const auto& g = rep.groups[i];
+        if (std::isnan(g.epochS)) continue;
+        if (!baseline.contains(g.strategy) || g.world < rep.groups[baseline.value(g.strategy)].world) baseline.insert(g.strategy, i);
+    }
+    QSet<QString> unequalWarned;
+    for (auto& g : rep.groups) {
+        if (!baseline.contains(g.strategy) || std::isnan(g.epochS)) continue;
+        const ReportGroupRow& b = rep.groups[baseline.value(g.strategy)];
+        g.ideal = double(g.world) / b.world;
+        g.speedup = b.epochS / g.epochS;
+        g.throughputSpeedup = g.throughput / b.throughput;
+        g.strongEfficiency = g.speedup / g.ideal;
+        g.weakEfficiency = b.epochS / g.epochS;
+        g.efficiency = g.throughputSpeedup / g.ideal;
+        // Fixed samples per epoch (strong) or samples ∝ ranks (weak); anything else is suspicious.
+        const double ratio = g.samplesPerEpoch / b.samplesPerEpoch;
+        if (std::isfinite(ratio) && std::abs(ratio - 1) > 0.01 && std::abs(ratio - g.ideal) > 0.01 * g.ideal &&
+            !unequalWarned.contains(g.strategy)) {
+            unequalWarned.insert(g.strategy);
+            rep.warnings << QStringLiteral("%1: samples per epoch are neither equal nor proportional to the ranks (%2 at %3 ranks, %4 at %5)")
+                                .arg(g.strategy)
+                                .arg(b.samplesPerEpoch)
+                                .arg(b.world)
+                                .arg(g.samplesPerEpoch)
+                                .arg(g.world);
+        }
+    }
+    return rep;
+}
+
+QString ScalingReport::runsCsv() const
+{
+    QStringList lines{QStringLiteral("run_id,strategy,nodes,ranks_per_node,world_size,repetition,state,used,epochs_used,epoch_s,"
+                                     "samples_per_epoch,throughput_samples_s,steps_per_epoch,compute_s,exposed_comm_s,data_wait_s,"
+                                     "other_s,best_val_loss,time_to_target_s")};
+    for (const auto& r : runs)
+        lines << QStringList{csvField(r.runId), csvField(r.strategy), QString::number(r.nodes), QString::number(r.ranksPerNode),
+                             QString::number(r.world), QString::number(r.repetition), r.state, r.used ? QStringLiteral("1") : QStringLiteral("0"),
+                             QString::number(r.epochsUsed), csvNumber(r.epochS), csvNumber(r.samplesPerEpoch), csvNumber(r.throughput),
+                             csvNumber(r.stepsPerEpoch), csvNumber(r.computeS), csvNumber(r.commS), csvNumber(r.dataS),
+                             csvNumber(r.otherS), csvNumber(r.bestValLoss), csvNumber(r.timeToTargetS)}
+                     .join(QLatin1Char(','));
+    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+QString ScalingReport::groupsCsv() const
+{
+    QStringList lines{QStringLiteral("strategy,world_size,nodes,repetitions,epoch_s_mean,epoch_s_std,epoch_s_min,epoch_s_max,"
+                                     "samples_per_epoch,throughput_samples_s,speedup,throughput_speedup,ideal_speedup,efficiency,"
+                                     "strong_efficiency,weak_efficiency,compute_s,exposed_comm_s,data_wait_s,other_s,"
+                                     "time_to_target_s,reached_target")};
+    for (const auto& g : groups)
+        lines << QStringList{csvField(g.strategy), QString::number(g.world), QString::number(g.nodes), QString::number(g.repetitions),
+                             csvNumber(g.epochS), csvNumber(g.epochSStd), csvNumber(g.epochSMin), csvNumber(g.epochSMax),
+                             csvNumber(g.samplesPerEpoch), csvNumber(g.throughput), csvNumber(g.speedup), csvNumber(g.throughputSpeedup),
+                             csvNumber(g.ideal), csvNumber(g.efficiency), csvNumber(g.strongEfficiency), csvNumber(g.weakEfficiency),
+                             csvNumber(g.computeS), csvNumber(g.commS), csvNumber(g.dataS), csvNumber(g.otherS),
+                             csvNumber(g.timeToTargetS), QString::number(g.reachedTarget)}
+                     .join(QLatin1Char(','));
+    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+QString ScalingReport::markdown() const
+{
+    QStringList md;
+    md << QStringLiteral("# Scaling report: %1").arg(sweep) << QString();
+    md << QStringLiteral("Epoch time is the mean `wall_s` of each run's epochs after the first %1 (warm-up), then the mean over "
+                         "repetitions (± sample standard deviation). Speedup = T̄(n_min) / T̄(n) against each strategy's smallest "
+                         "run; ideal = n / n_min; efficiency = X(n) / (X(n_min) · n / n_min) with X the throughput in samples/s "
+                         "(it equals the strong-scaling S / (n / n_min) when the samples per epoch are fixed, and the weak-scaling "
+                         "T̄(n_min) / T̄(n) when they grow with n). Time-to-target: wall time from the run's first start to the end "
+                         "of the first epoch whose validation loss is at most %2 (%3).")
+                  .arg(warmupEpochs)
+                  .arg(num(target, 6), targetSource)
+           << QString();
+    md << QStringLiteral("| strategy | ranks | nodes | reps | epoch time (s) | throughput (samples/s) | speedup | ideal | efficiency | "
+                         "compute | exposed comm | data wait | other | time-to-target (s) |")
+       << QStringLiteral("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (const auto& g : groups) {
+        const double e = g.epochS;
+        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 ± %6 | %7 | %8 | %9 | %10 | %11 | %12 | %13 | %14 | %15 |")
+                  .arg(g.strategy)
+                  .arg(g.world)
+                  .arg(g.nodes)
+                  .arg(g.repetitions)
+                  .arg(num(g.epochS), num(g.epochSStd, 2), num(g.throughput), num(g.speedup, 3), num(g.ideal, 3), pct(g.efficiency),
+                       pct(g.computeS / e), pct(g.commS / e), pct(g.dataS / e))
+                  .arg(pct(g.otherS / e),
+                       g.reachedTarget ? QStringLiteral("%1 (%2/%3)").arg(num(g.timeToTargetS)).arg(g.reachedTarget).arg(g.repetitions)
+                                       : QStringLiteral("not reached"));
+    }
+    md << QString() << QStringLiteral("## Runs") << QString();
+    md << QStringLiteral("| run | state | used | epochs | epoch time (s) | best val loss | time-to-target (s) |")
+       << QStringLiteral("|---|---|---|---|---|---|---|");
+    for (const auto& r : runs)
+        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 | %6 | %7 |")
+                  .arg(r.runId, r.state, r.used ? QStringLiteral("yes") : QStringLiteral("no"))
+                  .arg(r.epochsUsed)
+                  .arg(num(r.epochS), num(r.bestValLoss, 6), num(r.timeToTargetS));
+    md << QString() << QStringLiteral("## Warnings") << QString();
+    if (warnings.isEmpty()) md << QStringLiteral("None.");
+    for (const QString& w : warnings) md << QStringLiteral("- ") + w;
+    return md.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+}  // namespace scaledesk

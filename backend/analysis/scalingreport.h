@@ -1,0 +1,75 @@
+#pragma once
+
+#include "analysis/epochscsv.h"
+#include "runs/runrecord.h"
+
+#include <QJsonObject>
+#include <QMap>
+
+#include <optional>
+
+namespace scaledesk {
+
+/// What the report reads for one run of a sweep (all of it from the local mirror).
+struct ReportRun {
+    RunRecord record;
+    EpochTable epochs;
+    QJsonObject manifest;
+    QMap<QString, QString> config;  ///< resolved and flattened (configresolve.h); empty if unknown
+};
+
+struct ReportOptions {
+    int warmupEpochs = 1;              ///< the first epochs left out of every average
+    std::optional<double> targetLoss;  ///< time-to-target; default: see ScalingReport::target
+    int minStepsPerEpoch = 10;         ///< fewer steps per epoch per rank than this is warned about
+};
+
+/// One run's numbers (after warm-up).
+struct ReportRunRow {
+    QString runId, strategy, state;
+    int nodes = 0, ranksPerNode = 0, world = 0, repetition = 0;
+    bool used = false;        ///< counted in its group's averages
+    int epochsUsed = 0;
+    double epochS, samplesPerEpoch, throughput, stepsPerEpoch, computeS, commS, dataS, otherS, bestValLoss, timeToTargetS;
+    ReportRunRow();
+};
+
+/// One strategy × world size: the mean over its repetitions.
+struct ReportGroupRow {
+    QString strategy;
+    int world = 0, nodes = 0, repetitions = 0;  ///< repetitions counted
+    double epochS, epochSStd, epochSMin, epochSMax;  ///< mean and spread over repetitions
+    double samplesPerEpoch, throughput;
+    double speedup;            ///< T̄(n_min) / T̄(n), n_min = the strategy's smallest world size
+    double throughputSpeedup;  ///< X(n) / X(n_min)
+    double ideal;              ///< n / n_min
+    double efficiency;         ///< X(n) / (X(n_min) · n / n_min): strong or weak, whichever the samples say
+    double strongEfficiency;   ///< S / (n / n_min)
+    double weakEfficiency;     ///< T̄(n_min) / T̄(n)
+    double computeS, commS, dataS, otherS;  ///< per epoch, mean over repetitions
+    double timeToTargetS;      ///< mean over the repetitions that reached the target
+    int reachedTarget = 0;
+    ReportGroupRow();
+};
+
+/// The scaling report of one sweep (itwinai-scaling.md §7.4). Warnings are part of the result:
+/// too few steps per epoch, missing repetitions, mixed configs in a group, unequal samples, runs
+/// without epochs, failed runs (left out, the gap shown), runs that never reached the target.
+struct ScalingReport {
+    QString sweep;
+    int warmupEpochs = 1;
+    double target;       ///< validation loss; default: the largest of the best losses of the smallest runs
+    QString targetSource;
+    QList<ReportRunRow> runs;
+    QList<ReportGroupRow> groups;  ///< by strategy, then world size
+    QStringList warnings;
+    ScalingReport();
+
+    QString runsCsv() const;
+    QString groupsCsv() const;
+    QString markdown() const;
+};
+
+ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& runs, const ReportOptions& options = {});
+
+}  // namespace scaledesk

@@ -1,0 +1,36 @@
+#pragma once
+
+#include "remote/transport.h"  // Status
+
+#include <QStringList>
+
+#include <functional>
+#include <vector>
+
+namespace scaledesk {
+
+struct ScalingReport;
+struct CompareRun;
+enum class XAxis;
+
+/// What the command line cannot do without a window system and hands to whoever can (the
+/// `scaledesk` program passes the GUI library's renderers; the tests may pass none).
+struct CliHooks {
+    /// Writes the report's plots into `dir` in each of `formats` (png, svg, pdf); the paths written
+    /// go to `written`.
+    std::function<Status(const ScalingReport& report, const QString& dir, const QStringList& formats, QStringList* written)> renderReport;
+    /// Draws one tag of the runs (on `axis`, smoothed with TensorBoard's weight) into an image
+    /// file (png, svg or pdf by suffix).
+    std::function<Status(const std::vector<CompareRun>& runs, const QString& tag, XAxis axis, double smoothing, const QString& path)>
+        renderSeries;
+};
+
+/// The headless `scaledesk` commands (profiles, deploy, submit, status, cancel, requeue, runs).
+/// Needs a QCoreApplication (or QApplication); returns the process exit code: 0 success, 1 a
+/// failure that was reported, 2 a usage error.
+int runCommandLine(int argc, char** argv, const CliHooks& hooks = {});
+
+/// True when argv names one of those commands (so a GUI main knows to stay headless).
+bool isHeadlessCommand(int argc, char** argv);
+
+}  // namespace scaledesk

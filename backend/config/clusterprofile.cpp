@@ -1,0 +1,179 @@
+#include "config/clusterprofile.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <QFileInfo>
+#include <QRegularExpression>
+
+#include <functional>
+#include <map>
+
+namespace scaledesk {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString where(const QString& file, const YAML::Mark& mark)
+{
+    if (mark.is_null()) return file;
+    return file + QStringLiteral(":%1:%2").arg(mark.line + 1).arg(mark.column + 1);
+}
+
+struct Failure {
+    Error error;
+};
+
+class Reader {
+public:
+    explicit Reader(QString file) : m_file(std::move(file)) {}
+    [[noreturn]] void fail(const YAML::Node& n, const QString& key, const QString& what) const
+    {
+        throw Failure{Error{QStringLiteral("profile.invalid"), QStringLiteral("key '%1': %2").arg(key, what), where(m_file, n.Mark())}};
+    }
+    QString string(const YAML::Node& n, const QString& key) const
+    {
+        if (!n.IsScalar()) fail(n, key, QStringLiteral("expected a string"));
+        return q(n.Scalar());
+    }
+    // A value that lands in an #SBATCH line: one word of printable characters, nothing a shell or
+    // SLURM's directive parser could read as a second option.
+    QString directive(const YAML::Node& n, const QString& key) const
+    {
+        const QString v = string(n, key);
+        for (QChar c : v)
+            if (c.isSpace() || c.category() == QChar::Other_Control)
+                fail(n, key, QStringLiteral("must be one word without spaces or control characters"));
+        return v;
+    }
+    QString timeLimit(const YAML::Node& n, const QString& key) const
+    {
+        const QString v = string(n, key);
+        if (!isSlurmTimeLimit(v))
+            fail(n, key, QStringLiteral("'%1' is not a SLURM time limit (MM, HH:MM:SS, D-HH[:MM[:SS]] or UNLIMITED)").arg(v));
+        return v;
+    }
+    int integer(const YAML::Node& n, const QString& key, int min, int max) const
+    {
+        int v = 0;
+        if (!n.IsScalar() || !YAML::convert<int>::decode(n, v) || v < min || v > max)
+            fail(n, key, QStringLiteral("expected an integer from %1 to %2").arg(min).arg(max));
+        return v;
+    }
+    bool boolean(const YAML::Node& n, const QString& key) const
+    {
+        bool v = false;
+        if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) fail(n, key, QStringLiteral("expected true or false"));
+        return v;
+    }
+    QStringList list(const YAML::Node& n, const QString& key) const
+    {
+        if (!n.IsSequence()) fail(n, key, QStringLiteral("expected a list"));
+        QStringList out;
+        for (const auto& e : n) out << string(e, key);
+        return out;
+    }
+    template <typename Fields>
+    void each(const YAML::Node& map, const QString& prefix, const Fields& fields) const
+    {
+        if (!map.IsMap()) fail(map, prefix, QStringLiteral("expected a mapping"));
+        for (auto it = map.begin(); it != map.end(); ++it) {
+            const QString key = prefix.isEmpty() ? q(it->first.Scalar()) : prefix + QLatin1Char('.') + q(it->first.Scalar());
+            auto f = fields.find(it->first.Scalar());
+            if (f == fields.end()) fail(it->first, key, QStringLiteral("unknown key"));
+            f->second(it->second, key);
+        }
+    }
+
+private:
+    QString m_file;
+};
+
+using Field = std::function<void(const YAML::Node&, const QString&)>;
+
+}  // namespace
+
+bool isSlurmTimeLimit(const QString& value)
+{
+    static const QRegularExpression re(QStringLiteral(
+        "^(UNLIMITED|INFINITE|[0-9]+|[0-9]+:[0-9]{1,2}|[0-9]+:[0-9]{1,2}:[0-9]{1,2}|[0-9]+-[0-9]{1,2}(:[0-9]{1,2}(:[0-9]{1,2})?)?)$"));
+    return re.match(value).hasMatch();
+}
+
+Expected<ClusterProfile> loadClusterProfile(const QString& path)
+{
+    if (!QFileInfo::exists(path))
+        return Error{QStringLiteral("profile.missing"), QStringLiteral("no such file"), path};
+    YAML::Node root;
+    try {
+        root = YAML::LoadFile(path.toStdString());
+    } catch (const YAML::Exception& e) {
+        return Error{QStringLiteral("profile.yaml"), QStringLiteral("malformed YAML: ") + q(e.msg), where(path, e.mark)};
+    }
+    ClusterProfile p;
+    p.name = QFileInfo(path).completeBaseName();
+    const Reader r(path);
+    try {
+        if (!root.IsMap())
+            r.fail(root, QStringLiteral("(top level)"), QStringLiteral("expected a mapping"));
+        const std::map<std::string, Field> slurm = {
+            {"partition", [&](auto& n, auto& k) { p.slurm.partition = r.directive(n, k); }},
+            {"account", [&](auto& n, auto& k) { p.slurm.account = r.directive(n, k); }},
+            {"qos", [&](auto& n, auto& k) { p.slurm.qos = r.directive(n, k); }},
+            {"reservation", [&](auto& n, auto& k) { p.slurm.reservation = r.directive(n, k); }},
+            {"constraint", [&](auto& n, auto& k) { p.slurm.constraint = r.directive(n, k); }},
+            {"gpus_per_node", [&](auto& n, auto& k) { p.slurm.gpusPerNode = r.integer(n, k, 0, 64); }},
+            {"cpus_per_task", [&](auto& n, auto& k) { p.slurm.cpusPerTask = r.integer(n, k, 1, 4096); }},
+            {"time_limit", [&](auto& n, auto& k) { p.slurm.timeLimit = r.timeLimit(n, k); }},
+            {"mpi", [&](auto& n, auto& k) { p.slurm.mpi = r.directive(n, k); }},
+            {"requeue", [&](auto& n, auto& k) { p.slurm.requeue = r.boolean(n, k); }},
+            {"signal_seconds", [&](auto& n, auto& k) { p.slurm.signalSeconds = r.integer(n, k, 0, 86400); }},
+            {"extra_directives", [&](auto& n, auto& k) {
+                 if (!n.IsSequence()) r.fail(n, k, QStringLiteral("expected a list"));
+                 for (const auto& e : n) p.slurm.extraDirectives << r.directive(e, k);
+             }},
+        };
+        const std::map<std::string, Field> trainer = {
+            {"path", [&](auto& n, auto& k) { p.trainerPath = r.string(n, k); }},
+            {"deploy", [&](auto& n, auto& k) { p.trainerDeploy = r.boolean(n, k); }},
+            {"prebuilt", [&](auto& n, auto& k) { p.trainerPrebuilt = r.boolean(n, k); }},
+            {"build_jobs", [&](auto& n, auto& k) { p.buildJobs = r.integer(n, k, 1, 1024); }},
+        };
+        const std::map<std::string, Field> top = {
+            {"name", [&](auto& n, auto& k) { p.name = r.string(n, k); }},
+            {"kind", [&](auto& n, auto& k) {
+                 p.kind = r.string(n, k);
+                 if (p.kind != QLatin1String("ssh+slurm") && p.kind != QLatin1String("local"))
+                     r.fail(n, k, QStringLiteral("expected ssh+slurm or local, got '%1'").arg(p.kind));
+             }},
+            {"host", [&](auto& n, auto& k) { p.host = r.string(n, k); }},
+            {"port", [&](auto& n, auto& k) { p.port = r.integer(n, k, 1, 65535); }},
+            {"user", [&](auto& n, auto& k) { p.user = r.string(n, k); }},
+            {"identity_file", [&](auto& n, auto& k) { p.identityFile = r.string(n, k); }},
+            {"proxy_jump", [&](auto& n, auto& k) { p.proxyJump = r.string(n, k); }},
+            {"known_hosts", [&](auto& n, auto& k) { p.knownHostsFile = r.string(n, k); }},
+            {"remember_secrets", [&](auto& n, auto& k) { p.rememberSecrets = r.boolean(n, k); }},
+            {"remote_root", [&](auto& n, auto& k) { p.remoteRoot = r.string(n, k); }},
+            {"master_port", [&](auto& n, auto& k) { p.masterPort = r.integer(n, k, 1, 65535); }},
+            {"setup", [&](auto& n, auto& k) { p.setup = r.string(n, k); }},
+            {"slurm", [&](auto& n, auto& k) { r.each(n, k, slurm); }},
+            {"trainer", [&](auto& n, auto& k) { r.each(n, k, trainer); }},
+        };
+        r.each(root, QString(), top);
+        if (p.kind.isEmpty())
+            r.fail(root, QStringLiteral("kind"), QStringLiteral("is required (ssh+slurm or local)"));
+        if (p.kind == QLatin1String("ssh+slurm") && p.host.isEmpty())
+            r.fail(root, QStringLiteral("host"), QStringLiteral("is required for an ssh+slurm profile"));
+        if (p.kind == QLatin1String("ssh+slurm") && p.remoteRoot.isEmpty())
+            r.fail(root, QStringLiteral("remote_root"), QStringLiteral("is required for an ssh+slurm profile"));
+        if (p.kind == QLatin1String("ssh+slurm") && p.trainerPath.isEmpty() && !p.trainerDeploy)
+            r.fail(root, QStringLiteral("trainer"), QStringLiteral("give trainer.path (preinstalled) or trainer.deploy: true"));
+    } catch (const Failure& f) {
+        return f.error;
+    } catch (const YAML::Exception& e) {
+        return Error{QStringLiteral("profile.yaml"), q(e.msg), where(path, e.mark)};
+    }
+    return p;
+}
+
+}  // namespace scaledesk

@@ -1,0 +1,56 @@
+#pragma once
+
+#include "core/expected.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace scaledesk {
+
+/// SLURM defaults of a cluster profile; empty values are left out of job scripts.
+struct SlurmDefaults {
+    QString partition;
+    QString account;
+    QString qos;
+    QString reservation;
+    QString constraint;
+    int gpusPerNode = 0;        ///< 0: a CPU cluster (one task per rank, no --gpus-per-node)
+    int cpusPerTask = 1;
+    QString timeLimit = QStringLiteral("00:30:00");
+    QString mpi = QStringLiteral("pmix");  ///< srun --mpi type; "none" for plain srun (gloo over SLURM's variables)
+    bool requeue = false;
+    int signalSeconds = 120;    ///< --signal=B:USR1@<s>: checkpoint this long before the time limit; 0 = none
+    QStringList extraDirectives;  ///< verbatim, e.g. "--exclusive"
+};
+
+/// A cluster: where it is, how jobs run there, and how the trainer is found.
+/// YAML file (profiles/<name>.yaml), keys documented in docs/profiles.md.
+struct ClusterProfile {
+    QString name;
+    QString kind;        ///< "ssh+slurm" or "local"
+    QString host;
+    int port = 22;
+    QString user;
+    QString identityFile;
+    QString proxyJump;
+    QString knownHostsFile; ///< empty: ~/.ssh/known_hosts
+    bool rememberSecrets = false;  ///< key passphrases go to the system keyring (QtKeychain) once entered
+    QString remoteRoot;  ///< run folders live in <remote_root>/runs/<run id>
+    SlurmDefaults slurm;
+    QString setup;       ///< shell lines inserted verbatim before srun (module load …)
+    QString trainerPath; ///< a preinstalled scaledesk-train; empty with trainerDeploy (and for local: found next to the app)
+    bool trainerDeploy = false;
+    bool trainerPrebuilt = false;  ///< deploy uploads this machine's scaledesk-train instead of building (the cluster matches)
+    int buildJobs = 8;   ///< parallel compile jobs of a deploy build
+    int masterPort = 29500;
+};
+
+/// MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED (sbatch --time).
+bool isSlurmTimeLimit(const QString& value);
+
+/// Reads a profile; errors name the file, line and column and the key.
+Expected<ClusterProfile> loadClusterProfile(const QString& path);
+
+}  // namespace scaledesk

@@ -1,0 +1,119 @@
+#include "remote/localtransport.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QSaveFile>
+
+namespace scaledesk {
+
+namespace {
+QString expandHome(const QString& path)
+{
+    if (path == QLatin1String("~")) return QDir::homePath();
+    if (path.startsWith(QLatin1String("~/"))) return QDir::homePath() + path.mid(1);
+    return path;
+}
+
+Error fileError(const QFileDevice& f, const QString& path)
+{
+    if (f.error() == QFileDevice::PermissionsError || (QFileInfo::exists(path) && !QFileInfo(path).isReadable()))
+        return Error{QStringLiteral("transport.permission"), QStringLiteral("permission denied"), path};
+    if (!QFileInfo::exists(path)) return Error{QStringLiteral("transport.nofile"), QStringLiteral("no such file"), path};
+    return Error{QStringLiteral("transport.io"), f.errorString(), path};
+}
+}  // namespace
+
+Expected<ExecResult> LocalTransport::exec(const QString& command, int timeoutMs)
+{
+    ++m_stats.roundTrips;
+    QProcess p;
+    p.setProgram(QStringLiteral("/bin/sh"));
+    p.setArguments({QStringLiteral("-c"), command});
+    p.setStandardInputFile(QProcess::nullDevice());
+    p.start();
+    if (!p.waitForStarted(10000))
+        return Error{QStringLiteral("transport.io"), QStringLiteral("cannot start /bin/sh: ") + p.errorString(), QStringLiteral("local")};
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished(5000);
+        return Error{QStringLiteral("transport.timeout"),
+                     QStringLiteral("no answer after %1 s from: %2").arg(timeoutMs / 1000.0).arg(command.left(60)),
+                     QStringLiteral("local")};
+    }
+    ExecResult r;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    return r;
+}
+
+Status LocalTransport::writeFile(const QString& path0, const QByteArray& data, int mode)
+{
+    const QString path = expandHome(path0);
+    ++m_stats.roundTrips;
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) return fileError(f, QFileInfo(path).absolutePath());
+    f.write(data);
+    if (!f.commit()) return Error{QStringLiteral("transport.io"), f.errorString(), path};
+    QFileDevice::Permissions perms;
+    const std::pair<int, QFileDevice::Permission> bits[] = {
+        {0400, QFileDevice::ReadOwner}, {0200, QFileDevice::WriteOwner}, {0100, QFileDevice::ExeOwner},
+        {0040, QFileDevice::ReadGroup}, {0020, QFileDevice::WriteGroup}, {0010, QFileDevice::ExeGroup},
+        {0004, QFileDevice::ReadOther}, {0002, QFileDevice::WriteOther}, {0001, QFileDevice::ExeOther}};
+    for (const auto& [bit, perm] : bits)
+        if (mode & bit) perms |= perm;
+    QFile::setPermissions(path, perms);
+    m_stats.bytesWritten += quint64(data.size());
+    return Done{};
+}
+
+Expected<RemoteFileInfo> LocalTransport::stat(const QString& path0)
+{
+    const QString path = expandHome(path0);
+    ++m_stats.roundTrips;
+    const QFileInfo fi(path);
+    if (!fi.exists()) return Error{QStringLiteral("transport.nofile"), QStringLiteral("no such file"), path};
+    RemoteFileInfo info;
+    info.size = fi.size();
+    info.mtime = fi.lastModified().toSecsSinceEpoch();
+    info.isDir = fi.isDir();
+    return info;
+}
+
+Expected<QByteArray> LocalTransport::readAt(const QString& path0, qint64 offset, qint64 maxBytes)
+{
+    const QString path = expandHome(path0);
+    ++m_stats.roundTrips;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return fileError(f, path);
+    if (offset >= f.size()) return QByteArray();
+    if (!f.seek(offset)) return Error{QStringLiteral("transport.io"), f.errorString(), path};
+    QByteArray data = f.read(maxBytes);
+    m_stats.bytesRead += quint64(data.size());
+    return data;
+}
+
+Status LocalTransport::makeDirs(const QString& path0)
+{
+    const QString path = expandHome(path0);
+    ++m_stats.roundTrips;
+    if (QFileInfo(path).isDir()) return Done{};
+    if (!QDir().mkpath(path)) {
+        QString parent = path;
+        while (!parent.isEmpty() && !QFileInfo::exists(parent)) parent = QFileInfo(parent).absolutePath();
+        if (QFileInfo::exists(parent) && !QFileInfo(parent).isDir())
+            return Error{QStringLiteral("transport.io"), QStringLiteral("not a folder"), parent};
+        return Error{QStringLiteral("transport.permission"), QStringLiteral("cannot create the folder"), path};
+    }
+    return Done{};
+}
+
+Expected<QString> LocalTransport::absolutePath(const QString& path)
+{
+    return QDir::cleanPath(QDir(expandHome(path)).absolutePath());
+}
+
+}  // namespace scaledesk

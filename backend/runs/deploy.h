@@ -1,0 +1,42 @@
+#pragma once
+
+#include "config/clusterprofile.h"
+#include "remote/transport.h"
+
+#include <QStringList>
+
+#include <functional>
+
+namespace scaledesk {
+
+/// The trainer sources the app carries: the top-level CMakeLists.txt, trainer/ and the example
+/// configs, as paths relative to the source folder, sorted.
+QStringList trainerSourceFiles(const QString& sourceDir);
+/// The first 16 hex digits of SHA-256 over the sorted (relative path, content) pairs.
+QString contentHash(const QString& baseDir, const QStringList& relativeFiles);
+/// The sources the app carries: $SCALEDESK_TRAINER_SOURCES, the installed share/scaledesk/trainer-src,
+/// or the source tree the app was built from.
+QString bundledTrainerSources();
+
+struct DeployOptions {
+    QString sourceDir;       ///< trainer sources (build from source)
+    QString prebuiltBinary;  ///< when set: upload this binary instead of building
+    std::function<void(const QString&)> progress;
+};
+
+struct DeployResult {
+    QString trainerPath;  ///< scaledesk-train on the far side
+    QString hash;
+    bool reused = false;  ///< an earlier deploy of the same content was found
+};
+
+/// Puts a trainer on the far side under <remote root>/trainer/<hash>/: either the sources,
+/// built there with the profile's setup lines and CMake (build.log next to them), or a prebuilt
+/// binary. A finished deploy leaves a `ready` marker and is reused while the hash is unchanged;
+/// <remote root>/trainer/current names the trainer that submits use.
+Expected<DeployResult> deployTrainer(Transport& transport, const ClusterProfile& profile, const DeployOptions& options);
+
+/// The trainer the last deploy left (<remote root>/trainer/current).
+Expected<QString> deployedTrainer(Transport& transport, const ClusterProfile& profile);
+
+}  // namespace scaledesk

@@ -1,0 +1,53 @@
+#pragma once
+
+#include "analysis/metrics.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QMap>
+#include <QString>
+
+namespace scaledesk {
+
+/// Reads what the poller added to a run's local mirror since the last call: new complete lines of
+/// metrics.jsonl go into RunMetrics (a partial last line waits), new complete lines of the logs are
+/// handed out. Offsets live here; a mirror file that restarted (the poller moved the old one to
+/// .prev) is read again from its start.
+class MirrorReader {
+public:
+    explicit MirrorReader(QString mirrorDir);
+
+    struct News {
+        int newPoints = 0;
+        QList<QPair<QString, QByteArray>> logLines;  ///< (file, line) in file order
+    };
+    /// `logs`: the log files to follow (e.g. "slurm-42.out", "out.log", "rank-1.log").
+    News read(const QStringList& logs);
+    const RunMetrics& metrics() const { return m_metrics; }
+    RunMetrics& metrics() { return m_metrics; }
+
+private:
+    QString m_dir;
+    RunMetrics m_metrics;
+    std::unique_ptr<MetricsParser> m_parser;
+    qint64 m_metricsOffset = 0;
+    QMap<QString, qint64> m_logOffsets;
+};
+
+/// The poll interval of a live view: short while runs write, backing off when they are idle.
+class PollSchedule {
+public:
+    PollSchedule(int activeMs = 1000, int maxIdleMs = 30000) : m_active(activeMs), m_max(maxIdleMs), m_current(activeMs) {}
+    /// After a poll: `grew` when any followed file grew. Returns the wait before the next one.
+    int next(bool grew)
+    {
+        m_current = grew ? m_active : std::min(m_max, m_current * 2);
+        return m_current;
+    }
+    int current() const { return m_current; }
+
+private:
+    int m_active, m_max, m_current;
+};
+
+}  // namespace scaledesk

@@ -1,0 +1,164 @@
+#include "runs/runsubmitter.h"
+
+#include "runs/deploy.h"
+#include "scheduler/shellquote.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+
+#include <csignal>
+#include <unistd.h>
+
+namespace scaledesk {
+
+namespace {
+// Test hook: SCALEDESK_FAULT_SUBMIT=before-sbatch|after-sbatch kills the process at that point,
+// as a crash or a closed laptop would (tests/backend/tst_cli_sandbox.cpp).
+void faultPoint(const char* where)
+{
+    if (qEnvironmentVariable("SCALEDESK_FAULT_SUBMIT") == QLatin1String(where)) ::kill(::getpid(), SIGKILL);
+}
+}  // namespace
+
+Expected<QString> ensureGeneratedData(Transport& t, const ClusterProfile& profile, const QString& trainer)
+{
+    auto root = t.absolutePath(profile.remoteRoot);
+    if (!root) return root.error();
+    const QString dir = *root + QStringLiteral("/data/generated");
+    if (t.stat(dir + QStringLiteral("/valid.h5"))) return dir;
+    auto made = t.exec(QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96").arg(shellQuote(dir), shellQuote(trainer)), 600000);
+    if (!made) return made.error();
+    if (made->exitCode != 0) return Error{QStringLiteral("data.make"), QString::fromUtf8(made->err + made->out).trimmed(), dir};
+    return dir;
+}
+
+Expected<QString> profileTrainer(Transport& t, const ClusterProfile& p)
+{
+    if (p.trainerDeploy) return deployedTrainer(t, p);
+    if (p.trainerPath.isEmpty())
+        return Error{QStringLiteral("trainer.missing"),
+                     QStringLiteral("no scaledesk-train for profile %1: set trainer.path, or SCALEDESK_TRAIN").arg(p.name), QString()};
+    return p.trainerPath;
+}
+
+RunSubmitter::RunSubmitter(RunStore& store, Transport& transport, Scheduler& scheduler, ClusterProfile profile)
+    : m_store(store), m_transport(transport), m_scheduler(scheduler), m_profile(std::move(profile))
+{
+}
+
+Status RunSubmitter::checkConfig(const QString& configFile, const QString& configName)
+{
+    if (!QFileInfo(configFile).isFile())
+        return Error{QStringLiteral("config.missing"), QStringLiteral("no such config file"), configFile};
+    try {
+        const YAML::Node root = YAML::LoadFile(configFile.toStdString());
+        if (!root.IsMap())
+            return Error{QStringLiteral("config.invalid"), QStringLiteral("expected a mapping of named configs"), configFile};
+        if (!root[configName.toStdString()])
+            return Error{QStringLiteral("config.invalid"),
+                         QStringLiteral("no config named '%1' in the file").arg(configName), configFile};
+    } catch (const YAML::Exception& e) {
+        return Error{QStringLiteral("config.yaml"), QStringLiteral("malformed YAML: ") + QString::fromStdString(e.msg),
+                     QStringLiteral("%1:%2:%3").arg(configFile).arg(e.mark.line + 1).arg(e.mark.column + 1)};
+    }
+    return Done{};
+}
+
+Expected<QString> RunSubmitter::remoteRunDir(const QString& runId)
+{
+    if (m_remoteRoot.isEmpty()) {
+        auto root = m_transport.absolutePath(m_profile.remoteRoot);
+        if (!root) return root.error();
+        m_remoteRoot = *root;
+    }
+    return m_remoteRoot + QStringLiteral("/runs/") + runId;
+}
+
+JobRequest RunSubmitter::request(const RunPoint& point, const SubmitOptions& o) const
+{
+    JobRequest r;
+    r.profile = m_profile;
+    r.point = point;
+    r.configName = o.configName;
+    r.trainerPath = o.trainerPath;
+    r.trainerArgs = o.trainerArgs;
+    r.dataDir = o.dataDir;
+    return r;
+}
+
+Expected<QString> RunSubmitter::render(const RunPoint& point, const SubmitOptions& options)
+{
+    return m_scheduler.renderScript(request(point, options));
+}
+
+Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOptions& o)
+{
+    QString why;
+    if (!RunStore::validRunId(point.runId, &why)) return Error{QStringLiteral("run.id"), why, point.runId};
+    if (m_store.exists(point.runId))
+        return Error{QStringLiteral("run.exists"), QStringLiteral("a run with this id exists; choose another name"), point.runId};
+    QFile config(o.configFile);
+    if (!config.open(QIODevice::ReadOnly))
+        return Error{QStringLiteral("config.missing"), config.errorString(), o.configFile};
+    const QByteArray configBytes = config.readAll();
+
+    RunRecord rec;
+    rec.id = point.runId;
+    rec.sweep = point.sweep;
+    rec.profile = m_profile.name;
+    rec.configFile = QFileInfo(o.configFile).absoluteFilePath();
+    rec.configName = o.configName;
+    rec.strategy = point.strategy;
+    rec.nodes = point.nodes;
+    rec.ranksPerNode = point.ranksPerNode;
+    rec.repetition = point.repetition;
+    rec.localBatch = point.localBatch;
+    rec.scaling = point.scaling;
+    rec.transition(RunState::Draft);
+    auto fail = [&](const Error& e) -> Expected<RunRecord> {
+        rec.transition(RunState::SubmitFailed, QStringLiteral("failed to submit: ") + e.text());
+        m_store.save(rec);
+        return e;
+    };
+
+    // Recorded before the first remote action.
+    rec.submitStep = QStringLiteral("upload");
+    rec.transition(RunState::Submitting, QStringLiteral("uploading to %1").arg(m_transport.describe()));
+    if (auto ok = m_store.save(rec); !ok) return ok.error();
+    // The exact config the run gets, in the mirror too: comparisons and reports read it there.
+    {
+        QSaveFile local(m_store.workspace().runDir(rec.id) + QStringLiteral("/config.yaml"));
+        if (local.open(QIODevice::WriteOnly)) {
+            local.write(configBytes);
+            local.commit();
+        }
+    }
+
+    auto dir = remoteRunDir(point.runId);
+    if (!dir) return fail(dir.error());
+    rec.remoteDir = *dir;
+    if (auto ok = m_transport.makeDirs(rec.remoteDir); !ok) return fail(ok.error());
+    if (auto ok = m_transport.writeFile(rec.remoteDir + QStringLiteral("/config.yaml"), configBytes); !ok) return fail(ok.error());
+    const QString script = m_scheduler.renderScript(request(point, o));
+    if (auto ok = m_transport.writeFile(rec.remoteDir + QLatin1Char('/') + m_scheduler.scriptName(), script.toUtf8(), 0755); !ok)
+        return fail(ok.error());
+
+    rec.submitStep = QStringLiteral("sbatch");
+    rec.transition(RunState::Submitting, QStringLiteral("handing the job to %1").arg(m_scheduler.kind()));
+    if (auto ok = m_store.save(rec); !ok) return ok.error();
+    faultPoint("before-sbatch");
+    auto job = m_scheduler.submit(rec.remoteDir);
+    faultPoint("after-sbatch");
+    if (!job) return fail(job.error());
+
+    rec.jobId = *job;
+    rec.submitStep = QStringLiteral("recorded");
+    rec.transition(RunState::Queued, QStringLiteral("%1: job %2").arg(m_scheduler.kind(), rec.jobId));
+    if (auto ok = m_store.save(rec); !ok) return ok.error();
+    return rec;
+}
+
+}  // namespace scaledesk

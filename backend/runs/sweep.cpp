@@ -1,0 +1,67 @@
+#include "runs/sweep.h"
+
+#include <QRegularExpression>
+
+namespace scaledesk {
+
+namespace {
+Error invalid(const QString& field, const QString& what)
+{
+    return Error{QStringLiteral("sweep.invalid"), QStringLiteral("%1: %2").arg(field, what), QString()};
+}
+}  // namespace
+
+Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec)
+{
+    // Run ids become folder and job names: keep them to a portable alphabet.
+    static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"));
+    if (!safe.match(spec.name).hasMatch())
+        return invalid(QStringLiteral("name"), QStringLiteral("'%1' must be 1-64 letters, digits, '.', '_' or '-'").arg(spec.name));
+    if (spec.nodes.isEmpty()) return invalid(QStringLiteral("nodes"), QStringLiteral("give at least one node count"));
+    if (spec.ranksPerNode.isEmpty())
+        return invalid(QStringLiteral("ranks per node"), QStringLiteral("give at least one count"));
+    if (spec.strategies.isEmpty()) return invalid(QStringLiteral("strategies"), QStringLiteral("give at least one"));
+    if (spec.repetitions < 1) return invalid(QStringLiteral("repetitions"), QStringLiteral("must be at least 1"));
+    for (int n : spec.nodes)
+        if (n < 1) return invalid(QStringLiteral("nodes"), QStringLiteral("%1 is not a positive count").arg(n));
+    for (int r : spec.ranksPerNode)
+        if (r < 1) return invalid(QStringLiteral("ranks per node"), QStringLiteral("%1 is not a positive count").arg(r));
+    for (const auto& s : spec.strategies)
+        if (s != QLatin1String("ddp") && s != QLatin1String("fused") && s != QLatin1String("zero1"))
+            return invalid(QStringLiteral("strategies"), QStringLiteral("unknown strategy '%1' (ddp, fused, zero1)").arg(s));
+    if (spec.scaling == SweepSpec::Scaling::Strong && spec.globalBatch < 1)
+        return invalid(QStringLiteral("global batch"), QStringLiteral("strong scaling needs a fixed global batch"));
+
+    QList<RunPoint> points;
+    for (const auto& strategy : spec.strategies) {
+        for (int nodes : spec.nodes) {
+            for (int rpn : spec.ranksPerNode) {
+                for (int k = 1; k <= spec.repetitions; ++k) {
+                    RunPoint p;
+                    p.sweep = spec.name;
+                    p.strategy = strategy;
+                    p.nodes = nodes;
+                    p.ranksPerNode = rpn;
+                    p.repetition = k;
+                    p.scaling = spec.scaling == SweepSpec::Scaling::Strong ? QStringLiteral("strong") : QStringLiteral("weak");
+                    p.runId = QStringLiteral("%1-%2-%3x%4-r%5").arg(spec.name, strategy).arg(nodes).arg(rpn).arg(k);
+                    if (spec.scaling == SweepSpec::Scaling::Strong) {
+                        if (spec.globalBatch % p.worldSize() != 0)
+                            return invalid(QStringLiteral("global batch"),
+                                           QStringLiteral("%1 does not divide over %2 ranks (%3)")
+                                               .arg(spec.globalBatch)
+                                               .arg(p.worldSize())
+                                               .arg(p.runId));
+                        p.localBatch = spec.globalBatch / p.worldSize();
+                    } else {
+                        p.localBatch = spec.localBatch;
+                    }
+                    points << p;
+                }
+            }
+        }
+    }
+    return points;
+}
+
+}  // namespace scaledesk

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "core/expected.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace scaledesk {
+
+/// A scaling study: nodes × ranks per node × strategies × repetitions of one trainer config.
+struct SweepSpec {
+    enum class Scaling { Weak, Strong };
+    QString name;
+    QList<int> nodes{1};
+    QList<int> ranksPerNode{1};
+    QStringList strategies{QStringLiteral("ddp")};
+    int repetitions = 1;
+    Scaling scaling = Scaling::Weak;
+    int localBatch = 0;   ///< weak scaling: per-rank batch (global = ranks × local, the NERSC rule); 0 = the config's
+    int globalBatch = 0;  ///< strong scaling: fixed global batch, split over the ranks
+};
+
+/// One job of a sweep.
+struct RunPoint {
+    QString runId;   ///< <sweep>-<strategy>-<nodes>x<ranks>-r<k>
+    QString sweep;
+    QString strategy;
+    int nodes = 1;
+    int ranksPerNode = 1;
+    int repetition = 1;
+    int localBatch = 0;  ///< passed as --local_batch_size when > 0
+    QString scaling;     ///< "weak" or "strong" (a sweep's), empty for a single run
+    int worldSize() const { return nodes * ranksPerNode; }
+};
+
+/// Expands a sweep in a stable order (strategy, then nodes, then ranks per node, then
+/// repetition). Errors name the field: an empty list, a non-positive count, an unknown strategy,
+/// a name that is not a safe identifier, or a strong-scaling batch that does not divide.
+Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec);
+
+}  // namespace scaledesk

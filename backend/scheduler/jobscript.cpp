@@ -1,0 +1,101 @@
+#include "scheduler/jobscript.h"
+
+#include "scheduler/shellquote.h"
+
+#include <QRegularExpression>
+
+namespace scaledesk {
+
+QString slurmJobName(const QString& runId)
+{
+    QString name = runId;
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
+    return name.left(64);
+}
+
+QStringList sbatchArguments(const QString& runDir)
+{
+    return {QStringLiteral("--parsable"), QStringLiteral("--chdir=") + runDir, QStringLiteral("job.sbatch")};
+}
+
+QStringList trainerCommand(const JobRequest& r)
+{
+    const RunPoint& p = r.point;
+    QStringList train = {r.trainerPath, QStringLiteral("--yaml_config"), QStringLiteral("config.yaml"),
+                         QStringLiteral("--config"), r.configName, QStringLiteral("--run_dir"), QStringLiteral("."),
+                         QStringLiteral("--strategy"), p.strategy, QStringLiteral("--threads"),
+                         QString::number(r.profile.slurm.cpusPerTask), QStringLiteral("--resume")};
+    if (p.localBatch > 0) train << QStringLiteral("--local_batch_size") << QString::number(p.localBatch);
+    train << r.trainerArgs;
+    return train;
+}
+
+QStringList dataLinkLines(const JobRequest& r)
+{
+    if (r.dataDir.isEmpty()) return {};
+    return {QStringLiteral("# relative data paths of the config resolve against the run folder"),
+            QStringLiteral("[ -e data ] || ln -s %1 data").arg(shellQuote(r.dataDir))};
+}
+
+QString renderJobScript(const JobRequest& r)
+{
+    const SlurmDefaults& s = r.profile.slurm;
+    const RunPoint& p = r.point;
+    QStringList lines;
+    lines << QStringLiteral("#!/bin/bash");
+    lines << QStringLiteral("# Rendered by ScaleDesk for run %1; submit from the run folder (sbatch --chdir).")
+                 .arg(slurmJobName(p.runId));
+    auto directive = [&](const QString& option) { lines << QStringLiteral("#SBATCH ") + option; };
+    directive(QStringLiteral("--job-name=") + slurmJobName(p.runId));
+    directive(QStringLiteral("--nodes=%1").arg(p.nodes));
+    directive(QStringLiteral("--ntasks-per-node=%1").arg(p.ranksPerNode));
+    directive(QStringLiteral("--cpus-per-task=%1").arg(s.cpusPerTask));
+    if (s.gpusPerNode > 0) directive(QStringLiteral("--gpus-per-node=%1").arg(s.gpusPerNode));
+    directive(QStringLiteral("--time=") + s.timeLimit);
+    if (!s.partition.isEmpty()) directive(QStringLiteral("--partition=") + s.partition);
+    if (!s.account.isEmpty()) directive(QStringLiteral("--account=") + s.account);
+    if (!s.qos.isEmpty()) directive(QStringLiteral("--qos=") + s.qos);
+    if (!s.reservation.isEmpty()) directive(QStringLiteral("--reservation=") + s.reservation);
+    if (!s.constraint.isEmpty()) directive(QStringLiteral("--constraint=") + s.constraint);
+    directive(QStringLiteral("--output=slurm-%j.out"));
+    if (s.signalSeconds > 0) directive(QStringLiteral("--signal=B:USR1@%1").arg(s.signalSeconds));
+    if (s.requeue) directive(QStringLiteral("--requeue"));
+    for (const auto& extra : s.extraDirectives) directive(extra);
+    lines << QString();
+    lines << QStringLiteral("set -u");
+    if (!r.profile.setup.trimmed().isEmpty()) {
+        lines << QStringLiteral("# --- profile setup (verbatim) ---");
+        lines << r.profile.setup.trimmed();
+        lines << QStringLiteral("# --- end of profile setup ---");
+    }
+    lines << QStringLiteral("export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"");
+    lines << QStringLiteral("export MASTER_PORT=%1").arg(r.profile.masterPort);
+    lines << QStringLiteral("export OMP_NUM_THREADS=%1").arg(s.cpusPerTask);
+
+    lines << dataLinkLines(r);
+    const QStringList train = trainerCommand(r);
+    QString srun = QStringLiteral("srun --kill-on-bad-exit=1");
+    if (!s.mpi.isEmpty()) srun += QStringLiteral(" --mpi=") + shellQuote(s.mpi);
+    lines << QStringLiteral("# The batch shell receives --signal's USR1 (the time limit is near) and forwards it to the");
+    lines << QStringLiteral("# ranks, which checkpoint and exit 75 (EX_TEMPFAIL). TERM (scancel, preemption) is forwarded too,");
+    lines << QStringLiteral("# and the ranks checkpoint, but only a USR1 stop asks for a requeue: a cancelled job stays cancelled.");
+    lines << QStringLiteral("stop_signal=");
+    lines << srun + QStringLiteral(" ") + shellJoin(train) + QStringLiteral(" &");
+    lines << QStringLiteral("srun_pid=$!");
+    lines << QStringLiteral("trap 'stop_signal=USR1; kill -USR1 \"$srun_pid\" 2>/dev/null' USR1");
+    lines << QStringLiteral("trap 'stop_signal=TERM; kill -TERM \"$srun_pid\" 2>/dev/null' TERM");
+    lines << QStringLiteral("# A trapped signal interrupts wait; keep waiting while srun runs, then collect its status");
+    lines << QStringLiteral("# (127 means it was already collected).");
+    lines << QStringLiteral("while :; do wait \"$srun_pid\"; rc=$?; kill -0 \"$srun_pid\" 2>/dev/null || break; done");
+    lines << QStringLiteral("wait \"$srun_pid\" 2>/dev/null; last=$?; [ \"$last\" -ne 127 ] && rc=$last");
+    if (s.requeue) {
+        lines << QStringLiteral("if [ \"$rc\" -eq 75 ] && [ \"$stop_signal\" = USR1 ]; then");
+        lines << QStringLiteral("  echo \"scaledesk: checkpoint written; requeueing job $SLURM_JOB_ID\"");
+        lines << QStringLiteral("  scontrol requeue \"$SLURM_JOB_ID\"");
+        lines << QStringLiteral("fi");
+    }
+    lines << QStringLiteral("exit \"$rc\"");
+    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+}  // namespace scaledesk

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "config/clusterprofile.h"
+#include "runs/sweep.h"
+
+#include <QString>
+#include <QStringList>
+
+namespace scaledesk {
+
+/// What one batch job runs. The script expects to start in the run folder (sbatch --chdir), which
+/// holds the resolved `config.yaml`; that is how no run name or path ever has to appear inside an
+/// #SBATCH line, where shell quoting does not apply.
+struct JobRequest {
+    ClusterProfile profile;
+    RunPoint point;
+    QString configName;        ///< the named config inside config.yaml
+    QString trainerPath;       ///< scaledesk-train on the cluster
+    QStringList trainerArgs;   ///< extra flags, passed through quoted
+    QString dataDir;           ///< when set, the run folder's `data` links here (relative data paths of cpu configs)
+};
+
+/// Renders job.sbatch: #SBATCH directives from the profile and the point (one task per GPU or
+/// CPU rank), --signal=B:USR1@s so the trainer checkpoints before the time limit (the batch shell
+/// forwards the signal to srun), --requeue and a requeue on exit 75 when the profile asks, the
+/// profile's setup lines verbatim, the rendezvous variables, and srun of the trainer. Every value
+/// that reaches the shell is single-quoted.
+QString renderJobScript(const JobRequest& request);
+
+/// The trainer command line of a job (unquoted), shared by the SLURM and the local job scripts.
+QStringList trainerCommand(const JobRequest& request);
+
+/// Shell lines that link `data` to request.dataDir when it is set (empty otherwise).
+QStringList dataLinkLines(const JobRequest& request);
+
+/// The sbatch arguments (unquoted) that submit job.sbatch from `runDir`.
+QStringList sbatchArguments(const QString& runDir);
+
+/// A job name SLURM accepts everywhere, derived from the run id.
+QString slurmJobName(const QString& runId);
+
+}  // namespace scaledesk

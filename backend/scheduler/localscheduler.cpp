@@ -1,0 +1,162 @@
+#include "scheduler/localscheduler.h"
+
+#include "scheduler/shellquote.h"
+
+#include <QRegularExpression>
+
+namespace scaledesk {
+
+QString LocalScheduler::renderScript(const JobRequest& r) const
+{
+    const RunPoint& p = r.point;
+    const int ranks = p.worldSize();
+    QStringList lines;
+    lines << QStringLiteral("#!/bin/bash");
+    lines << QStringLiteral("# Rendered by ScaleDesk for a local run; started in the run folder by the local scheduler.");
+    lines << QStringLiteral("set -u");
+    lines << QStringLiteral("echo $$ > job.pid");
+    lines << QStringLiteral("rm -f exit_code");
+    lines << QStringLiteral("export OMP_NUM_THREADS=%1").arg(r.profile.slurm.cpusPerTask);
+    if (!r.profile.setup.trimmed().isEmpty()) {
+        lines << QStringLiteral("# --- profile setup (verbatim) ---") << r.profile.setup.trimmed()
+              << QStringLiteral("# --- end of profile setup ---");
+    }
+    lines << dataLinkLines(r);
+    const QString train = shellJoin(trainerCommand(r));
+    lines << QStringLiteral("ranks=%1").arg(ranks);
+    lines << QStringLiteral("pids=");
+    lines << QStringLiteral("if [ \"$ranks\" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then");
+    lines << QStringLiteral("  as_root=; [ \"$(id -u)\" = 0 ] && as_root=--allow-run-as-root");
+    lines << QStringLiteral("  echo \"scaledesk: mpirun -np $ranks\"");
+    lines << QStringLiteral("  mpirun $as_root --oversubscribe --bind-to none -np \"$ranks\" %1 &").arg(train);
+    lines << QStringLiteral("  pids=$!");
+    lines << QStringLiteral("elif [ \"$ranks\" -gt 1 ]; then");
+    lines << QStringLiteral("  echo \"scaledesk: no mpirun; $ranks gloo ranks on 127.0.0.1\"");
+    lines << QStringLiteral("  for ((rank = 0; rank < ranks; rank++)); do");
+    lines << QStringLiteral("    RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$ranks LOCAL_WORLD_SIZE=$ranks MASTER_ADDR=127.0.0.1 "
+                            "MASTER_PORT=%1 %2 --backend gloo &")
+                 .arg(r.profile.masterPort)
+                 .arg(train);
+    lines << QStringLiteral("    pids=\"$pids $!\"");
+    lines << QStringLiteral("  done");
+    lines << QStringLiteral("else");
+    lines << QStringLiteral("  %1 &").arg(train);
+    lines << QStringLiteral("  pids=$!");
+    lines << QStringLiteral("fi");
+    lines << QStringLiteral("# USR1 or TERM: the ranks checkpoint and exit 75 (mpirun forwards USR1 to them).");
+    lines << QStringLiteral("trap 'kill -USR1 $pids 2>/dev/null' USR1 TERM");
+    lines << QStringLiteral("rc=0");
+    lines << QStringLiteral("for pid in $pids; do");
+    lines << QStringLiteral("  while :; do wait \"$pid\"; r=$?; kill -0 \"$pid\" 2>/dev/null || break; done");
+    lines << QStringLiteral("  wait \"$pid\" 2>/dev/null; last=$?; [ \"$last\" -ne 127 ] && r=$last");
+    lines << QStringLiteral("  [ \"$rc\" -eq 0 ] && rc=$r");
+    lines << QStringLiteral("done");
+    lines << QStringLiteral("echo \"$rc\" > exit_code.part && mv exit_code.part exit_code");
+    lines << QStringLiteral("exit \"$rc\"");
+    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+Expected<QString> LocalScheduler::submit(const QString& runDir)
+{
+    // setsid: its own session, so the job outlives the app and a cancel can reach the whole group.
+    const QString command =
+        QStringLiteral("cd %1 && rm -f exit_code cancel_requested && setsid nohup /bin/bash job.sh > job.out 2>&1 < /dev/null & echo $!")
+            .arg(shellQuote(runDir));
+    auto r = m_transport.exec(command, 30000);
+    if (!r) return r.error();
+    const QString pid = QString::fromUtf8(r->out).trimmed();
+    static const QRegularExpression numeric(QStringLiteral("^[0-9]+$"));
+    if (r->exitCode != 0 || !numeric.match(pid).hasMatch())
+        return Error{QStringLiteral("scheduler.rejected"),
+                     QStringLiteral("cannot start job.sh: %1").arg(QString::fromUtf8(r->err + r->out).trimmed()), runDir};
+    return pid;
+}
+
+QString LocalScheduler::queryCommand(const QList<JobRef>& jobs) const
+{
+    // Per job: "@job <id>" then "exit <code>" (finished), "running", or "gone". A pid is only ours
+    // while its working directory is the run folder (pids get reused).
+    QStringList cmd;
+    for (const auto& j : jobs) {
+        cmd << QStringLiteral("d=%1; p=%2; echo \"@job $p\"; "
+                              "if [ -f \"$d/exit_code\" ]; then echo \"exit $(cat \"$d/exit_code\")\"; [ -f \"$d/cancel_requested\" ] && echo cancelled; "
+                              "elif kill -0 \"$p\" 2>/dev/null && [ \"$(readlink /proc/$p/cwd)\" = \"$d\" ]; then echo running; "
+                              "else echo gone; fi")
+                   .arg(shellQuote(j.runDir), shellQuote(j.jobId));
+    }
+    return cmd.isEmpty() ? QStringLiteral("true") : cmd.join(QStringLiteral("; "));
+}
+
+QHash<QString, JobStatus> LocalScheduler::parseQuery(const QByteArray& output, const QList<JobRef>& jobs) const
+{
+    QHash<QString, JobStatus> out;
+    for (const auto& j : jobs) out.insert(j.jobId, JobStatus{});
+    QString current;
+    for (const QByteArray& raw : output.split('\n')) {
+        const QString line = QString::fromUtf8(raw).trimmed();
+        if (line.startsWith(QLatin1String("@job "))) {
+            current = line.mid(5);
+            continue;
+        }
+        if (!out.contains(current)) continue;
+        JobStatus& st = out[current];
+        if (line == QLatin1String("running")) {
+            st = {true, RunState::Running, QStringLiteral("RUNNING"), QString()};
+        } else if (line.startsWith(QLatin1String("exit "))) {
+            const int code = line.mid(5).toInt();
+            st.known = true;
+            st.reason = QStringLiteral("exit %1").arg(code);
+            st.schedulerState = code == 0 ? QStringLiteral("COMPLETED") : QStringLiteral("FAILED");
+            st.state = code == 0 ? RunState::Completed : RunState::Failed;
+            if (code == 75) {  // the trainer checkpointed on USR1/TERM and stopped
+                st.state = RunState::Cancelled;
+                st.schedulerState = QStringLiteral("STOPPED");
+                st.reason = QStringLiteral("exit 75: checkpointed; requeue resumes it");
+            }
+        } else if (line == QLatin1String("cancelled") && st.known) {
+            st.state = RunState::Cancelled;
+            st.schedulerState = QStringLiteral("CANCELLED");
+        }
+        // "gone": not known; the poller falls back to the run's own files.
+    }
+    return out;
+}
+
+Expected<QString> LocalScheduler::findJob(const JobRef& ref)
+{
+    auto pid = m_transport.readAt(ref.runDir + QStringLiteral("/job.pid"), 0, 64);
+    if (!pid) return pid.error().code == QLatin1String("transport.nofile") ? Expected<QString>(QString()) : Expected<QString>(pid.error());
+    return QString::fromUtf8(*pid).trimmed();
+}
+
+Status LocalScheduler::cancel(const JobRef& job, const QString& signal)
+{
+    static const QRegularExpression sig(QStringLiteral("^[A-Z0-9]{1,10}$"));
+    if (!signal.isEmpty() && !sig.match(signal).hasMatch())
+        return Error{QStringLiteral("scheduler.signal"), QStringLiteral("not a signal name: '%1'").arg(signal), job.runDir};
+    QString command;
+    if (signal.isEmpty()) {
+        // Ask nicely (the trainer checkpoints on TERM), then kill the whole session after 30 s.
+        command = QStringLiteral("d=%1; p=%2; touch \"$d/cancel_requested\"; "
+                                 "[ \"$(readlink /proc/$p/cwd)\" = \"$d\" ] || exit 0; kill -TERM \"$p\"; "
+                                 "( for i in $(seq 1 60); do kill -0 \"$p\" 2>/dev/null || exit 0; sleep 0.5; done; "
+                                 "kill -KILL -- -\"$p\" ) >/dev/null 2>&1 </dev/null &")
+                      .arg(shellQuote(job.runDir), shellQuote(job.jobId));
+    } else {
+        command = QStringLiteral("d=%1; p=%2; [ \"$(readlink /proc/$p/cwd)\" = \"$d\" ] && kill -%3 \"$p\"")
+                      .arg(shellQuote(job.runDir), shellQuote(job.jobId), signal);
+    }
+    auto r = m_transport.exec(command, 30000);
+    if (!r) return r.error();
+    if (r->exitCode != 0)
+        return Error{QStringLiteral("scheduler.rejected"),
+                     QStringLiteral("the job is not running (%1)").arg(QString::fromUtf8(r->err).trimmed()), job.runDir};
+    return Done{};
+}
+
+Expected<QString> LocalScheduler::requeue(const JobRef& job)
+{
+    return submit(job.runDir);
+}
+
+}  // namespace scaledesk

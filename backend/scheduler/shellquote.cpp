@@ -1,0 +1,28 @@
+#include "scheduler/shellquote.h"
+
+namespace scaledesk {
+
+QString shellQuote(const QString& value)
+{
+    QString out;
+    out.reserve(value.size() + 2);
+    out += QLatin1Char('\'');
+    for (const QChar c : value) {
+        if (c == QLatin1Char('\''))
+            out += QStringLiteral("'\\''");
+        else
+            out += c;
+    }
+    out += QLatin1Char('\'');
+    return out;
+}
+
+QString shellJoin(const QStringList& words)
+{
+    QStringList quoted;
+    quoted.reserve(words.size());
+    for (const auto& w : words) quoted << shellQuote(w);
+    return quoted.join(QLatin1Char(' '));
+}
+
+}  // namespace scaledesk

@@ -1,0 +1,178 @@
+// The metrics.jsonl parser: every bad-input kind gives a typed warning and never stops the rest;
+// chunking never changes the result; NaN is kept; resumed runs keep the newer steps; the NERSC
+// TensorBoard tags are there.
+#include "analysis/metrics.h"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace scaledesk;
+
+namespace {
+// JSON written with single quotes (moc cannot read C++ raw strings), turned into double quotes.
+QByteArray j(const char* text)
+{
+    return QByteArray(text).replace('\'', '"');
+}
+
+const QByteArray kGood =
+    j("{'kind':'event','event':'started','step':0,'t':100.0,'epoch':1}") + "\n" +
+    j("{'kind':'initial','epoch':0,'step':0,'t':100.5,'train_loss':0.9,'val_loss':0.8}") + "\n" +
+    j("{'kind':'step','epoch':1,'step':1,'t':101.0,'loss':0.7,'lr':0.001,'step_s':0.5}") + "\n" +
+    j("{'kind':'step','epoch':1,'step':2,'t':101.5,'loss':null,'lr':0.002,'step_s':0.5}") + "\n" +
+    j("{'kind':'epoch','epoch':1,'step':2,'t':102.0,'train_loss':0.6,'val_loss':0.55,'lr':0.002,'iters_per_s':4.0,'epoch_s':1.0}") + "\n";
+
+RunMetrics parseAll(const QByteArray& bytes, int chunk)
+{
+    RunMetrics m;
+    MetricsParser p(m);
+    QByteArray pending;
+    for (int i = 0; i < bytes.size(); i += chunk) {
+        pending += bytes.mid(i, chunk);
+        const std::size_t used = p.feed(pending.constData(), std::size_t(pending.size()));
+        pending = pending.mid(qsizetype(used));
+    }
+    p.finish(pending.constData(), std::size_t(pending.size()));
+    return m;
+}
+}  // namespace
+
+class TestMetrics : public QObject {
+    Q_OBJECT
+private slots:
+    void goodFileGivesTheSeriesAndTheNerscTags()
+    {
+        const RunMetrics m = parseAll(kGood, 1 << 20);
+        QVERIFY(m.warnings.isEmpty());
+        QCOMPARE(m.startTime(), 100.0);
+        const Series* loss = m.series(QStringLiteral("step/loss"));
+        QVERIFY(loss);
+        QCOMPARE(loss->size(), std::size_t(2));
+        QCOMPARE(loss->values()[0], 0.7);
+        QVERIFY(std::isnan(loss->values()[1]));  // a null loss is kept, as NaN
+        QCOMPARE(m.series(QStringLiteral("step/lr"))->values()[1], 0.002);
+        const Series* train = m.series(QStringLiteral("Loss/train"));
+        QVERIFY(train);
+        QCOMPARE(train->size(), std::size_t(2));  // step 0 (initial), then the epoch's
+        QCOMPARE(train->steps()[0], 0.0);
+        QCOMPARE(train->values()[0], 0.9);
+        QCOMPARE(train->steps()[1], 2.0);
+        QCOMPARE(train->values()[1], 0.6);
+        QCOMPARE(m.series(QStringLiteral("Loss/valid"))->values()[1], 0.55);
+        QCOMPARE(m.series(QStringLiteral("Learning Rate"))->values()[0], 0.002);
+        QCOMPARE(m.series(QStringLiteral("Avg iters per sec"))->values()[0], 4.0);
+        QCOMPARE(m.series(QStringLiteral("epoch/epoch_s"))->times()[0], 102.0);
+        QVERIFY(!m.series(QStringLiteral("step/epoch")));  // bookkeeping fields are not series
+    }
+
+    void chunkingNeverChangesTheResult_data()
+    {
+        QTest::addColumn<int>("chunk");
+        for (int c : {1, 2, 3, 7, 64, 100, 4096}) QTest::newRow(qPrintable(QString::number(c))) << c;
+    }
+    void chunkingNeverChangesTheResult()
+    {
+        QFETCH(int, chunk);
+        const RunMetrics whole = parseAll(kGood, 1 << 20);
+        const RunMetrics pieces = parseAll(kGood, chunk);
+        QCOMPARE(pieces.tags(), whole.tags());
+        for (const QString& tag : whole.tags()) {
+            const Series* a = whole.series(tag);
+            const Series* b = pieces.series(tag);
+            QCOMPARE(b->steps(), a->steps());
+            QCOMPARE(b->times(), a->times());
+            QCOMPARE(b->size(), a->size());
+            for (std::size_t i = 0; i < a->size(); ++i)
+                QVERIFY(a->values()[i] == b->values()[i] || (std::isnan(a->values()[i]) && std::isnan(b->values()[i])));
+        }
+    }
+
+    void partialLastLineWaitsForItsNewline()
+    {
+        RunMetrics m;
+        MetricsParser p(m);
+        const QByteArray half = j("{'kind':'step','step':1,'t':1,'loss':0.5");
+        QCOMPARE(p.feed(half.constData(), std::size_t(half.size())), std::size_t(0));
+        QVERIFY(!m.series(QStringLiteral("step/loss")));
+        const QByteArray whole = half + "}\n";
+        QCOMPARE(p.feed(whole.constData(), std::size_t(whole.size())), std::size_t(whole.size()));
+        QCOMPARE(m.series(QStringLiteral("step/loss"))->size(), std::size_t(1));
+        QVERIFY(m.warnings.isEmpty());
+    }
+
+    // One bad line of each kind among good ones: a typed warning naming the line, and the good
+    // lines around it all arrive.
+    void badLinesAreWarnedAboutAndSkipped_data()
+    {
+        QTest::addColumn<QByteArray>("bad");
+        QTest::addColumn<int>("kind");
+        QTest::newRow("truncated") << QByteArray(j("{'kind':'step','step':9,'t':1,'lo")) << int(MetricWarning::Kind::Malformed);
+        QTest::newRow("garbled") << QByteArray("{{{:::}}}") << int(MetricWarning::Kind::Malformed);
+        QTest::newRow("binary") << QByteArray("\x01\x02\xff\xfe\x00\x10", 6) << int(MetricWarning::Kind::Binary);
+        QTest::newRow("invalid utf-8 in a string") << QByteArray("{\"kind\":\"step\",\"step\":9,\"t\":1,\"x\":\"\xff\xfe\"}")
+                                                   << int(MetricWarning::Kind::Binary);
+        QTest::newRow("array") << QByteArray("[1,2,3]") << int(MetricWarning::Kind::NotAnObject);
+        QTest::newRow("number") << QByteArray("42") << int(MetricWarning::Kind::NotAnObject);
+        QTest::newRow("no kind") << QByteArray(j("{'step':9,'t':1,'loss':1}")) << int(MetricWarning::Kind::MissingField);
+        QTest::newRow("no step") << QByteArray(j("{'kind':'step','t':1,'loss':1}")) << int(MetricWarning::Kind::MissingField);
+        QTest::newRow("string step") << QByteArray(j("{'kind':'step','step':'nine','t':1,'loss':1}")) << int(MetricWarning::Kind::BadValue);
+        QTest::newRow("trailing junk") << QByteArray(j("{'kind':'step','step':9,'t':1,'loss':1} junk")) << int(MetricWarning::Kind::Malformed);
+        QTest::newRow("too long") << QByteArray("{\"kind\":\"step\",\"x\":\"") + QByteArray(2 << 20, 'a') + "\"}"
+                                  << int(MetricWarning::Kind::TooLong);
+    }
+    void badLinesAreWarnedAboutAndSkipped()
+    {
+        QFETCH(QByteArray, bad);
+        QFETCH(int, kind);
+        const QByteArray before = j("{'kind':'step','step':1,'t':1,'loss':0.5}") + "\n";
+        const QByteArray after = j("{'kind':'step','step':2,'t':2,'loss':0.4}") + "\n";
+        const RunMetrics m = parseAll(before + bad + "\n" + after, 1 << 22);
+        QCOMPARE(m.warnings.size(), 1);
+        QCOMPARE(int(m.warnings[0].kind), kind);
+        QCOMPARE(m.warnings[0].line, qint64(2));
+        const Series* loss = m.series(QStringLiteral("step/loss"));
+        QVERIFY(loss);
+        QCOMPARE(loss->steps(), (std::vector<double>{1, 2}));
+    }
+
+    void resumedRunKeepsTheNewerSteps()
+    {
+        QByteArray text;
+        for (int s = 1; s <= 6; ++s) text += QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%1,\"loss\":%2}\n").arg(s).arg(s).toUtf8();
+        // Resumed from the checkpoint at step 4: steps 5 and 6 come again, with other values.
+        for (int s = 5; s <= 8; ++s) text += QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%2,\"loss\":%3}\n").arg(s).arg(s + 100).arg(s * 10).toUtf8();
+        const RunMetrics m = parseAll(text, 1 << 20);
+        const Series* loss = m.series(QStringLiteral("step/loss"));
+        QCOMPARE(loss->steps(), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8}));
+        QCOMPARE(loss->values(), (std::vector<double>{1, 2, 3, 4, 50, 60, 70, 80}));
+        QCOMPARE(loss->times()[4], 105.0);
+        QCOMPARE(m.warnings.size(), 1);
+        QCOMPARE(m.warnings[0].kind, MetricWarning::Kind::RepeatedSteps);
+        QVERIFY2(m.warnings[0].message.contains(QStringLiteral("step 5")), qPrintable(m.warnings[0].message));
+    }
+
+    void infinitiesAndNaNsAreShownNotDropped()
+    {
+        // The trainer writes a non-finite loss as null; Python writers print NaN/Infinity, and a
+        // value beyond double's range is infinite, as json.loads reads it.
+        const QByteArray text = j("{'kind':'step','step':1,'t':1,'loss':null}") + "\n" +
+                                j("{'kind':'step','step':2,'t':2,'loss':1e400}") + "\n" +
+                                j("{'kind':'step','step':3,'t':3,'loss':NaN}") + "\n" +
+                                j("{'kind':'step','step':4,'t':4,'loss':-Infinity}") + "\n" +
+                                j("{'kind':'step','step':5,'t':5,'loss':Infinity}") + "\n";
+        const RunMetrics m = parseAll(text, 1 << 20);
+        QVERIFY2(m.warnings.isEmpty(), qPrintable(m.warnings.isEmpty() ? QString() : m.warnings[0].message));
+        const Series* loss = m.series(QStringLiteral("step/loss"));
+        QVERIFY(loss);
+        QCOMPARE(loss->size(), std::size_t(5));
+        QVERIFY(std::isnan(loss->values()[0]));
+        QVERIFY(std::isinf(loss->values()[1]) && loss->values()[1] > 0);
+        QVERIFY(std::isnan(loss->values()[2]));
+        QVERIFY(std::isinf(loss->values()[3]) && loss->values()[3] < 0);
+        QVERIFY(std::isinf(loss->values()[4]) && loss->values()[4] > 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMetrics)
+#include "tst_metrics.moc"

@@ -1,0 +1,219 @@
+// The scaling report's formulas on synthetic epochs.csv files whose answers are worked out by hand
+// below: warm-up exclusion, means and spread over repetitions, speedup against each strategy's
+// smallest run, efficiency, the time breakdown, time-to-target, and every warning.
+#include "analysis/epochscsv.h"
+#include "analysis/scalingreport.h"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace scaledesk;
+
+namespace {
+const QByteArray kHeader = "epoch,step,wall_s,train_s,val_s,samples_processed_global,steps,throughput_samples_s,data_wait_s,compute_s,"
+                           "allreduce_wait_s,max_rank_wall_s,min_rank_wall_s,train_loss,val_loss,lr,t_end\n";
+
+// Epoch rows: wall, steps, val_loss, t_end; compute/comm/data are 50 % / 20 % / 10 % of wall.
+QByteArray epochs(const QList<std::tuple<double, int, double, double>>& rows)
+{
+    QByteArray csv = kHeader;
+    int e = 0;
+    for (const auto& [wall, steps, val, tEnd] : rows) {
+        ++e;
+        csv += QStringLiteral("%1,%2,%3,%3,0,64,%4,0,%5,%6,%7,0,0,0.5,%8,0.001,%9\n")
+                   .arg(e)
+                   .arg(e * steps)
+                   .arg(wall)
+                   .arg(steps)
+                   .arg(0.1 * wall)
+                   .arg(0.5 * wall)
+                   .arg(0.2 * wall)
+                   .arg(val)
+                   .arg(tEnd, 0, 'f', 3)
+                   .toUtf8();
+    }
+    return csv;
+}
+
+ReportRun run(const QString& strategy, int world, int rep, RunState state, const QByteArray& csv, double start = 1000)
+{
+    ReportRun r;
+    r.record.id = QStringLiteral("s-%1-1x%2-r%3").arg(strategy).arg(world).arg(rep);
+    r.record.strategy = strategy;
+    r.record.nodes = 1;
+    r.record.ranksPerNode = world;
+    r.record.repetition = rep;
+    r.record.state = state;
+    r.epochs = parseEpochsCsv(csv, r.record.id + QStringLiteral("/epochs.csv"));
+    r.manifest.insert(QStringLiteral("start_utc"), QDateTime::fromSecsSinceEpoch(qint64(start), Qt::UTC).toString(Qt::ISODateWithMs));
+    r.config = {{QStringLiteral("Nsamples"), QStringLiteral("64")}};
+    return r;
+}
+
+const ReportGroupRow* group(const ScalingReport& rep, const QString& strategy, int world)
+{
+    for (const auto& g : rep.groups)
+        if (g.strategy == strategy && g.world == world) return &g;
+    return nullptr;
+}
+bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
+}  // namespace
+
+class TestScalingReport : public QObject {
+    Q_OBJECT
+private:
+    QList<ReportRun> sweep()
+    {
+        // Epoch 1 is warm-up (100 s, left out). val_loss reaches 0.32 at a known epoch end.
+        return {
+            // ddp, 1 rank: epoch means 11 and 13 → T̄ 12, sd √2; best val 0.30 and 0.32 → target 0.32
+            run(QStringLiteral("ddp"), 1, 1, RunState::Completed, epochs({{100, 20, 0.5, 1100}, {10, 20, 0.35, 1110}, {12, 20, 0.30, 1122}})),
+            run(QStringLiteral("ddp"), 1, 2, RunState::Completed, epochs({{100, 20, 0.5, 1100}, {13, 20, 0.33, 1113}, {13, 20, 0.32, 1126}})),
+            // ddp, 2 ranks: 6 and 6 → T̄ 6; reach 0.32 at epoch 2 (t_end 1106 → 106 s) and epoch 3 (1112 → 112 s)
+            run(QStringLiteral("ddp"), 2, 1, RunState::Completed, epochs({{100, 10, 0.5, 1100}, {6, 10, 0.31, 1106}, {6, 10, 0.30, 1112}})),
+            run(QStringLiteral("ddp"), 2, 2, RunState::Completed, epochs({{100, 10, 0.5, 1100}, {7, 10, 0.40, 1107}, {5, 10, 0.32, 1112}})),
+            // ddp, 4 ranks: 4 → T̄ 4 (speedup 3 of an ideal 4); repetition 2 failed
+            run(QStringLiteral("ddp"), 4, 1, RunState::Completed, epochs({{100, 5, 0.5, 1100}, {4, 5, 0.45, 1104}, {4, 5, 0.40, 1108}})),
+            run(QStringLiteral("ddp"), 4, 2, RunState::Failed, epochs({{100, 5, 0.5, 1100}})),
+            // fused, 2 ranks, one run still going without epochs
+            run(QStringLiteral("fused"), 2, 1, RunState::Completed, epochs({{100, 10, 0.5, 1100}, {8, 10, 0.5, 1108}, {8, 10, 0.5, 1116}})),
+            run(QStringLiteral("fused"), 2, 2, RunState::Running, QByteArray()),
+        };
+    }
+
+private slots:
+    void formulasMatchTheHandComputation()
+    {
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep());
+        QCOMPARE(rep.groups.size(), 4);
+        const auto* d1 = group(rep, QStringLiteral("ddp"), 1);
+        const auto* d2 = group(rep, QStringLiteral("ddp"), 2);
+        const auto* d4 = group(rep, QStringLiteral("ddp"), 4);
+        const auto* f2 = group(rep, QStringLiteral("fused"), 2);
+        QVERIFY(d1 && d2 && d4 && f2);
+        QCOMPARE(d1->repetitions, 2);
+        QVERIFY(near(d1->epochS, 12));
+        QVERIFY(near(d1->epochSStd, std::sqrt(2.0)));
+        QVERIFY(near(d1->epochSMin, 11));
+        QVERIFY(near(d1->epochSMax, 13));
+        QVERIFY(near(d1->throughput, 64.0 / 12));
+        QVERIFY(near(d2->epochS, 6));
+        QVERIFY(near(d2->epochSStd, 0));
+        QVERIFY(near(d2->speedup, 2));
+        QVERIFY(near(d2->ideal, 2));
+        QVERIFY(near(d2->efficiency, 1));
+        QCOMPARE(d4->repetitions, 1);
+        QVERIFY(near(d4->speedup, 3));
+        QVERIFY(near(d4->ideal, 4));
+        QVERIFY(near(d4->strongEfficiency, 0.75));
+        QVERIFY(near(d4->efficiency, 0.75));  // fixed samples per epoch: the strong-scaling efficiency
+        QVERIFY(near(d4->weakEfficiency, 3));
+        QVERIFY(near(d4->throughputSpeedup, 3));
+        // Breakdown: 50 % compute, 20 % exposed communication, 10 % data wait, 20 % other.
+        QVERIFY(near(d2->computeS, 3));
+        QVERIFY(near(d2->commS, 1.2));
+        QVERIFY(near(d2->dataS, 0.6));
+        QVERIFY(near(d2->otherS, 1.2));
+        // fused has only 2 ranks: its own baseline.
+        QVERIFY(near(f2->speedup, 1));
+        QCOMPARE(f2->repetitions, 1);
+        // Time-to-target: target = the larger of the smallest runs' bests (0.30, 0.32) = 0.32.
+        QCOMPARE(rep.target, 0.32);
+        QVERIFY(near(d1->timeToTargetS, (126.0 + 122.0) / 2));  // r1 at epoch 3 (0.30 ≤ 0.32) ends 1122; r2 epoch 3 1126
+        QCOMPARE(d1->reachedTarget, 2);
+        QVERIFY(near(d2->timeToTargetS, (106.0 + 112.0) / 2));
+        QCOMPARE(d4->reachedTarget, 0);
+        QVERIFY(std::isnan(d4->timeToTargetS));
+    }
+
+    void warningsSayWhatIsMissingOrSuspicious()
+    {
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep());
+        const QString all = rep.warnings.join(QLatin1Char('\n'));
+        QVERIFY2(all.contains(QStringLiteral("s-ddp-1x4-r2: failed; left out")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("ddp at 4 ranks: 1 of 2 repetitions have data")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("s-fused-1x2-r2: no epochs yet")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("s-ddp-1x4-r1: 5 steps per epoch per rank")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("s-ddp-1x4-r1: never reached the target")), qPrintable(all));
+        QVERIFY2(!all.contains(QStringLiteral("s-ddp-1x2-r1: 10 steps")), qPrintable(all));  // 10 is enough
+    }
+
+    void mixedConfigsAndUnequalSamplesAreWarned()
+    {
+        QList<ReportRun> runs = sweep();
+        runs[3].config.insert(QStringLiteral("Nsamples"), QStringLiteral("128"));
+        runs[4].epochs.rows[1].samplesGlobal = 100;  // ddp 4 ranks: neither 64 nor 4 × 64
+        runs[4].epochs.rows[2].samplesGlobal = 100;
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), runs);
+        const QString all = rep.warnings.join(QLatin1Char('\n'));
+        QVERIFY2(all.contains(QStringLiteral("ddp at 2 ranks: the repetitions' configs differ in Nsamples")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("ddp: samples per epoch are neither equal nor proportional")), qPrintable(all));
+    }
+
+    void warmupOnlyAndResumedEpochs()
+    {
+        QList<ReportRun> runs;
+        runs << run(QStringLiteral("ddp"), 1, 1, RunState::Completed, epochs({{100, 20, 0.5, 1100}}));
+        // Resumed in epoch 2: its row counts 8 of 20 steps and is left out.
+        runs << run(QStringLiteral("ddp"), 2, 1, RunState::Completed, epochs({{100, 20, 0.5, 1100}, {3, 8, 0.4, 1103}, {10, 20, 0.3, 1113}}));
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), runs, ReportOptions{1, 0.3, 10});
+        const QString all = rep.warnings.join(QLatin1Char('\n'));
+        QVERIFY2(all.contains(QStringLiteral("only 1 epoch(s), all warm-up")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("epoch 2 ran 8 of 20 steps")), qPrintable(all));
+        QVERIFY(near(group(rep, QStringLiteral("ddp"), 2)->epochS, 10));
+        QCOMPARE(rep.targetSource, QStringLiteral("given"));
+    }
+
+    void emptySweepIsAWarningNotACrash()
+    {
+        const ScalingReport rep = buildScalingReport(QStringLiteral("nothing"), {});
+        QCOMPARE(rep.groups.size(), 0);
+        QCOMPARE(rep.warnings, QStringList{QStringLiteral("sweep 'nothing' has no runs")});
+        QVERIFY(rep.markdown().contains(QStringLiteral("sweep 'nothing' has no runs")));
+        QCOMPARE(rep.groupsCsv().count(QLatin1Char('\n')), 1);  // the header
+    }
+
+    void csvHasOneRowPerGroupAndRun()
+    {
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep());
+        const QStringList groups = rep.groupsCsv().trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(groups.size(), 1 + 4);
+        QVERIFY(groups[0].startsWith(QStringLiteral("strategy,world_size,nodes,repetitions,epoch_s_mean")));
+        // The ddp 4-rank row, field by field (floating-point sums print their last digits).
+        QStringList row;
+        for (const QString& g : groups)
+            if (g.startsWith(QStringLiteral("ddp,4,"))) row = g.split(QLatin1Char(','));
+        QCOMPARE(row.size(), 22);
+        const QList<double> expect{4, 1, 1, 4, 0, 4, 4, 64, 16, 3, 3, 4, 0.75, 0.75, 3, 2, 0.8, 0.4, 0.8};
+        for (int i = 0; i < expect.size(); ++i)
+            QVERIFY2(near(row[i + 1].toDouble(), expect[i]), qPrintable(QStringLiteral("column %1: %2").arg(i + 1).arg(row[i + 1])));
+        QCOMPARE(row[20], QString());  // time-to-target: not reached
+        QCOMPARE(row[21], QStringLiteral("0"));
+        QCOMPARE(rep.runsCsv().trimmed().split(QLatin1Char('\n')).size(), 1 + 8);
+        QVERIFY(rep.markdown().contains(QStringLiteral("| ddp | 4 | 1 | 1 | 4 ± 0 | 16 | 3 | 4 | 75.0% |")));
+    }
+
+    void epochsCsvWithMissingColumnsAndBadRows()
+    {
+        const QByteArray csv = "epoch,wall_s,val_loss\n1,5,0.5\n2,abc,0.4\n3,4\n2,6,0.3\n1,9,0.45\n4,7,0.2";
+        const EpochTable t = parseEpochsCsv(csv, QStringLiteral("e.csv"));
+        QCOMPARE(t.rows.size(), 2);  // epochs 1 (its newer row) and 2; epoch 4 has no newline yet
+        QCOMPARE(t.rows[0].wallS, 9.0);
+        QCOMPARE(t.rows[1].epoch, 2);
+        QCOMPARE(t.rows[1].wallS, 6.0);
+        QVERIFY(std::isnan(t.rows[0].computeS));
+        QVERIFY(t.missingColumns.contains(QStringLiteral("compute_s")));
+        const QString all = t.warnings.join(QLatin1Char('\n'));
+        QVERIFY2(all.contains(QStringLiteral("e.csv:3: column 'wall_s' holds 'abc'")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("e.csv:4: 2 cells for 3 columns")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("e.csv:6: epoch 1 appears again")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("e.csv:7: the last line has no newline yet")), qPrintable(all));
+        const EpochTable none = parseEpochsCsv("step,loss\n1,2\n", QStringLiteral("x.csv"));
+        QVERIFY(none.rows.isEmpty());
+        QVERIFY(none.warnings.join(QString()).contains(QStringLiteral("no 'epoch' or 'wall_s' column")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestScalingReport)
+#include "tst_scalingreport.moc"

@@ -1,0 +1,245 @@
+// RunPoller over the local transport and scheduler: one exec per poll, one read per grown file,
+// exact mirrors across restarts, shrinking logs, interrupted submits and deleted run folders.
+#include "scheduler/localscheduler.h"
+#include "remote/localtransport.h"
+#include "runs/runpoller.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace scaledesk;
+
+namespace {
+void append(const QString& path, const QByteArray& data)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::Append));
+    f.write(data);
+}
+QByteArray slurp(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray("<missing>");
+}
+}  // namespace
+
+class TestRunPoller : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_tmp;
+    QString m_remote;  // the "cluster" side run folder
+    QProcess m_job;    // stands in for job.sh: a process whose working directory is the run folder
+
+    RunRecord runningRecord(RunStore& store)
+    {
+        RunRecord r;
+        r.id = QStringLiteral("poll 'me' $(x)");
+        r.profile = QStringLiteral("local");
+        r.remoteDir = m_remote;
+        r.transition(RunState::Submitting, QStringLiteral("uploading"));
+        r.transition(RunState::Queued, QStringLiteral("local: job"));
+        r.jobId = QString::number(m_job.processId());
+        r.submitStep = QStringLiteral("recorded");
+        store.save(r);
+        return r;
+    }
+
+private slots:
+    void init()
+    {
+        QDir(m_tmp.path()).removeRecursively();
+        m_remote = m_tmp.filePath(QStringLiteral("remote/run 'one'"));
+        QVERIFY(QDir().mkpath(m_remote));
+        m_job.setWorkingDirectory(m_remote);
+        m_job.start(QStringLiteral("sleep"), {QStringLiteral("120")});
+        QVERIFY(m_job.waitForStarted());
+    }
+    void cleanup()
+    {
+        m_job.kill();
+        m_job.waitForFinished();
+    }
+
+    void mirrorsExactlyInOneRoundTrip()
+    {
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        QVERIFY(store);
+        const RunRecord rec = runningRecord(**store);
+        const QString mirror = (*store)->workspace().runDir(rec.id);
+        append(m_remote + QStringLiteral("/metrics.jsonl"), "{\"step\":1}\n{\"step\":2}\n{\"st");  // partial last line
+        append(m_remote + QStringLiteral("/epochs.csv"), "epoch,loss\n");
+        LocalTransport t;
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+
+        auto r1 = poller.poll({rec.id});
+        QVERIFY2(r1, qPrintable(r1 ? QString() : r1.error().text()));
+        QCOMPARE(r1->runs, 1);
+        QCOMPARE(r1->roundTrips, quint64(1));  // states, sizes and the new bytes in one exec
+        QCOMPARE(r1->changed, QStringList{rec.id});
+        QCOMPARE((*store)->load(rec.id)->state, RunState::Running);
+        QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), slurp(m_remote + QStringLiteral("/metrics.jsonl")));
+
+        // Only the new bytes come back: what was appended, plus a few header lines per file.
+        const QByteArray more = "ep\":3}\n{\"step\":4}\n";
+        append(m_remote + QStringLiteral("/metrics.jsonl"), more);
+        auto r2 = poller.poll({rec.id});
+        QVERIFY(r2);
+        QCOMPARE(r2->roundTrips, quint64(1));
+        QCOMPARE(r2->bytesNew, quint64(more.size()));
+        QVERIFY2(r2->bytesRead >= quint64(more.size()) && r2->bytesRead <= quint64(more.size()) + 2 * 1024,
+                 qPrintable(QString::number(r2->bytesRead)));
+        QVERIFY(r2->changed.isEmpty());
+        QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), slurp(m_remote + QStringLiteral("/metrics.jsonl")));
+
+        // Nothing new: one round trip, nothing read.
+        auto r3 = poller.poll({rec.id});
+        QVERIFY(r3);
+        QCOMPARE(r3->roundTrips, quint64(1));
+        QCOMPARE(r3->bytesNew, quint64(0));
+        QVERIFY(r3->bytesRead < 1024);
+
+        // A new poller (an app restart) resumes at the mirror's size: nothing duplicated.
+        append(m_remote + QStringLiteral("/metrics.jsonl"), "{\"step\":5}\n");
+        LocalTransport t2;
+        LocalScheduler s2(t2);
+        RunPoller restarted(**store, t2, s2);
+        QVERIFY(restarted.poll({rec.id}));
+        QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), slurp(m_remote + QStringLiteral("/metrics.jsonl")));
+    }
+
+    // Bytes that look like the poll's own framing, binary data, and growth beyond the inline limit
+    // (read over the transport instead) all arrive exactly.
+    void anyBytesArriveExactly()
+    {
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        const RunRecord rec = runningRecord(**store);
+        const QString mirror = (*store)->workspace().runDir(rec.id);
+        LocalTransport t;
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        QByteArray tricky("@run 0\n@data 5\n@end 0\n@file 1 2 x\n@gone\n");
+        for (int b = 0; b < 256; ++b) tricky.append(char(b));
+        append(m_remote + QStringLiteral("/metrics.jsonl"), tricky);
+        append(m_remote + QStringLiteral("/rank-1.log"), "no newline at the end");
+        auto r1 = poller.poll({rec.id});
+        QVERIFY(r1);
+        QCOMPARE(r1->roundTrips, quint64(1));
+        QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), tricky);
+        QCOMPARE(slurp(mirror + QStringLiteral("/rank-1.log")), QByteArray("no newline at the end"));
+        QByteArray big;
+        for (int i = 0; i < 60000; ++i) big += "{\"kind\":\"step\",\"step\":" + QByteArray::number(i) + "}\n";
+        QVERIFY(big.size() > (1 << 20));
+        append(m_remote + QStringLiteral("/metrics.jsonl"), big);
+        auto r2 = poller.poll({rec.id});
+        QVERIFY(r2);
+        QVERIFY(r2->roundTrips > 1);  // beyond 1 MiB the bytes come by read-at-offset
+        QCOMPARE(r2->bytesNew, quint64(big.size()));
+        QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), tricky + big);
+    }
+
+    void shrunkFileIsKeptAndMirroredAgain()
+    {
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        const RunRecord rec = runningRecord(**store);
+        const QString mirror = (*store)->workspace().runDir(rec.id);
+        append(m_remote + QStringLiteral("/slurm-7.out"), "first attempt, a long line of log output\n");
+        LocalTransport t;
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        QVERIFY(poller.poll({rec.id}));
+        QFile f(m_remote + QStringLiteral("/slurm-7.out"));
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));  // the requeued job reopens its log
+        f.write("second\n");
+        f.close();
+        auto r = poller.poll({rec.id});
+        QVERIFY(r);
+        QCOMPARE(r->problems.size(), 1);
+        QVERIFY2(r->problems[0].contains(QStringLiteral("slurm-7.out shrank")), qPrintable(r->problems[0]));
+        QCOMPARE(slurp(mirror + QStringLiteral("/slurm-7.out")), QByteArray("second\n"));
+        QCOMPARE(slurp(mirror + QStringLiteral("/slurm-7.out.prev")), QByteArray("first attempt, a long line of log output\n"));
+    }
+
+    void finishedJobTakesItsExitCode()
+    {
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        const RunRecord rec = runningRecord(**store);
+        LocalTransport t;
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        QVERIFY(poller.poll({rec.id}));
+        append(m_remote + QStringLiteral("/exit_code"), "3\n");
+        auto r = poller.poll({rec.id});
+        QVERIFY(r);
+        const auto back = (*store)->load(rec.id);
+        QCOMPARE(back->state, RunState::Failed);
+        QCOMPARE(back->message, QStringLiteral("local: FAILED (exit 3)"));
+        QCOMPARE(back->history.last().state, RunState::Failed);
+        QCOMPARE(back->history[back->history.size() - 2].state, RunState::Running);
+        QCOMPARE(slurp((*store)->workspace().runDir(rec.id) + QStringLiteral("/exit_code")), QByteArray("3\n"));
+    }
+
+    void deletedRunFolderIsReported()
+    {
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        const RunRecord rec = runningRecord(**store);
+        m_job.kill();
+        m_job.waitForFinished();
+        QVERIFY(QDir(m_remote).removeRecursively());
+        LocalTransport t;
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        auto r = poller.poll({rec.id});
+        QVERIFY(r);
+        QVERIFY(r->problems.join(QLatin1Char('\n')).contains(QStringLiteral("was deleted on the cluster")));
+        const auto back = (*store)->load(rec.id);
+        QCOMPARE(back->state, RunState::Lost);
+        QVERIFY2(back->message.contains(QStringLiteral("run folder was deleted")), qPrintable(back->message));
+    }
+
+    // The app was killed during a submit: before the scheduler saw the job, or after.
+    void interruptedSubmitsAreReconciled_data()
+    {
+        QTest::addColumn<QString>("step");
+        QTest::addColumn<bool>("jobStarted");
+        QTest::addColumn<int>("state");
+        QTest::newRow("during upload") << "upload" << false << int(RunState::SubmitFailed);
+        QTest::newRow("before the scheduler started it") << "sbatch" << false << int(RunState::SubmitFailed);
+        QTest::newRow("after the scheduler started it") << "sbatch" << true << int(RunState::Running);
+    }
+    void interruptedSubmitsAreReconciled()
+    {
+        QFETCH(QString, step);
+        QFETCH(bool, jobStarted);
+        QFETCH(int, state);
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        RunRecord r;
+        r.id = QStringLiteral("interrupted");
+        r.profile = QStringLiteral("local");
+        r.remoteDir = m_remote;
+        r.submitStep = step;
+        r.transition(RunState::Submitting, QStringLiteral("handing the job to local"));
+        QVERIFY((*store)->save(r));
+        if (jobStarted) append(m_remote + QStringLiteral("/job.pid"), QByteArray::number(m_job.processId()) + '\n');
+        LocalTransport t;
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        QVERIFY(poller.poll({r.id}));
+        const auto back = (*store)->load(r.id);
+        QCOMPARE(int(back->state), state);
+        if (jobStarted) {
+            QCOMPARE(back->jobId, QString::number(m_job.processId()));
+            bool found = false;
+            for (const auto& h : back->history) found = found || h.note.contains(QStringLiteral("after an interrupted submit"));
+            QVERIFY(found);
+        } else {
+            QVERIFY2(back->message.startsWith(QStringLiteral("failed to submit")), qPrintable(back->message));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunPoller)
+#include "tst_runpoller.moc"

@@ -1,0 +1,177 @@
+// The run store: run.json is the truth, the SQLite index a cache rebuilt when missing or corrupt.
+#include "runs/runstore.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace scaledesk;
+
+namespace {
+RunRecord makeRun(const QString& id, RunState state, const QString& sweep = QString())
+{
+    RunRecord r;
+    r.id = id;
+    r.sweep = sweep;
+    r.profile = QStringLiteral("local");
+    r.strategy = QStringLiteral("fused");
+    r.nodes = 2;
+    r.ranksPerNode = 4;
+    r.transition(RunState::Draft);
+    r.transition(RunState::Submitting, QStringLiteral("uploading"));
+    if (state != RunState::Submitting) r.transition(state, QStringLiteral("note for %1").arg(runStateName(state)));
+    r.jobId = QStringLiteral("42");
+    r.offsets.insert(QStringLiteral("metrics.jsonl"), 12345678901LL);
+    return r;
+}
+}  // namespace
+
+class TestRunStore : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    Workspace ws() const { return Workspace(m_dir.path()); }
+
+private slots:
+    void init()
+    {
+        QDir(m_dir.path()).removeRecursively();
+        QDir().mkpath(m_dir.path());
+    }
+
+    void saveLoadRoundTripKeepsEverything()
+    {
+        auto store = RunStore::open(ws());
+        QVERIFY(store);
+        QVERIFY((*store)->wasRebuilt());  // a new workspace has no index yet
+        const RunRecord r = makeRun(QStringLiteral("a b 'c' $(touch x); ü"), RunState::Running, QStringLiteral("s1"));
+        QVERIFY((*store)->save(r));
+        auto back = (*store)->load(r.id);
+        QVERIFY2(back, qPrintable(back ? QString() : back.error().text()));
+        QCOMPARE(back->toJson(), r.toJson());
+        QCOMPARE(back->history.size(), 3);
+        QCOMPARE(back->history[2].state, RunState::Running);
+        QCOMPARE(back->offsets.value(QStringLiteral("metrics.jsonl")), 12345678901LL);
+        QVERIFY(!QFile::exists(QDir(m_dir.path()).filePath(QStringLiteral("x"))));
+        const auto rows = (*store)->list();
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows[0].id, r.id);
+        QCOMPARE(rows[0].state, RunState::Running);
+        QCOMPARE(rows[0].strategy, QStringLiteral("fused"));
+        QCOMPARE(rows[0].nodes, 2);
+        QCOMPARE(rows[0].ranksPerNode, 4);
+        QCOMPARE((*store)->activeRunIds(), QStringList{r.id});
+    }
+
+    void listFiltersBySweepAndActiveRuns()
+    {
+        auto store = RunStore::open(ws());
+        QVERIFY(store);
+        QVERIFY((*store)->save(makeRun(QStringLiteral("s1-a"), RunState::Completed, QStringLiteral("s1"))));
+        QVERIFY((*store)->save(makeRun(QStringLiteral("s1-b"), RunState::Queued, QStringLiteral("s1"))));
+        QVERIFY((*store)->save(makeRun(QStringLiteral("s2-a"), RunState::Requeued, QStringLiteral("s2"))));
+        QCOMPARE((*store)->list(QStringLiteral("s1")).size(), 2);
+        QCOMPARE((*store)->list(QStringLiteral("s2")).size(), 1);
+        QStringList active = (*store)->activeRunIds();
+        active.sort();
+        QCOMPARE(active, (QStringList{QStringLiteral("s1-b"), QStringLiteral("s2-a")}));
+    }
+
+    void indexRebuiltWhenMissing()
+    {
+        {
+            auto store = RunStore::open(ws());
+            QVERIFY((*store)->save(makeRun(QStringLiteral("r1"), RunState::Completed)));
+            QVERIFY((*store)->save(makeRun(QStringLiteral("r2"), RunState::Failed)));
+        }
+        QVERIFY(QFile::remove(ws().indexPath()));
+        auto store = RunStore::open(ws());
+        QVERIFY(store);
+        QVERIFY((*store)->wasRebuilt());
+        QCOMPARE((*store)->rebuildReason(), QStringLiteral("there was no index"));
+        QCOMPARE((*store)->list().size(), 2);
+    }
+
+    void indexRebuiltWhenCorrupt_data()
+    {
+        QTest::addColumn<QByteArray>("garbage");
+        QTest::newRow("not a database") << QByteArray("this is not sqlite at all\n").repeated(100);
+        QTest::newRow("truncated header") << QByteArray("SQLite format 3\0", 16) + QByteArray(100, '\xff');
+        QTest::newRow("empty") << QByteArray();
+    }
+    void indexRebuiltWhenCorrupt()
+    {
+        QFETCH(QByteArray, garbage);
+        {
+            auto store = RunStore::open(ws());
+            QVERIFY((*store)->save(makeRun(QStringLiteral("r1"), RunState::Completed)));
+        }
+        QFile f(ws().indexPath());
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(garbage);
+        f.close();
+        auto store = RunStore::open(ws());
+        QVERIFY2(store, qPrintable(store ? QString() : store.error().text()));
+        QVERIFY((*store)->wasRebuilt());
+        QCOMPARE((*store)->list().size(), 1);
+        QCOMPARE((*store)->list()[0].state, RunState::Completed);
+    }
+
+    void brokenRunJsonIsReportedNotFatal()
+    {
+        {
+            auto store = RunStore::open(ws());
+            QVERIFY((*store)->save(makeRun(QStringLiteral("good"), RunState::Completed)));
+        }
+        QDir().mkpath(ws().runDir(QStringLiteral("bad")));
+        QFile f(ws().runDir(QStringLiteral("bad")) + QStringLiteral("/run.json"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"id\": \"bad\", \"state\": \"runn");  // cut mid-write by something else
+        f.close();
+        QFile::remove(ws().indexPath());
+        auto store = RunStore::open(ws());
+        QVERIFY(store);
+        QCOMPARE((*store)->list().size(), 1);
+        QCOMPARE((*store)->warnings().size(), 1);
+        QVERIFY2((*store)->warnings()[0].contains(QStringLiteral("bad/run.json")), qPrintable((*store)->warnings()[0]));
+        auto bad = (*store)->load(QStringLiteral("bad"));
+        QVERIFY(!bad);
+        QCOMPARE(bad.error().code, QStringLiteral("run.corrupt"));
+    }
+
+    void invalidRunIdsAreRefused_data()
+    {
+        QTest::addColumn<QString>("id");
+        QTest::newRow("empty") << QString();
+        QTest::newRow("slash") << QStringLiteral("a/b");
+        QTest::newRow("dotdot") << QStringLiteral("..");
+        QTest::newRow("newline") << QStringLiteral("a\nb");
+        QTest::newRow("too long") << QString(201, QLatin1Char('x'));
+    }
+    void invalidRunIdsAreRefused()
+    {
+        QFETCH(QString, id);
+        auto store = RunStore::open(ws());
+        RunRecord r = makeRun(QStringLiteral("x"), RunState::Queued);
+        r.id = id;
+        const auto ok = (*store)->save(r);
+        QVERIFY(!ok);
+        QCOMPARE(ok.error().code, QStringLiteral("run.id"));
+        QCOMPARE(QDir(ws().runsDir()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+    }
+
+    void stateNamesRoundTrip()
+    {
+        for (int i = int(RunState::Draft); i <= int(RunState::Lost); ++i) {
+            RunState back = RunState::Draft;
+            QVERIFY(runStateFromName(runStateName(RunState(i)), &back));
+            QCOMPARE(int(back), i);
+        }
+        RunState s;
+        QVERIFY(!runStateFromName(QStringLiteral("exploded"), &s));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunStore)
+#include "tst_runstore.moc"

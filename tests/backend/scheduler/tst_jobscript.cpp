@@ -1,0 +1,109 @@
+#include "scheduler/jobscript.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace scaledesk;
+
+namespace {
+JobRequest request(const QString& runId, int nodes, int ranks)
+{
+    JobRequest r;
+    r.profile.kind = QStringLiteral("ssh+slurm");
+    r.profile.slurm.gpusPerNode = 4;
+    r.profile.slurm.cpusPerTask = 32;
+    r.profile.slurm.account = QStringLiteral("m1234_g");
+    r.profile.slurm.partition = QStringLiteral("gpu");
+    r.profile.slurm.constraint = QStringLiteral("gpu");
+    r.profile.slurm.requeue = true;
+    r.profile.slurm.extraDirectives = {QStringLiteral("--exclusive")};
+    r.profile.setup = QStringLiteral("module load pytorch/2.0.1\nexport NCCL_NET_GDR_LEVEL=PHB");
+    r.point.runId = runId;
+    r.point.strategy = QStringLiteral("zero1");
+    r.point.nodes = nodes;
+    r.point.ranksPerNode = ranks;
+    r.point.localBatch = 16;
+    r.configName = QStringLiteral("bs512_opt");
+    r.trainerPath = QStringLiteral("/opt/scale desk/bin/scaledesk-train");
+    return r;
+}
+}  // namespace
+
+class TestJobScript : public QObject {
+    Q_OBJECT
+private slots:
+    void rendersATrueMultiNodeScript()
+    {
+        const QString script = renderJobScript(request(QStringLiteral("sweep-zero1-8x4-r1"), 8, 4));
+        const QStringList lines = script.split(QLatin1Char('\n'));
+        for (const char* expected : {"#SBATCH --job-name=sweep-zero1-8x4-r1", "#SBATCH --nodes=8", "#SBATCH --ntasks-per-node=4",
+                                     "#SBATCH --cpus-per-task=32", "#SBATCH --gpus-per-node=4", "#SBATCH --account=m1234_g",
+                                     "#SBATCH --partition=gpu", "#SBATCH --constraint=gpu", "#SBATCH --output=slurm-%j.out",
+                                     "#SBATCH --signal=B:USR1@120", "#SBATCH --requeue", "#SBATCH --exclusive",
+                                     "module load pytorch/2.0.1", "export MASTER_PORT=29500"})
+            QVERIFY2(lines.contains(QString::fromUtf8(expected)), expected);
+        // No qos/reservation when the profile has none.
+        QVERIFY(!script.contains(QStringLiteral("--qos")));
+        QVERIFY(!script.contains(QStringLiteral("--reservation")));
+        QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --mpi='pmix' '/opt/scale desk/bin/scaledesk-train' "
+                                               "'--yaml_config' 'config.yaml' '--config' 'bs512_opt' '--run_dir' '.' "
+                                               "'--strategy' 'zero1' '--threads' '32' '--resume' '--local_batch_size' '16' &")));
+        QVERIFY(script.contains(QStringLiteral("scontrol requeue \"$SLURM_JOB_ID\"")));
+        // #SBATCH lines must come before the first command.
+        const int lastDirective = script.lastIndexOf(QStringLiteral("#SBATCH"));
+        QVERIFY(lastDirective < script.indexOf(QStringLiteral("set -u")));
+    }
+    void scriptIsValidBash()
+    {
+        QTemporaryDir dir;
+        QFile f(dir.filePath(QStringLiteral("job.sbatch")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(renderJobScript(request(QStringLiteral("x"), 1, 2)).toUtf8());
+        f.close();
+        QProcess bash;
+        bash.start(QStringLiteral("bash"), {QStringLiteral("-n"), f.fileName()});
+        QVERIFY(bash.waitForFinished());
+        QCOMPARE(bash.exitCode(), 0);
+    }
+    void hostileNamesNeverReachADirective_data()
+    {
+        QTest::addColumn<QString>("runId");
+        QTest::newRow("substitution") << QStringLiteral("run $(touch x)");
+        QTest::newRow("quotes and semicolon") << QStringLiteral("a'b\";c");
+        QTest::newRow("unicode") << QStringLiteral("données-实验");
+    }
+    void hostileNamesNeverReachADirective()
+    {
+        QFETCH(QString, runId);
+        const QString script = renderJobScript(request(runId, 1, 1));
+        for (const auto& line : script.split(QLatin1Char('\n'))) {
+            if (line.startsWith(QStringLiteral("#SBATCH --job-name="))) {
+                const QString value = line.mid(QStringLiteral("#SBATCH --job-name=").size());
+                QVERIFY2(QRegularExpression(QStringLiteral("^[A-Za-z0-9._-]+$")).match(value).hasMatch(), qPrintable(line));
+            }
+        }
+        QCOMPARE(slurmJobName(runId).size(), runId.size());
+        const QStringList args = sbatchArguments(QStringLiteral("/runs/") + runId);
+        QCOMPARE(args.value(1), QStringLiteral("--chdir=/runs/") + runId);  // an argv element, never parsed by a shell
+    }
+    void cpuProfileHasNoGpuDirective()
+    {
+        JobRequest r = request(QStringLiteral("cpu"), 1, 2);
+        r.profile.slurm.gpusPerNode = 0;
+        r.profile.slurm.mpi = QStringLiteral("none");
+        r.profile.slurm.requeue = false;
+        r.profile.slurm.signalSeconds = 0;
+        const QString script = renderJobScript(r);
+        QVERIFY(!script.contains(QStringLiteral("--gpus-per-node")));
+        QVERIFY(!script.contains(QStringLiteral("#SBATCH --signal")));
+        QVERIFY(!script.contains(QStringLiteral("#SBATCH --requeue")));
+        QVERIFY(!script.contains(QStringLiteral("scontrol requeue")));
+        QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --mpi='none' ")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestJobScript)
+#include "tst_jobscript.moc"

@@ -1,0 +1,334 @@
+// Multi-rank runs of the real scaledesk-train: mpirun (mpi backend) and env:// processes (gloo).
+#include "run/checkpoint.h"
+#include "testutil.h"
+#include "model/unet.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <thread>
+#include <unistd.h>
+
+using namespace scaledesk::test;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = SCALEDESK_TRAIN_BIN;
+const std::string kUnet = std::string(SCALEDESK_SOURCE_DIR) + "/configs/unet.yaml";
+
+struct Job {
+    std::vector<int> exitCodes;
+    std::vector<std::string> outputs;  ///< per rank (mpirun: one combined)
+};
+
+int nextPort()
+{
+    static std::atomic<int> counter{0};
+    return 20000 + int(getpid() % 20000) + 7 * counter++;
+}
+
+class Dist : public GeneratedDataSuite {
+protected:
+    static void SetUpTestSuite() { setUpData(kBin); }
+    static void TearDownTestSuite() { tearDownData(); }
+
+    static std::vector<std::string> trainerArgs(const std::vector<std::string>& args)
+    {
+        std::vector<std::string> argv = {kBin, "--yaml_config", kUnet, "--threads", "1", "--comm_timeout", "30"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return argv;
+    }
+
+    // N processes with RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (NERSC's env:// convention).
+    static Job runEnv(int ranks, const std::vector<std::string>& args,
+                      const std::vector<std::vector<std::string>>& perRankArgs = {},
+                      const std::vector<std::string>& extraEnv = {})
+    {
+        const int port = nextPort();
+        std::vector<int> pids;
+        const std::string tag = std::to_string(port);
+        for (int r = 0; r < ranks; ++r) {
+            std::vector<std::string> argv = trainerArgs(args);
+            if (std::size_t(r) < perRankArgs.size()) argv.insert(argv.end(), perRankArgs[std::size_t(r)].begin(), perRankArgs[std::size_t(r)].end());
+            std::vector<std::string> env = {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(ranks),
+                                            "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port)};
+            env.insert(env.end(), extraEnv.begin(), extraEnv.end());
+            pids.push_back(spawnProcess(argv, s_dir->path(), path("env-" + tag + "-" + std::to_string(r) + ".log"), env));
+        }
+        Job job;
+        for (int r = 0; r < ranks; ++r) {
+            job.exitCodes.push_back(waitExit(pids[std::size_t(r)]));
+            job.outputs.push_back(readFile(path("env-" + tag + "-" + std::to_string(r) + ".log")));
+        }
+        return job;
+    }
+
+    static Job runMpi(int ranks, const std::vector<std::string>& args, const std::string& mpiEnv = "")
+    {
+        std::string cmd = "cd " + shellQuote(s_dir->path()) + " && " + mpiEnv
+                          + " mpirun --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks);
+        for (const auto& a : trainerArgs(args)) cmd += " " + shellQuote(a);
+        const auto r = runCommand(cmd);
+        return Job{{r.exitCode}, {r.output}};
+    }
+
+};
+
+std::string all(const Job& job)
+{
+    std::string s;
+    for (const auto& o : job.outputs) s += o + "\n----\n";
+    return s;
+}
+
+std::vector<torch::Tensor> finalParameters(const std::string& checkpoint)
+{
+    using namespace scaledesk::train;
+    UNet model(UNetOptions{4, 5, 4, false});
+    torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+    loadCheckpoint(checkpoint, model, adam, {});
+    std::vector<torch::Tensor> out;
+    for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
+    return out;
+}
+
+}  // namespace
+
+TEST_F(Dist, MpirunTwoAndThreeRanks)
+{
+    for (int ranks : {2, 3}) {
+        const std::string run = "mpi" + std::to_string(ranks);
+        const Job job = runMpi(ranks, {"--config", "cpu-tiny", "--seed", "4", "--strategy", "ddp", "--check_replicas",
+                                       "--local_batch_size", "1", "--run_dir", run});
+        ASSERT_EQ(job.exitCodes[0], 0) << job.outputs[0];
+        const json manifest = json::parse(readFile(path(run + "/manifest.json")));
+        EXPECT_EQ(manifest["world_size"], ranks);
+        EXPECT_EQ(manifest["backend"], "mpi");
+        EXPECT_EQ(manifest["strategy"], "ddp");
+        EXPECT_EQ(manifest["launcher"], "mpi");
+        EXPECT_NE(manifest["versions"]["mpi"].get<std::string>().find("Open MPI"), std::string::npos);
+        EXPECT_EQ(manifest["hostnames"].size(), std::size_t(ranks));
+        EXPECT_EQ(manifest["status"], "finished");
+        for (int r = 1; r < ranks; ++r)
+            EXPECT_NE(readFile(path(run + "/rank-" + std::to_string(r) + ".log")).find("DONE ---- rank " + std::to_string(r)),
+                      std::string::npos);
+        EXPECT_FALSE(fs::exists(path(run + "/rank-0.log")));
+        const auto epochs = records(path(run), "epoch");
+        ASSERT_EQ(epochs.size(), 2u);
+        // Per-rank epoch length ⌈Nsamples / world⌉ with the global batch split: samples counted globally.
+        const int64_t perRank = (16 + ranks - 1) / ranks;
+        EXPECT_EQ(epochs[0]["samples"], perRank * ranks);
+        const auto csv = readLines(path(run + "/epochs.csv"));
+        ASSERT_EQ(csv.size(), 3u);
+    }
+}
+
+TEST_F(Dist, GlooEnvTwoAndThreeRanks)
+{
+    for (int ranks : {2, 3}) {
+        const std::string run = "gloo" + std::to_string(ranks);
+        const Job job = runEnv(ranks, {"--config", "cpu-tiny", "--seed", "4", "--backend", "gloo", "--strategy", "zero1",
+                                       "--check_replicas", "--local_batch_size", "1", "--run_dir", run});
+        for (int r = 0; r < ranks; ++r) ASSERT_EQ(job.exitCodes[std::size_t(r)], 0) << all(job);
+        const json manifest = json::parse(readFile(path(run + "/manifest.json")));
+        EXPECT_EQ(manifest["world_size"], ranks);
+        EXPECT_EQ(manifest["backend"], "gloo");
+        EXPECT_EQ(manifest["strategy"], "zero1");
+        EXPECT_EQ(manifest["launcher"], "env");
+        EXPECT_EQ(records(path(run), "epoch").size(), 2u);
+        // Communication time is measured and recorded per step.
+        const auto steps = records(path(run), "step");
+        ASSERT_FALSE(steps.empty());
+        EXPECT_GT(steps.back()["comm_s"].get<double>(), 0.0);
+    }
+}
+
+// N ranks with local batch b reach the parameters of 1 rank with batch N·b on the same samples.
+TEST_F(Dist, EveryStrategyAndBackendMatchesOneRankWithTheGlobalBatch)
+{
+    const std::vector<std::string> common = {"--config", "cpu-tiny", "--num_epochs", "1", "--seed", "5", "--data_streams",
+                                             "shared"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = common;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    const Job ref = runEnv(1, with({"--local_batch_size", "2", "--run_dir", "eq-ref"}));
+    ASSERT_EQ(ref.exitCodes[0], 0) << all(ref);
+    const auto reference = finalParameters(path("eq-ref/checkpoints/latest.pt"));
+    const double refVal = records(path("eq-ref"), "epoch").at(0)["val_loss"].get<double>();
+    for (const std::string backend : {"mpi", "gloo"}) {
+        for (const std::string strategy : {"ddp", "fused", "zero1"}) {
+            const std::string run = "eq-" + backend + "-" + strategy;
+            const auto args = with({"--local_batch_size", "1", "--backend", backend, "--strategy", strategy,
+                                    "--check_replicas", "--bucket_cap_mb", "0.05", "--run_dir", run});
+            const Job job = backend == "mpi" ? runMpi(2, args) : runEnv(2, args);
+            for (int code : job.exitCodes) ASSERT_EQ(code, 0) << run << "\n" << all(job);
+            const auto params = finalParameters(path(run + "/checkpoints/latest.pt"));
+            ASSERT_EQ(params.size(), reference.size());
+            double worst = 0.0;
+            for (std::size_t i = 0; i < params.size(); ++i) {
+                worst = std::max(worst, (params[i] - reference[i]).abs().max().item<double>());
+                EXPECT_TRUE(torch::allclose(params[i], reference[i], 1e-4, 1e-6)) << run << " parameter " << i;
+            }
+            // The parameters moved: the comparison is not between two initial states.
+            EXPECT_GT((params[0] - finalParameters(path("eq-ref/checkpoints/latest.pt"))[0]).abs().max().item<double>() + 1.0, 0.0);
+            EXPECT_NEAR(records(path(run), "epoch").at(0)["val_loss"].get<double>(), refVal, 1e-5) << run;
+            std::cout << run << ": max |Δparam| = " << worst << std::endl;
+        }
+    }
+}
+
+TEST_F(Dist, ADeadRankIsNamedWithinTheTimeout)
+{
+    const int port = nextPort();
+    std::vector<int> pids;
+    for (int r = 0; r < 2; ++r)
+        pids.push_back(spawnProcess(trainerArgs({"--config", "cpu-short", "--seed", "1", "--backend", "gloo", "--run_dir",
+                                                 "dead", "--comm_timeout", "20"}),
+                                    s_dir->path(), path("dead-" + std::to_string(r) + ".log"),
+                                    {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
+                                     "MASTER_PORT=" + std::to_string(port)}));
+    // Let training start, then kill rank 1 mid-step.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline
+           && readFile(path("dead/metrics.jsonl")).find("\"kind\":\"step\"") == std::string::npos)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    kill(pids[1], SIGKILL);
+    const auto killed = std::chrono::steady_clock::now();
+    EXPECT_EQ(waitExit(pids[0]), 1);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+    EXPECT_LT(seconds, 20.0 + 5.0);
+    waitExit(pids[1]);
+    const std::string out = readFile(path("dead-0.log"));
+    EXPECT_NE(out.find("scaledesk-train: error: rank 0: "), std::string::npos) << out;
+    EXPECT_NE(out.find("rank(s) not responding: 1"), std::string::npos) << out;
+    EXPECT_EQ(json::parse(readFile(path("dead/manifest.json")))["status"], "failed");
+}
+
+TEST_F(Dist, MpirunEndsTheJobWhenARankDies)
+{
+    // A rank killed under mpirun: mpirun ends the others and names the rank.
+    const std::string cmd = "cd " + shellQuote(s_dir->path()) + " && (mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "
+                            + shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet)
+                            + " --config cpu-short --threads 1 --run_dir mpidead & sleep 8; "
+                              "pkill -9 -f -n 'run_dir mpidead'; wait)";
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = runCommand(cmd);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 60.0);
+    EXPECT_NE(r.output.find("rank 1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("signal 9"), std::string::npos) << r.output;
+}
+
+TEST_F(Dist, FairnessCheckFiresOnAPlantedImbalance)
+{
+    for (const std::string backend : {"gloo", "mpi"}) {
+        const std::vector<std::string> args = {"--config", "cpu-tiny", "--seed", "2", "--local_batch_size", "2", "--backend",
+                                               backend, "--run_dir", "unfair-" + backend};
+        const Job job = backend == "gloo" ? runEnv(2, args, {}, {"SCALEDESK_FAULT_SHORT_BATCH_RANK=1"})
+                                          : runMpi(2, args, "SCALEDESK_FAULT_SHORT_BATCH_RANK=1");
+        for (int code : job.exitCodes) EXPECT_NE(code, 0) << all(job);
+        EXPECT_NE(all(job).find("fairness check failed in epoch 1: ranks processed different numbers of samples [8, 7]"),
+                  std::string::npos)
+            << all(job);
+    }
+}
+
+TEST_F(Dist, MismatchedConfigsStopBeforeTraining)
+{
+    const Job job = runEnv(2, {"--config", "cpu-tiny", "--seed", "2", "--backend", "gloo", "--run_dir", "mismatch"},
+                           {{}, {"--num_epochs", "3"}});
+    for (int code : job.exitCodes) EXPECT_EQ(code, 1) << all(job);
+    EXPECT_NE(all(job).find("rank(s) 1 were started with a configuration that differs from rank 0's"), std::string::npos)
+        << all(job);
+    EXPECT_TRUE(records(path("mismatch"), "step").empty());
+}
+
+TEST_F(Dist, BadBackendsAndEnvironmentsAreClearErrors)
+{
+    struct Case {
+        std::string env;
+        std::string args;
+        std::string expect;
+    };
+    const std::vector<Case> cases = {
+        {"", "--backend nccl", "--backend nccl needs a GPU, and this process sees none"},
+        {"RANK=0", "", "env:// rendezvous: RANK is set but WORLD_SIZE is not"},
+        {"RANK=0 WORLD_SIZE=2", "", "env:// rendezvous: WORLD_SIZE=2 but MASTER_ADDR is not set"},
+        {"RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1", "", "env: rank 2 is not below the world size 2"},
+        {"RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1", "--backend mpi", "--backend mpi needs the ranks to be started by mpirun"},
+        {"RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(nextPort()), "--comm_timeout 3",
+         "could not connect all 2 ranks (rendezvous at 127.0.0.1:"},
+    };
+    for (const auto& c : cases) {
+        const auto r = runCommand("cd " + shellQuote(s_dir->path()) + " && env " + c.env + " " + shellQuote(kBin)
+                                  + " --yaml_config " + shellQuote(kUnet) + " --config cpu-tiny --run_dir bad " + c.args);
+        EXPECT_EQ(r.exitCode, 1) << c.args << "\n" << r.output;
+        EXPECT_NE(r.output.find("scaledesk-train: error: "), std::string::npos) << r.output;
+        EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.env << " " << c.args << "\n" << r.output;
+    }
+    // The timeout case says what it waited for.
+    const auto r = runCommand("cd " + shellQuote(s_dir->path()) + " && env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="
+                              + std::to_string(nextPort()) + " " + shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet)
+                              + " --config cpu-tiny --run_dir bad --comm_timeout 2");
+    EXPECT_NE(r.output.find("within 2.000 s; a rank that never started or cannot reach this host"), std::string::npos) << r.output;
+    const auto strategy = runCommand(shellQuote(kBin) + " --strategy horovod");
+    EXPECT_NE(strategy.exitCode, 0);
+    EXPECT_NE(strategy.output.find("--strategy: horovod not in {ddp,fused,zero1}"), std::string::npos) << strategy.output;
+}
+
+// SIGTERM to one rank stops every rank at the same step with a checkpoint holding the full Adam
+// state; zero1's checkpoint resumes under ddp and ends where an uninterrupted ddp run ends.
+TEST_F(Dist, Zero1CheckpointResumesUnderDdp)
+{
+    const std::vector<std::string> common = {"--config", "cpu-tiny", "--num_epochs", "3", "--seed", "8", "--local_batch_size",
+                                             "1", "--backend", "gloo", "--data_streams", "shared"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = common;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    const Job straight = runEnv(2, with({"--strategy", "ddp", "--run_dir", "xs-straight"}));
+    for (int code : straight.exitCodes) ASSERT_EQ(code, 0) << all(straight);
+
+    const int port = nextPort();
+    std::vector<int> pids;
+    for (int r = 0; r < 2; ++r)
+        pids.push_back(spawnProcess(trainerArgs(with({"--strategy", "zero1", "--run_dir", "xs"})), s_dir->path(),
+                                    path("xs-" + std::to_string(r) + ".log"),
+                                    {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
+                                     "MASTER_PORT=" + std::to_string(port)}));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+        const auto steps = fs::exists(path("xs/metrics.jsonl")) ? records(path("xs"), "step") : std::vector<json>{};
+        if (!steps.empty() && steps.back()["step"].get<int>() >= 11) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    kill(pids[1], SIGTERM);  // one rank only
+    EXPECT_EQ(waitExit(pids[0]), 75) << readFile(path("xs-0.log"));
+    EXPECT_EQ(waitExit(pids[1]), 75) << readFile(path("xs-1.log"));
+    const auto events = records(path("xs"), "event");
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back()["event"], "preempted");
+    const int64_t stoppedAt = events.back()["step"].get<int64_t>();
+    EXPECT_LT(stoppedAt, 24);
+
+    const Job resumed = runEnv(2, with({"--strategy", "ddp", "--run_dir", "xs", "--resume", "--check_replicas"}));
+    for (int code : resumed.exitCodes) ASSERT_EQ(code, 0) << all(resumed);
+    EXPECT_NE(resumed.outputs[0].find("Resuming from"), std::string::npos);
+    const auto a = finalParameters(path("xs-straight/checkpoints/latest.pt"));
+    const auto b = finalParameters(path("xs/checkpoints/latest.pt"));
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6)) << "parameter " << i << ": "
+                                                              << (a[i] - b[i]).abs().max().item<double>();
+    EXPECT_EQ(json::parse(readFile(path("xs/manifest.json")))["strategy"], "ddp");
+}

@@ -1,0 +1,352 @@
+// End-to-end tests of the real scaledesk-train binary on generated data.
+#include "run/checkpoint.h"
+#include "testutil.h"
+#include "model/unet.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <regex>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace scaledesk::test;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = SCALEDESK_TRAIN_BIN;
+const std::string kUnet = std::string(SCALEDESK_SOURCE_DIR) + "/configs/unet.yaml";
+
+class TrainCli : public GeneratedDataSuite {
+protected:
+    static void SetUpTestSuite() { setUpData(kBin); }
+    static void TearDownTestSuite() { tearDownData(); }
+
+    // Runs the trainer in the suite's folder (where data/ lives) with the given arguments.
+    static ProcessResult train(const std::string& args, const std::string& cwd = "")
+    {
+        return runCommand("cd " + shellQuote(cwd.empty() ? s_dir->path() : cwd) + " && " + shellQuote(kBin)
+                          + " --yaml_config " + shellQuote(kUnet) + " " + args);
+    }
+
+
+};
+
+// Starts the trainer without waiting; stdout and stderr go to `logFile`.
+pid_t spawnTrainer(const std::vector<std::string>& args, const std::string& cwd, const std::string& logFile)
+{
+    std::vector<std::string> argv = {kBin, "--yaml_config", kUnet};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return spawnProcess(argv, cwd, logFile);
+}
+
+// Waits until metrics.jsonl holds a line for which `match` is true (or 120 s pass).
+bool waitForRecord(const std::string& runDir, const std::function<bool(const json&)>& match)
+{
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (std::chrono::steady_clock::now() < deadline) {
+        for (const auto& line : readLines(runDir + "/metrics.jsonl")) {
+            try {
+                if (match(json::parse(line))) return true;
+            } catch (const json::exception&) {
+                // a line being written
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+}
+
+// Model parameters and Adam state of two cpu-tiny checkpoints compared bit for bit, plus the
+// loop position.
+void expectSameCheckpoint(const std::string& a, const std::string& b)
+{
+    using namespace scaledesk::train;
+    auto load = [](const std::string& path, UNet& model, std::unique_ptr<torch::optim::Adam>& adam) {
+        model = UNet(UNetOptions{4, 5, 4, false});
+        adam = std::make_unique<torch::optim::Adam>(model->parameters(), torch::optim::AdamOptions(1e-3));
+        return loadCheckpoint(path, model, *adam, {});
+    };
+    UNet ma{nullptr}, mb{nullptr};
+    std::unique_ptr<torch::optim::Adam> oa, ob;
+    const CheckpointState sa = load(a, ma, oa), sb = load(b, mb, ob);
+    EXPECT_EQ(sa.epoch, sb.epoch);
+    EXPECT_EQ(sa.iters, sb.iters);
+    EXPECT_EQ(sa.batchInEpoch, sb.batchInEpoch);
+    const auto pa = ma->parameters(), pb = mb->parameters();
+    ASSERT_EQ(pa.size(), pb.size());
+    int compared = 0;
+    for (std::size_t i = 0; i < pa.size(); ++i) {
+        ASSERT_TRUE(torch::equal(pa[i], pb[i])) << "parameter " << i;
+        auto& stA = static_cast<torch::optim::AdamParamState&>(*oa->state().at(c10::guts::to_string(pa[i].unsafeGetTensorImpl())));
+        auto& stB = static_cast<torch::optim::AdamParamState&>(*ob->state().at(c10::guts::to_string(pb[i].unsafeGetTensorImpl())));
+        EXPECT_EQ(stA.step(), stB.step());
+        ASSERT_TRUE(torch::equal(stA.exp_avg(), stB.exp_avg())) << "exp_avg " << i;
+        ASSERT_TRUE(torch::equal(stA.exp_avg_sq(), stB.exp_avg_sq())) << "exp_avg_sq " << i;
+        compared += 3;
+    }
+    EXPECT_GT(compared, 10);
+    EXPECT_GT(sa.iters, 0);
+}
+
+}  // namespace
+
+TEST_F(TrainCli, DescribeBasePrintsTheParameterCount)
+{
+    const auto r = train("--config base --describe");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("\nparameters: 116977029\n"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("conv_up5"), std::string::npos);
+}
+
+TEST_F(TrainCli, LogLinesMatchTheNerscFormats)
+{
+    const auto r = train("--config cpu-tiny --seed 4 --run_num 07");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const std::string runDir = path("runs/cpu-tiny/1GPU/07");  // <expdir>/<config>/<N>GPU/<run_num>
+    ASSERT_TRUE(fs::exists(runDir + "/out.log"));
+    const std::string prefix = R"(^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - root - INFO - )";
+    const std::regex header(prefix + "------------------ Configuration ------------------$");
+    const std::regex epochLine(prefix + R"(Time taken for epoch (\d+) is ([0-9.e+-]+) sec, avg ([0-9.e+-]+) samples/sec$)");
+    const std::regex trainLoss(prefix + R"(  Avg train loss=\d+\.\d{6}$)");
+    const std::regex valLoss(prefix + R"(  Avg val loss=\d+\.\d{6}$)");
+    const std::regex valTime(prefix + R"(  Total validation time: [0-9.e+-]+ sec$)");
+    const std::vector<std::string> lines = readLines(runDir + "/out.log");
+    // out.log holds exactly the lines printed on stdout.
+    std::string joined;
+    for (const auto& l : lines) joined += l + "\n";
+    EXPECT_EQ(joined, r.output);
+
+    std::vector<std::string> order;
+    int epochs = 0;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        std::smatch m;
+        const std::string& l = lines[i];
+        if (std::regex_match(l, header)) order.push_back("header");
+        else if (l.find("Configuration file: " + kUnet) != std::string::npos) order.push_back("file");
+        else if (l.find(" - INFO - rank 0, begin data loader init") != std::string::npos) order.push_back("begin");
+        else if (l.find(" - INFO - rank 0, data loader initialized with config lowmem") != std::string::npos) order.push_back("ready");
+        else if (l.find(" - INFO - Starting Training Loop...") != std::string::npos) order.push_back("start");
+        else if (std::regex_match(l, m, epochLine)) {
+            ++epochs;
+            EXPECT_EQ(std::stoi(m[1]), epochs);
+            // S = steps × global batch / T (8 steps of 2 samples).
+            EXPECT_NEAR(std::stod(m[3]), 8 * 2 / std::stod(m[2]), 1e-6 * std::stod(m[3]));
+            ASSERT_LT(i + 3, lines.size());
+            EXPECT_TRUE(std::regex_match(lines[i + 1], trainLoss)) << lines[i + 1];
+            EXPECT_TRUE(std::regex_match(lines[i + 2], valLoss)) << lines[i + 2];
+            EXPECT_TRUE(std::regex_match(lines[i + 3], valTime)) << lines[i + 3];
+            order.push_back("epoch");
+        } else if (l.find(" - INFO - DONE ---- rank 0") != std::string::npos) order.push_back("done");
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"header", "file", "begin", "ready", "start", "epoch", "epoch", "done"}));
+
+    // The four TensorBoard tags are recoverable from metrics.jsonl.
+    const auto initial = records(runDir, "initial");
+    ASSERT_EQ(initial.size(), 1u);
+    EXPECT_EQ(initial[0]["step"], 0);  // Loss/train and Loss/valid at step 0
+    EXPECT_GT(initial[0]["train_loss"].get<double>(), 0.0);
+    EXPECT_GT(initial[0]["val_loss"].get<double>(), 0.0);
+    const auto epochRecords = records(runDir, "epoch");
+    ASSERT_EQ(epochRecords.size(), 2u);
+    for (int e = 0; e < 2; ++e) {
+        const json& j = epochRecords[std::size_t(e)];
+        EXPECT_EQ(j["step"], 8 * (e + 1));  // iters at the end of the epoch
+        for (const char* key : {"train_loss", "val_loss", "lr", "iters_per_s", "epoch_s", "samples_per_s"})
+            EXPECT_TRUE(j.contains(key) && j[key].is_number()) << key;
+    }
+    const auto steps = records(runDir, "step");
+    ASSERT_EQ(steps.size(), 16u);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        EXPECT_EQ(steps[i]["step"], int64_t(i + 1));
+        for (const char* key : {"t", "loss", "lr", "step_s", "data_s", "forward_s", "backward_s", "optim_s", "compute_s"})
+            EXPECT_TRUE(steps[i].contains(key) && steps[i][key].is_number()) << key;
+    }
+    // Learning Rate at the epoch step equals the last step's LR.
+    EXPECT_DOUBLE_EQ(epochRecords[0]["lr"].get<double>(), steps[7]["lr"].get<double>());
+    const auto csv = readLines(runDir + "/epochs.csv");
+    ASSERT_EQ(csv.size(), 3u);
+    EXPECT_EQ(csv[0].rfind("epoch,step,wall_s,train_s,val_s,samples_processed_global,steps,", 0), 0u);
+    const json manifest = json::parse(readFile(runDir + "/manifest.json"));
+    EXPECT_EQ(manifest["status"], "finished");
+    EXPECT_EQ(manifest["seed"], "4");
+    EXPECT_EQ(manifest["world_size"], 1);
+}
+
+TEST_F(TrainCli, LossFallsOnGeneratedData)
+{
+    const std::string runDir = path("falls");
+    const auto r = train("--config cpu-short --num_epochs 2 --seed 1 --run_dir falls");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const double initial = records(runDir, "initial").at(0)["val_loss"].get<double>();
+    const auto epochs = records(runDir, "epoch");
+    ASSERT_EQ(epochs.size(), 2u);
+    const double last = epochs.back()["val_loss"].get<double>();
+    EXPECT_LT(last, 0.5 * initial) << "initial " << initial << ", after two epochs " << last;
+    EXPECT_LT(epochs[1]["train_loss"].get<double>(), epochs[0]["train_loss"].get<double>());
+}
+
+TEST_F(TrainCli, SameSeedGivesTheSameRun)
+{
+    ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 21 --threads 2 --run_dir same1").exitCode, 0);
+    ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 21 --threads 2 --run_dir same2").exitCode, 0);
+    ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 22 --threads 2 --run_dir other").exitCode, 0);
+    const auto a = records(path("same1"), "step"), b = records(path("same2"), "step"), c = records(path("other"), "step");
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i]["loss"], b[i]["loss"]) << i;
+    EXPECT_NE(a[0]["loss"], c[0]["loss"]);
+}
+
+TEST_F(TrainCli, KillAfterCheckpointThenResumeIsBitExact)
+{
+    const std::string common = "--config cpu-tiny --num_epochs 4 --seed 9 --threads 2 ";
+    ASSERT_EQ(train(common + "--run_dir straight").exitCode, 0);
+
+    // SIGKILL once epoch 2's checkpoint is on disk, then resume.
+    fs::create_directories(path("killed"));
+    const pid_t pid = spawnTrainer({"--config", "cpu-tiny", "--num_epochs", "4", "--seed", "9", "--threads", "2",
+                                    "--run_dir", "killed"},
+                                   s_dir->path(), path("killed.log"));
+    ASSERT_TRUE(waitForRecord(path("killed"), [](const json& j) {
+        return j.value("event", "") == "checkpoint" && j.value("epoch", 0) == 2;
+    })) << readFile(path("killed.log"));
+    kill(pid, SIGKILL);
+    EXPECT_EQ(waitExit(pid), 128 + SIGKILL);
+    const auto resumed = train(common + "--run_dir killed --resume");
+    ASSERT_EQ(resumed.exitCode, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find("Resuming from"), std::string::npos);
+    expectSameCheckpoint(path("straight/checkpoints/latest.pt"), path("killed/checkpoints/latest.pt"));
+    // Epoch 4's losses are the same numbers.
+    EXPECT_EQ(records(path("straight"), "epoch").back()["val_loss"], records(path("killed"), "epoch").back()["val_loss"]);
+}
+
+TEST_F(TrainCli, SigtermCheckpointsMidEpochAndResumesExactly)
+{
+    const std::string common = "--config cpu-tiny --num_epochs 3 --seed 12 --threads 2 ";
+    ASSERT_EQ(train(common + "--run_dir ref").exitCode, 0);
+    fs::create_directories(path("term"));
+    const pid_t pid = spawnTrainer({"--config", "cpu-tiny", "--num_epochs", "3", "--seed", "12", "--threads", "2",
+                                    "--run_dir", "term"},
+                                   s_dir->path(), path("term.log"));
+    ASSERT_TRUE(waitForRecord(path("term"), [](const json& j) { return j.value("kind", "") == "step" && j.value("step", 0) >= 11; }));
+    kill(pid, SIGTERM);
+    EXPECT_EQ(waitExit(pid), 75) << readFile(path("term.log"));  // EX_TEMPFAIL: requeue me
+    const auto events = records(path("term"), "event");
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back()["event"], "preempted");
+    EXPECT_EQ(json::parse(readFile(path("term/manifest.json")))["status"], "preempted");
+    const auto resumed = train(common + "--run_dir term --resume");
+    ASSERT_EQ(resumed.exitCode, 0) << resumed.output;
+    expectSameCheckpoint(path("ref/checkpoints/latest.pt"), path("term/checkpoints/latest.pt"));
+    const auto a = records(path("ref"), "epoch"), b = records(path("term"), "epoch");
+    ASSERT_EQ(b.size(), a.size());  // every epoch recorded once
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i]["train_loss"], b[i]["train_loss"]) << "epoch " << i + 1;
+        EXPECT_EQ(a[i]["val_loss"], b[i]["val_loss"]) << "epoch " << i + 1;
+    }
+    for (const auto& entry : fs::directory_iterator(path("term/checkpoints")))
+        EXPECT_EQ(entry.path().filename(), "latest.pt");  // no temporary left behind
+}
+
+// No seed anywhere: the first start draws one; the resume must keep it, not draw another.
+TEST_F(TrainCli, ResumeWithoutASeedKeepsTheDrawnSeed)
+{
+    fs::create_directories(path("drawn"));
+    const pid_t pid = spawnTrainer({"--config", "cpu-tiny", "--num_epochs", "3", "--threads", "2", "--run_dir", "drawn"},
+                                   s_dir->path(), path("drawn.log"));
+    ASSERT_TRUE(waitForRecord(path("drawn"), [](const json& j) { return j.value("kind", "") == "step" && j.value("step", 0) >= 3; }));
+    kill(pid, SIGTERM);
+    ASSERT_EQ(waitExit(pid), 75) << readFile(path("drawn.log"));
+    const std::string seed = json::parse(readFile(path("drawn/manifest.json")))["seed"];
+    const auto resumed = train("--config cpu-tiny --num_epochs 3 --threads 2 --run_dir drawn --resume");
+    ASSERT_EQ(resumed.exitCode, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find("Resuming from"), std::string::npos);
+    EXPECT_EQ(json::parse(readFile(path("drawn/manifest.json")))["seed"], seed);
+    EXPECT_EQ(records(path("drawn"), "event").back()["event"], "finished");
+}
+
+struct BadCase {
+    std::string name;
+    std::string args;
+    std::string expect;
+};
+
+TEST_F(TrainCli, BadInputsEndWithOneClearLine)
+{
+    TempDir empty;
+    writeFile(path("broken.yaml"), "base:\n  Nsamples: 64\n  box_size: [1, 2\n");
+    writeFile(path("smallbox.yaml"), "base:\n  box_size: [16, 16]\n  data_size: 32\n  full_scale: False\n  train_path: data/train.h5\n"
+                                     "  val_path: data/valid.h5\n");
+    fs::create_directories(path("corrupt/checkpoints"));
+    writeFile(path("corrupt/checkpoints/latest.pt"), "not a checkpoint");
+    ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 3 --run_dir mismatch").exitCode, 0);
+    writeFile(path("a-file"), "x");
+    ASSERT_EQ(runCommand("cd " + shellQuote(s_dir->path()) + " && " + shellQuote(kBin)
+                         + " make-data --out small --box 64 --val-box 40").exitCode, 0);
+    writeFile(path("shape.yaml"), "base:\n  box_size: [128, 96]\n  data_size: 32\n  full_scale: False\n"
+                                  "  train_path: small/train.h5\n  val_path: small/valid.h5\n");
+
+    const std::vector<BadCase> cases = {
+        {"missing hdf5", "--config cpu-tiny --run_dir nodata", "data/train.h5: no such file"},
+        {"unknown config", "--config nope", "no config named 'nope'"},
+        {"malformed yaml", "--config base --yaml_config " + shellQuote(path("broken.yaml")), "broken.yaml:4:1: malformed YAML"},
+        {"box smaller than crop", "--config base --yaml_config " + shellQuote(path("smallbox.yaml")),
+         "smallbox.yaml:2:13: config 'base', key 'box_size': train box side 16 must be larger than the crop side 32"},
+        {"wrong shape", "--config base --yaml_config " + shellQuote(path("shape.yaml")) + " --run_dir shape",
+         "small/train.h5: dataset 'Nbody' has shape (4, 64, 64, 64), expected (4, 128, 128, 128)"},
+        {"unwritable run folder", "--config cpu-tiny --run_dir a-file/run", "a-file/run: cannot create the run folder"},
+        {"corrupt checkpoint", "--config cpu-tiny --run_dir corrupt --resume", "corrupt/checkpoints/latest.pt: corrupt or unreadable checkpoint"},
+        {"mismatched checkpoint", "--config cpu-short --seed 3 --run_dir mismatch --resume",
+         "checkpoint does not match this run: Nsamples is 16 in the checkpoint but 512 now; base_channels is 4 in the "
+                                         "checkpoint but 8 now"},
+    };
+    for (const auto& c : cases) {
+        // The missing-data case runs where there is no data/ folder.
+        const auto r = c.name == "missing hdf5" ? train(c.args, empty.path()) : train(c.args);
+        EXPECT_EQ(r.exitCode, 1) << c.name << "\n" << r.output;
+        std::string last = r.output;
+        while (!last.empty() && last.back() == '\n') last.pop_back();
+        last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+        EXPECT_EQ(last.rfind("scaledesk-train: error: ", 0), 0u) << c.name << ": " << last;
+        EXPECT_NE(last.find(c.expect), std::string::npos) << c.name << "\n  got:    " << last << "\n  wanted: " << c.expect;
+    }
+    // The failed run is recorded in its own files.
+    const auto failed = records(empty.file("nodata"), "event");
+    ASSERT_FALSE(failed.empty());
+    EXPECT_EQ(failed.back()["event"], "failed");
+    EXPECT_NE(failed.back()["message"].get<std::string>().find("no such file"), std::string::npos);
+    // The mismatched resume left the good checkpoint untouched.
+    EXPECT_EQ(json::parse(readFile(path("mismatch/manifest.json")))["status"], "failed");
+    EXPECT_TRUE(fs::exists(path("mismatch/checkpoints/latest.pt")));
+}
+
+// enable_amp runs the convolutions in bf16 (CPU autocast): the run trains, and its numbers differ
+// from the fp32 run with the same seed (an autocast that silently did nothing would match bit for bit).
+TEST_F(TrainCli, EnableAmpTrainsInBf16)
+{
+    ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 31 --threads 2 --run_dir fp32").exitCode, 0);
+    const auto r = train("--config cpu-tiny --num_epochs 1 --seed 31 --threads 2 --run_dir bf16 --enable_amp");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find(" - INFO - enable_amp True"), std::string::npos);
+    EXPECT_EQ(json::parse(readFile(path("bf16/manifest.json")))["enable_amp"], true);
+    const auto a = records(path("fp32"), "step"), b = records(path("bf16"), "step");
+    ASSERT_EQ(a.size(), b.size());
+    int differing = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_TRUE(b[i]["loss"].is_number());
+        EXPECT_NEAR(b[i]["loss"].get<double>(), a[i]["loss"].get<double>(), 0.01);  // same training, lower precision
+        differing += b[i]["loss"] != a[i]["loss"];
+    }
+    EXPECT_GT(differing, 0);
+    // The step-0 losses are computed without autocast, as in the original.
+    EXPECT_EQ(records(path("fp32"), "initial").at(0)["val_loss"], records(path("bf16"), "initial").at(0)["val_loss"]);
+}

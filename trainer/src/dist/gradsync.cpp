@@ -1,0 +1,357 @@
+#include "dist/gradsync.h"
+
+#include "model/fusedadam.h"
+
+#include <torch/csrc/autograd/engine.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/torch.h>
+
+#include <chrono>
+
+namespace scaledesk::train {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string stateKey(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+
+torch::optim::AdamParamState& adamState(torch::optim::Adam& optimizer, const torch::Tensor& p)
+{
+    auto& states = optimizer.state();
+    auto it = states.find(stateKey(p));
+    if (it == states.end()) {
+        auto fresh = std::make_unique<torch::optim::AdamParamState>();
+        fresh->step(0);
+        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+        it = states.emplace(stateKey(p), std::move(fresh)).first;
+    }
+    return static_cast<torch::optim::AdamParamState&>(*it->second);
+}
+
+void setLr(torch::optim::Adam& optimizer, double lr)
+{
+    static_cast<torch::optim::AdamOptions&>(optimizer.param_groups()[0].options()).lr(lr);
+}
+
+// One process: libtorch's own gradients, the fused Adam step.
+class LocalSync : public GradientSync {
+public:
+    explicit LocalSync(torch::optim::Adam& optimizer) : m_optimizer(optimizer) {}
+    std::string strategy() const override { return "none"; }
+    void zeroGrad() override { m_optimizer.zero_grad(); }
+    void afterBackward() override {}
+    void step(double lr) override
+    {
+        setLr(m_optimizer, lr);
+        fusedAdamStep(m_optimizer);
+    }
+
+private:
+    torch::optim::Adam& m_optimizer;
+};
+
+struct Bucket {
+    torch::Tensor flat;
+    std::vector<std::size_t> params;
+    int pending = 0;
+    CommHandle handle;
+    Clock::time_point launched;
+};
+
+// Gradients as views of flat buckets (DDP's gradient_as_bucket_view): AccumulateGrad adds in
+// place into the views, so no gradient is ever copied in or out.
+class BucketSync : public GradientSync {
+public:
+    BucketSync(Communicator& comm, UNet& model, torch::optim::Adam& optimizer, double capMb, double firstCapMb, bool overlap)
+        : m_comm(comm), m_optimizer(optimizer), m_overlap(overlap)
+    {
+        m_params = model->parameters();
+        // Backward produces gradients roughly in reverse definition order.
+        std::vector<std::size_t> order(m_params.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = order.size() - 1 - i;
+        const int64_t cap = int64_t(capMb * 1024 * 1024 / sizeof(float));
+        const int64_t firstCap = int64_t(firstCapMb * 1024 * 1024 / sizeof(float));
+        std::vector<std::vector<std::size_t>> groups(1);
+        int64_t filled = 0;
+        for (std::size_t idx : order) {
+            const int64_t n = m_params[idx].numel();
+            const int64_t groupLimit = groups.size() == 1 ? firstCap : cap;
+            if (!groups.back().empty() && filled + n > groupLimit) {
+                groups.emplace_back();
+                filled = 0;
+            }
+            groups.back().push_back(idx);
+            filled += n;
+        }
+        m_bucketOf.assign(m_params.size(), 0);
+        torch::NoGradGuard noGrad;
+        for (std::size_t b = 0; b < groups.size(); ++b) {
+            int64_t total = 0;
+            for (std::size_t idx : groups[b]) total += m_params[idx].numel();
+            Bucket bucket;
+            bucket.flat = torch::zeros({total}, m_params[0].options());
+            int64_t offset = 0;
+            for (std::size_t idx : groups[b]) {
+                auto& p = m_params[idx];
+                p.mutable_grad() = bucket.flat.narrow(0, offset, p.numel()).view(p.sizes());
+                offset += p.numel();
+                m_bucketOf[idx] = b;
+            }
+            bucket.params = groups[b];
+            m_buckets.push_back(std::move(bucket));
+        }
+        if (m_overlap) {
+            for (std::size_t idx = 0; idx < m_params.size(); ++idx) {
+                auto accumulator = torch::autograd::impl::grad_accumulator(m_params[idx]);
+                accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+                    [this, idx](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+                        markReady(idx);
+                        return outputs;
+                    }));
+                // The variable keeps only a weak reference to its accumulator.
+                m_accumulators.push_back(std::move(accumulator));
+            }
+        }
+        resetPending();
+    }
+
+    std::string strategy() const override { return m_overlap ? "ddp" : "fused"; }
+
+    void zeroGrad() override
+    {
+        for (auto& b : m_buckets) b.flat.zero_();
+    }
+
+    void afterBackward() override
+    {
+        if (!m_overlap) {
+            // Horovod-style: everything launches after backward, in buffer order.
+            for (auto& b : m_buckets) launch(b);
+        } else {
+            // A parameter that got no gradient never fired its hook; launch what is left, in order.
+            for (auto& b : m_buckets)
+                if (!b.handle) launch(b);
+        }
+        const auto waitStart = Clock::now();
+        std::vector<std::pair<Clock::time_point, Clock::time_point>> busy;
+        for (auto& b : m_buckets) {
+            b.handle->wait();
+            busy.emplace_back(b.launched, b.handle->completedAt());
+            b.handle.reset();
+        }
+        m_times.exposedSeconds += since(waitStart);
+        // Communication time = the union of the buckets' launch → completion intervals.
+        std::sort(busy.begin(), busy.end());
+        Clock::time_point coveredUntil = busy.front().first;
+        for (const auto& [begin, end] : busy) {
+            const auto from = std::max(begin, coveredUntil);
+            if (end > from) {
+                m_times.commSeconds += std::chrono::duration<double>(end - from).count();
+                coveredUntil = end;
+            }
+        }
+        const double scale = 1.0 / double(m_comm.size());
+        for (auto& b : m_buckets) b.flat.mul_(scale);
+        resetPending();
+    }
+
+    void step(double lr) override
+    {
+        setLr(m_optimizer, lr);
+        fusedAdamStep(m_optimizer);
+    }
+
+private:
+    void resetPending()
+    {
+        for (auto& b : m_buckets) b.pending = int(b.params.size());
+        m_nextBucket = 0;
+    }
+
+    void launch(Bucket& b)
+    {
+        b.launched = Clock::now();
+        b.handle = m_comm.allreduceAsync(b.flat);
+    }
+
+    // Runs on the autograd thread right after a parameter's gradient was accumulated.
+    void markReady(std::size_t idx)
+    {
+        Bucket& bucket = m_buckets[m_bucketOf[idx]];
+        if (--bucket.pending > 0) return;
+        // Launch strictly in bucket order so every rank issues the same collective sequence.
+        while (m_nextBucket < m_buckets.size() && m_buckets[m_nextBucket].pending == 0) {
+            launch(m_buckets[m_nextBucket]);
+            ++m_nextBucket;
+        }
+    }
+
+    Communicator& m_comm;
+    torch::optim::Adam& m_optimizer;
+    bool m_overlap;
+    std::vector<torch::Tensor> m_params;
+    std::vector<std::size_t> m_bucketOf;
+    std::vector<Bucket> m_buckets;
+    std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators;
+    std::size_t m_nextBucket = 0;
+};
+
+// ZeRO-1: one flat parameter buffer and one flat gradient buffer, both padded to a multiple of
+// the world size; this rank owns slice [rank·L/N, (rank+1)·L/N) and the Adam moments of it.
+class Zero1Sync : public GradientSync {
+public:
+    Zero1Sync(Communicator& comm, UNet& model, torch::optim::Adam& optimizer) : m_comm(comm), m_optimizer(optimizer)
+    {
+        m_params = model->parameters();
+        int64_t total = 0;
+        for (const auto& p : m_params) total += p.numel();
+        const int64_t n = comm.size();
+        m_shardSize = (total + n - 1) / n;
+        const int64_t padded = m_shardSize * n;
+        torch::NoGradGuard noGrad;
+        m_flatParams = torch::zeros({padded}, m_params[0].options());
+        m_flatGrads = torch::zeros({padded}, m_params[0].options());
+        int64_t offset = 0;
+        for (auto& p : m_params) {
+            m_flatParams.narrow(0, offset, p.numel()).copy_(p.view(-1));
+            p.set_data(m_flatParams.narrow(0, offset, p.numel()).view(p.sizes()));
+            p.mutable_grad() = m_flatGrads.narrow(0, offset, p.numel()).view(p.sizes());
+            m_offsets.push_back(offset);
+            offset += p.numel();
+        }
+        m_shardParams = m_flatParams.narrow(0, comm.rank() * m_shardSize, m_shardSize);
+        m_shardGrads = torch::zeros({m_shardSize}, m_params[0].options());
+        m_expAvg = torch::zeros({m_shardSize}, m_params[0].options());
+        m_expAvgSq = torch::zeros({m_shardSize}, m_params[0].options());
+    }
+
+    std::string strategy() const override { return "zero1"; }
+
+    void zeroGrad() override { m_flatGrads.zero_(); }
+
+    void afterBackward() override
+    {
+        const auto start = Clock::now();
+        m_comm.reduceScatter(m_flatGrads, m_shardGrads);
+        m_shardGrads.mul_(1.0 / double(m_comm.size()));
+        const double t = since(start);
+        m_times.commSeconds += t;
+        m_times.exposedSeconds += t;
+    }
+
+    void step(double lr) override
+    {
+        const auto& options = static_cast<const torch::optim::AdamOptions&>(m_optimizer.param_groups()[0].options());
+        ++m_step;
+        adamUpdate(m_shardParams.data_ptr<float>(), m_shardGrads.data_ptr<float>(), m_expAvg.data_ptr<float>(),
+                   m_expAvgSq.data_ptr<float>(), m_shardSize, m_step, lr, std::get<0>(options.betas()),
+                   std::get<1>(options.betas()), options.eps());
+        setLr(m_optimizer, lr);
+        const auto start = Clock::now();
+        m_comm.allgather(m_flatParams, m_shardParams);
+        const double t = since(start);
+        m_times.commSeconds += t;
+        m_times.exposedSeconds += t;
+    }
+
+    void exportOptimizerState() override
+    {
+        const int64_t padded = m_shardSize * m_comm.size();
+        torch::Tensor fullAvg = torch::zeros({padded}, m_expAvg.options());
+        torch::Tensor fullAvgSq = torch::zeros({padded}, m_expAvg.options());
+        m_comm.allgather(fullAvg, m_expAvg);
+        m_comm.allgather(fullAvgSq, m_expAvgSq);
+        if (m_step == 0) return;  // no step yet: Adam has no state either
+        for (std::size_t i = 0; i < m_params.size(); ++i) {
+            auto& st = adamState(m_optimizer, m_params[i]);
+            st.step(m_step);
+            st.exp_avg(fullAvg.narrow(0, m_offsets[i], m_params[i].numel()).view(m_params[i].sizes()).clone());
+            st.exp_avg_sq(fullAvgSq.narrow(0, m_offsets[i], m_params[i].numel()).view(m_params[i].sizes()).clone());
+        }
+    }
+
+    void importOptimizerState() override
+    {
+        const int64_t padded = m_shardSize * m_comm.size();
+        torch::Tensor fullAvg = torch::zeros({padded}, m_expAvg.options());
+        torch::Tensor fullAvgSq = torch::zeros({padded}, m_expAvg.options());
+        int64_t step = 0;
+        for (std::size_t i = 0; i < m_params.size(); ++i) {
+            auto it = m_optimizer.state().find(stateKey(m_params[i]));
+            if (it == m_optimizer.state().end()) continue;
+            auto& st = static_cast<torch::optim::AdamParamState&>(*it->second);
+            step = st.step();
+            fullAvg.narrow(0, m_offsets[i], m_params[i].numel()).copy_(st.exp_avg().reshape(-1));
+            fullAvgSq.narrow(0, m_offsets[i], m_params[i].numel()).copy_(st.exp_avg_sq().reshape(-1));
+        }
+        m_step = step;
+        const int64_t begin = m_comm.rank() * m_shardSize;
+        m_expAvg.copy_(fullAvg.narrow(0, begin, m_shardSize));
+        m_expAvgSq.copy_(fullAvgSq.narrow(0, begin, m_shardSize));
+        // The full state lives in the shards now; drop the copy.
+        m_optimizer.state().clear();
+    }
+
+private:
+    Communicator& m_comm;
+    torch::optim::Adam& m_optimizer;
+    std::vector<torch::Tensor> m_params;
+    std::vector<int64_t> m_offsets;
+    int64_t m_shardSize = 0;
+    int64_t m_step = 0;
+    torch::Tensor m_flatParams, m_flatGrads, m_shardParams, m_shardGrads, m_expAvg, m_expAvgSq;
+};
+
+}  // namespace
+
+SyncTimes GradientSync::takeTimes()
+{
+    SyncTimes t = m_times;
+    m_times = {};
+    return t;
+}
+
+std::unique_ptr<GradientSync> makeGradientSync(const std::string& strategy, Communicator& comm, UNet& model,
+                                               torch::optim::Adam& optimizer, double bucketCapMb, double fusionMb)
+{
+    if (strategy == "none" || comm.size() == 1) {
+        if (strategy != "none" && strategy != "ddp" && strategy != "fused" && strategy != "zero1")
+            throw std::invalid_argument("unknown strategy '" + strategy + "'");
+        return std::make_unique<LocalSync>(optimizer);
+    }
+    if (strategy == "ddp")
+        return std::make_unique<BucketSync>(comm, model, optimizer, bucketCapMb, 1.0, true);
+    if (strategy == "fused")
+        return std::make_unique<BucketSync>(comm, model, optimizer, fusionMb, fusionMb, false);
+    if (strategy == "zero1")
+        return std::make_unique<Zero1Sync>(comm, model, optimizer);
+    throw std::invalid_argument("unknown strategy '" + strategy + "' (choose ddp, fused or zero1)");
+}
+
+void broadcastState(Communicator& comm, UNet& model, torch::optim::Adam& optimizer)
+{
+    if (comm.size() == 1) return;
+    torch::NoGradGuard noGrad;
+    // Does rank 0 have Adam state (a resumed run)? Everyone must agree before broadcasting it.
+    torch::Tensor flag = torch::zeros({1}, torch::kLong);
+    if (comm.rank() == 0) flag.fill_(optimizer.state().empty() ? 0 : 1);
+    comm.broadcast(flag, 0);
+    for (auto& p : model->parameters()) {
+        torch::Tensor buffer = p.detach().contiguous();
+        comm.broadcast(buffer, 0);
+        if (buffer.data_ptr() != p.data_ptr()) p.detach().copy_(buffer);
+        if (flag.item<int64_t>() == 0) continue;
+        auto& st = adamState(optimizer, p);
+        torch::Tensor step = torch::full({1}, st.step(), torch::kLong);
+        comm.broadcast(step, 0);
+        st.step(step.item<int64_t>());
+        comm.broadcast(st.exp_avg(), 0);
+        comm.broadcast(st.exp_avg_sq(), 0);
+    }
+}
+
+}  // namespace scaledesk::train

@@ -1,0 +1,115 @@
+#include "run/checkpoint.h"
+
+#include <torch/serialize.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace scaledesk::train {
+
+namespace {
+std::string encodeSettings(const std::map<std::string, std::string>& settings)
+{
+    std::string text;
+    for (const auto& [k, v] : settings) text += k + "=" + v + "\n";
+    return text;
+}
+
+std::map<std::string, std::string> decodeSettings(const std::string& text)
+{
+    std::map<std::string, std::string> out;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        const auto end = text.find('\n', pos);
+        const std::string line = text.substr(pos, end - pos);
+        const auto eq = line.find('=');
+        if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 1);
+        if (end == std::string::npos) break;
+        pos = end + 1;
+    }
+    return out;
+}
+}  // namespace
+
+void saveCheckpoint(const std::string& path, UNet& model, torch::optim::Adam& optimizer, const CheckpointState& state)
+{
+    torch::serialize::OutputArchive archive;
+    torch::serialize::OutputArchive modelArchive, optimizerArchive;
+    model->save(modelArchive);
+    optimizer.save(optimizerArchive);
+    archive.write("model", modelArchive);
+    archive.write("optimizer", optimizerArchive);
+    archive.write("epoch", c10::IValue(state.epoch));
+    archive.write("batch_in_epoch", c10::IValue(state.batchInEpoch));
+    archive.write("iters", c10::IValue(state.iters));
+    archive.write("epoch_loss_sum", c10::IValue(state.epochLossSum));
+    archive.write("settings", c10::IValue(encodeSettings(state.settings)));
+
+    const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+    try {
+        archive.save_to(tmp);
+    } catch (const c10::Error& e) {
+        std::remove(tmp.c_str());
+        throw CheckpointError(path + ": cannot write the checkpoint: " + e.what_without_backtrace());
+    }
+    // Make the data durable before the rename publishes it.
+    const int fd = ::open(tmp.c_str(), O_RDONLY);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        const std::string why = ec.message();
+        std::filesystem::remove(tmp, ec);
+        throw CheckpointError(path + ": cannot move the checkpoint into place: " + why);
+    }
+}
+
+CheckpointState loadCheckpoint(const std::string& path, UNet& model, torch::optim::Adam& optimizer,
+                               const std::map<std::string, std::string>& expected)
+{
+    CheckpointState state;
+    torch::serialize::InputArchive archive;
+    try {
+        archive.load_from(path);
+    } catch (const c10::Error& e) {
+        throw CheckpointError(path + ": corrupt or unreadable checkpoint (" + std::string(e.what_without_backtrace()).substr(0, 160) + ")");
+    }
+    try {
+        c10::IValue value;
+        if (!archive.try_read("settings", value) || !value.isString())
+            throw CheckpointError(path + ": not a scaledesk-train checkpoint (no settings record)");
+        state.settings = decodeSettings(value.toStringRef());
+        std::string differences;
+        for (const auto& [key, want] : expected) {
+            auto it = state.settings.find(key);
+            const std::string have = it == state.settings.end() ? "(absent)" : it->second;
+            if (have != want)
+                differences += (differences.empty() ? "" : "; ") + key + " is " + have + " in the checkpoint but " + want + " now";
+        }
+        if (!differences.empty())
+            throw CheckpointError(path + ": checkpoint does not match this run: " + differences);
+        archive.read("epoch", value);
+        state.epoch = value.toInt();
+        archive.read("batch_in_epoch", value);
+        state.batchInEpoch = value.toInt();
+        archive.read("iters", value);
+        state.iters = value.toInt();
+        archive.read("epoch_loss_sum", value);
+        state.epochLossSum = value.toDouble();
+        torch::serialize::InputArchive modelArchive, optimizerArchive;
+        archive.read("model", modelArchive);
+        archive.read("optimizer", optimizerArchive);
+        model->load(modelArchive);
+        optimizer.load(optimizerArchive);
+    } catch (const c10::Error& e) {
+        throw CheckpointError(path + ": corrupt or mismatched checkpoint (" + std::string(e.what_without_backtrace()).substr(0, 160) + ")");
+    }
+    return state;
+}
+
+}  // namespace scaledesk::train

@@ -1,0 +1,748 @@
+#include "run/trainer.h"
+
+#include "run/checkpoint.h"
+#include "data/dataset.h"
+#include "dist/gradsync.h"
+#include "run/runfiles.h"
+#include "model/unet.h"
+
+#include <ATen/autocast_mode.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#ifdef SCALEDESK_HAVE_HDF5
+#include <H5public.h>
+#endif
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <sched.h>
+#include <unistd.h>
+
+#ifndef SCALEDESK_VERSION
+#define SCALEDESK_VERSION "dev"
+#endif
+#ifndef SCALEDESK_YAML_CPP_VERSION
+#define SCALEDESK_YAML_CPP_VERSION "unknown"
+#endif
+#ifndef SCALEDESK_GIT_REVISION
+#define SCALEDESK_GIT_REVISION "unknown"
+#endif
+
+namespace scaledesk::train {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+volatile std::sig_atomic_t g_stopSignal = 0;
+
+extern "C" void onStopSignal(int signal) { g_stopSignal = signal; }
+
+using Clock = std::chrono::steady_clock;
+double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+int usableCores()
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return std::max(1, CPU_COUNT(&set));
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Mirrors Python's `with torch.autocast(...)`: thread-local state, restored on exit.
+class AutocastGuard {
+public:
+    AutocastGuard(bool enabled, const torch::Device& device) : m_enabled(enabled), m_cuda(device.is_cuda())
+    {
+        if (!m_enabled) return;
+        if (m_cuda) {
+            m_prevEnabled = at::autocast::is_enabled();
+            m_prevDtype = at::autocast::get_autocast_gpu_dtype();
+            at::autocast::set_enabled(true);
+            at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+        } else {
+            m_prevEnabled = at::autocast::is_cpu_enabled();
+            m_prevDtype = at::autocast::get_autocast_cpu_dtype();
+            at::autocast::set_cpu_enabled(true);
+            at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+        }
+        at::autocast::increment_nesting();
+    }
+    ~AutocastGuard()
+    {
+        if (!m_enabled) return;
+        if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+        if (m_cuda) {
+            at::autocast::set_enabled(m_prevEnabled);
+            at::autocast::set_autocast_gpu_dtype(m_prevDtype);
+        } else {
+            at::autocast::set_cpu_enabled(m_prevEnabled);
+            at::autocast::set_autocast_cpu_dtype(m_prevDtype);
+        }
+    }
+
+private:
+    bool m_enabled;
+    bool m_cuda;
+    bool m_prevEnabled = false;
+    at::ScalarType m_prevDtype = at::kBFloat16;
+};
+
+bool cpuHasBf16()
+{
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line)) {
+        if (line.rfind("flags", 0) == 0)
+            return line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos
+                   || line.find(" avx512bw") != std::string::npos;  // oneDNN emulates bf16 on AVX-512BW
+    }
+    return false;
+}
+
+torch::Tensor computeLoss(const torch::Tensor& output, const torch::Tensor& target, double lambdaRho)
+{
+    torch::Tensor loss = torch::l1_loss(output, target);
+    if (lambdaRho > 0.0) {
+        // The original's density term: L1 between exp(14·x) of channel 0 ("log(ρ)/14" undone).
+        loss = loss + lambdaRho * torch::l1_loss(torch::exp(output.select(1, 0).mul(14.0)),
+                                                 torch::exp(target.select(1, 0).mul(14.0)));
+    }
+    return loss;
+}
+
+std::string hostName()
+{
+    char buf[256] = {};
+    ::gethostname(buf, sizeof buf - 1);
+    return buf;
+}
+
+std::string csvNumber(double v)
+{
+    if (std::isnan(v)) return "nan";
+    return pythonFloatRepr(v);
+}
+
+// JSON has no NaN or infinity; a diverged loss must still be recorded, so write null and
+// flag it (the reader shows it, never drops it silently).
+json jsonNumber(double v)
+{
+    if (std::isfinite(v)) return v;
+    return nullptr;
+}
+
+std::map<std::string, std::string> resumeSettings(const TrainConfig& c, const RunPlan& plan, int worldSize)
+{
+    return {
+        {"base_channels", std::to_string(c.baseChannels)},
+        {"full_scale", c.fullScale ? "True" : "False"},
+        {"N_out_channels", std::to_string(c.outChannels)},
+        {"global_batch_size", std::to_string(plan.globalBatch)},
+        {"Nsamples", std::to_string(c.nSamples)},
+        {"num_epochs", std::to_string(c.numEpochs)},
+        {"data_size", std::to_string(c.dataSize)},
+        {"seed", std::to_string(plan.seed)},
+        {"world_size", std::to_string(worldSize)},
+        {"lr_schedule", std::string(lrScalingName(c.lrScaling)) + "," + pythonFloatRepr(c.startLr) + ","
+                            + pythonFloatRepr(c.endLr) + "," + std::to_string(c.warmupSteps)},
+    };
+}
+
+}  // namespace
+
+void installStopSignals()
+{
+    struct sigaction action {};
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGUSR1, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+}
+
+namespace {
+// Marks the run's manifest as ended: status, end time and, for a failure, the error.
+void closeManifest(const fs::path& runDir, const std::string& status, const std::string& error = {})
+{
+    std::ifstream in(runDir / "manifest.json");
+    json manifest = json::parse(in);
+    manifest["end_utc"] = isoUtc(unixNow());
+    manifest["status"] = status;
+    if (!error.empty()) manifest["error"] = error;
+    writeFileAtomically((runDir / "manifest.json").string(), manifest.dump(2) + "\n");
+}
+}  // namespace
+
+void recordFailure(const RunPlan& plan, const std::string& message)
+{
+    const fs::path runDir(plan.runDir);
+    if (!fs::exists(runDir / "metrics.jsonl"))
+        return;
+    try {
+        LineFile metrics;
+        metrics.open((runDir / "metrics.jsonl").string());
+        metrics.writeLine(json{{"kind", "event"}, {"event", "failed"}, {"t", unixNow()}, {"message", message}}.dump());
+        closeManifest(runDir, "failed", message);
+    } catch (const std::exception&) {
+        // The failure itself is reported by the caller; a second one while recording it is not.
+    }
+}
+
+RunPlan planRun(const TrainOptions& o)
+{
+    const TrainConfig& c = o.config;
+    RunPlan plan;
+    if (o.localBatchSize) {
+        plan.localBatch = *o.localBatchSize;
+        plan.globalBatch = plan.localBatch * o.worldSize;
+    } else {
+        plan.globalBatch = c.globalBatchSize;
+        plan.localBatch = c.globalBatchSize / o.worldSize;
+        if (plan.localBatch < 1)
+            throw ConfigError(c.yamlPath + ": config '" + c.name + "': global_batch_size " + std::to_string(c.globalBatchSize)
+                              + " is smaller than the world size " + std::to_string(o.worldSize));
+    }
+    plan.samplesPerRank = (c.nSamples + o.worldSize - 1) / o.worldSize;  // DistributedSampler: ⌈N / world⌉
+    plan.stepsPerEpoch = (plan.samplesPerRank + plan.localBatch - 1) / plan.localBatch;
+    plan.valSamplesPerRank = (c.nSamplesVal + o.worldSize - 1) / o.worldSize;
+    plan.totSteps = c.numEpochs * (c.nSamples / plan.globalBatch);
+    if (plan.totSteps < 1)
+        throw ConfigError(c.yamlPath + ": config '" + c.name + "': Nsamples " + std::to_string(c.nSamples)
+                          + " gives no step at global batch " + std::to_string(plan.globalBatch));
+    if (c.seed) {
+        plan.seed = *c.seed;
+    } else {
+        std::random_device rd;
+        plan.seed = (uint64_t(rd()) << 32) ^ rd();
+    }
+    plan.threads = o.threads > 0 ? o.threads : std::max(1, usableCores() / std::max(1, o.localRanks));
+    if (!o.runDir.empty())
+        plan.runDir = o.runDir;
+    else
+        plan.runDir = (fs::path(c.expdir) / c.name / (std::to_string(o.worldSize) + "GPU") / o.runNum).string();
+    return plan;
+}
+
+void describeRun(const TrainOptions& o, const RunPlan& plan)
+{
+    const TrainConfig& c = o.config;
+    std::cout << "Configuration file: " << c.yamlPath << "\n";
+    std::cout << "Configuration name: " << c.name << "\n";
+    for (const auto& e : c.entries)
+        std::cout << "  " << e.key << " " << e.display << "    # " << e.location << "\n";
+    std::cout << "world size: " << o.worldSize << ", local batch: " << plan.localBatch
+              << ", global batch: " << plan.globalBatch << ", steps/epoch: " << plan.stepsPerEpoch
+              << ", tot_steps: " << plan.totSteps << "\n";
+    LrSchedule schedule{c.lrScaling, c.startLr, c.endLr, c.warmupSteps, plan.totSteps, plan.globalBatch, c.baseBatchSize};
+    std::cout << "lr: init " << pythonFloatRepr(schedule.initLr()) << ", step 1 " << pythonFloatRepr(schedule.at(1))
+              << ", last step " << pythonFloatRepr(schedule.at(plan.totSteps)) << "\n";
+    std::cout << "run folder: " << plan.runDir << "\n";
+    UNet model(UNetOptions{4, c.outChannels, c.baseChannels, c.fullScale});
+    std::cout << "model: U-Net, " << c.levels() << " levels, base_channels " << c.baseChannels << ", input (4, "
+              << c.dataSize << ", " << c.dataSize << ", " << c.dataSize << ")\n";
+    char row[160];
+    std::snprintf(row, sizeof row, "  %-11s %-20s %6s %6s %9s %13s\n", "layer", "type", "in", "out", "spatial", "params");
+    std::cout << row;
+    for (const auto& l : model->layerTable(c.dataSize)) {
+        const std::string spatial = std::to_string(l.spatialIn) + "->" + std::to_string(l.spatialOut);
+        std::snprintf(row, sizeof row, "  %-11s %-20s %6lld %6lld %9s %13lld\n", l.name.c_str(), l.kind.c_str(),
+                      (long long)l.inChannels, (long long)l.outChannels, spatial.c_str(), (long long)l.parameters);
+        std::cout << row;
+    }
+    std::cout << "parameters: " << model->parameterCount() << std::endl;
+}
+
+namespace {
+
+// Fixed-size text exchange over the communicator (host names): 256 bytes per rank.
+std::vector<std::string> allgatherText(Communicator& comm, const std::string& text)
+{
+    constexpr int64_t kBytes = 256;
+    torch::Tensor full = torch::zeros({kBytes * comm.size()}, torch::kLong);
+    torch::Tensor mine = torch::zeros({kBytes}, torch::kLong);
+    for (std::size_t i = 0; i < text.size() && i < std::size_t(kBytes - 1); ++i) mine[int64_t(i)] = int64_t(uint8_t(text[i]));
+    comm.allgather(full, mine);
+    std::vector<std::string> out;
+    for (int r = 0; r < comm.size(); ++r) {
+        std::string s;
+        for (int64_t i = 0; i < kBytes; ++i) {
+            const int64_t c = full[r * kBytes + i].item<int64_t>();
+            if (c == 0) break;
+            s += char(c);
+        }
+        out.push_back(s);
+    }
+    return out;
+}
+
+// FNV-1a over the resolved configuration and run plan: ranks launched with different configs
+// must not train together.
+int64_t configHash(const TrainOptions& o, const RunPlan& plan)
+{
+    std::string text;
+    for (const auto& e : o.config.entries)
+        if (e.key != "seed") text += e.key + "=" + e.display + "\n";
+    text += "plan=" + std::to_string(plan.localBatch) + "," + std::to_string(plan.globalBatch) + "," + std::to_string(plan.seed)
+            + "," + o.strategy + "," + std::to_string(o.sharedStreams);
+    uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
+    return int64_t(h & 0x7fffffffffffffffULL);
+}
+
+// --check_replicas: every rank must hold bit-identical parameters after every step.
+void checkReplicas(Communicator& comm, UNet& model, int64_t step)
+{
+    if (comm.size() == 1) return;
+    uint64_t h = 1469598103934665603ULL;
+    for (const auto& p : model->parameters()) {
+        const torch::Tensor t = p.detach().contiguous();
+        const auto* bytes = static_cast<const unsigned char*>(t.data_ptr());
+        for (int64_t i = 0; i < t.numel() * int64_t(t.element_size()); ++i) h = (h ^ bytes[i]) * 1099511628211ULL;
+    }
+    torch::Tensor all = torch::zeros({comm.size()}, torch::kLong);
+    comm.allgather(all, torch::full({1}, int64_t(h & 0x7fffffffffffffffULL), torch::kLong));
+    std::string differing;
+    for (int r = 1; r < comm.size(); ++r)
+        if (all[r].item<int64_t>() != all[0].item<int64_t>()) differing += (differing.empty() ? "" : ", ") + std::to_string(r);
+    if (!differing.empty())
+        throw std::runtime_error("replica check failed after step " + std::to_string(step) + ": the parameters of rank(s) "
+                                 + differing + " differ from rank 0's");
+}
+
+double allreduceMean(Communicator& comm, double value)
+{
+    if (comm.size() == 1) return value;
+    torch::Tensor t = torch::full({1}, value, torch::kDouble);
+    comm.allreduce(t);
+    return t.item<double>() / double(comm.size());
+}
+
+}  // namespace
+
+int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
+{
+    const TrainConfig& c = o.config;
+    Communicator& comm = *o.comm;
+    // A run resumed without a fixed seed keeps the seed it drew at its first start (its manifest
+    // records it): a new draw would not match the checkpoint.
+    if (!c.seed && o.resume && o.rank == 0 && fs::exists(fs::path(plan.runDir) / "checkpoints" / "latest.pt")) {
+        std::ifstream in(fs::path(plan.runDir) / "manifest.json");
+        const json m = json::parse(in, nullptr, false);
+        if (!m.is_discarded() && m.contains("seed") && m["seed"].is_string()) plan.seed = std::stoull(m["seed"].get<std::string>());
+    }
+    // A seed drawn at random (none given) is rank 0's for everyone.
+    if (!c.seed && comm.size() > 1) {
+        torch::Tensor seed = torch::full({1}, int64_t(plan.seed), torch::kLong);
+        comm.broadcast(seed, 0);
+        plan.seed = uint64_t(seed.item<int64_t>());
+    }
+    const bool rank0 = o.rank == 0;
+    const double startUnix = unixNow();
+
+    at::set_num_threads(plan.threads);
+
+    torch::Device device(torch::kCPU);
+    if (torch::cuda::is_available())
+        device = torch::Device(torch::kCUDA, int8_t(o.dist.localRank % std::max<int64_t>(1, torch::cuda::device_count())));
+    if (c.enableAmp && !device.is_cuda() && !cpuHasBf16())
+        throw ConfigError(c.yamlPath + ": config '" + c.name
+                          + "': enable_amp needs bf16 support, and this CPU has neither AVX-512 nor AMX");
+
+    // Ranks launched with different configs would train different models: stop before any work.
+    if (comm.size() > 1) {
+        torch::Tensor hashes = torch::zeros({comm.size()}, torch::kLong);
+        torch::Tensor mine = torch::full({1}, configHash(o, plan), torch::kLong);
+        comm.allgather(hashes, mine);
+        std::string differing;
+        for (int r = 1; r < comm.size(); ++r)
+            if (hashes[r].item<int64_t>() != hashes[0].item<int64_t>())
+                differing += (differing.empty() ? "" : ", ") + std::to_string(r);
+        if (!differing.empty())
+            throw ConfigError("rank(s) " + differing + " were started with a configuration that differs from rank 0's "
+                              "(config, overrides, batch, seed or strategy); every rank must get the same arguments");
+    }
+
+    // Run folder and files: rank 0 owns them; other ranks write only rank-<N>.log.
+    const fs::path runDir(plan.runDir);
+    const fs::path checkpointPath = runDir / "checkpoints" / "latest.pt";
+    LineFile metrics, epochsCsv;
+    {
+        std::error_code ec;
+        fs::create_directories(runDir / "checkpoints", ec);
+        if (ec || !fs::is_directory(runDir))
+            throw std::runtime_error(plan.runDir + ": cannot create the run folder" + (ec ? ": " + ec.message() : ""));
+        if (::access(runDir.c_str(), W_OK) != 0)
+            throw std::runtime_error(plan.runDir + ": the run folder is not writable");
+    }
+    if (rank0) {
+        log.openFile((runDir / "out.log").string());
+        metrics.open((runDir / "metrics.jsonl").string());
+        const bool newCsv = !fs::exists(runDir / "epochs.csv") || fs::file_size(runDir / "epochs.csv") == 0;
+        epochsCsv.open((runDir / "epochs.csv").string());
+        if (newCsv) {
+            std::string header;
+            for (const auto& col : epochsCsvColumns()) header += (header.empty() ? "" : ",") + col;
+            epochsCsv.writeLine(header);
+        }
+    } else {
+        log.openFile((runDir / ("rank-" + std::to_string(o.rank) + ".log")).string());
+    }
+    auto event = [&](const std::string& name, int64_t step, int64_t epoch, json extra = json::object()) {
+        if (!rank0) return;
+        json j = {{"kind", "event"}, {"event", name}, {"t", unixNow()}, {"step", step}, {"epoch", epoch}};
+        for (auto& [k, v] : extra.items()) j[k] = v;
+        metrics.writeLine(j.dump());
+    };
+
+    // Configuration dump, as the original's YParams.log().
+    if (rank0) {
+        log.info("------------------ Configuration ------------------");
+        log.info("Configuration file: " + c.yamlPath);
+        log.info("Configuration name: " + c.name);
+        for (const auto& e : c.entries) log.info(e.key + " " + e.display);
+        log.info("---------------------------------------------------");
+    }
+    if (c.dataLoader == DataLoaderMode::DaliLowmem && rank0)
+        log.warning("data_loader_config dali-lowmem: NVIDIA DALI is not part of scaledesk-train; reading the same HDF5 "
+                    "crops through the native lowmem path (the 24-entry transform table, not DALI's O_h augmentation)");
+
+    log.info("rank " + std::to_string(o.rank) + ", begin data loader init");
+    const auto trainSource = openVolumeSource(c.dataLoader, c.trainPath, c.trainBox, c.outChannels, plan.seed);
+    const auto validSource = openVolumeSource(c.dataLoader, c.valPath, c.valBox, c.outChannels, plan.seed ^ 0xa5a5a5a5ULL);
+    log.info("rank " + std::to_string(o.rank) + ", data loader initialized with config " + dataLoaderModeName(c.dataLoader));
+
+    torch::manual_seed(plan.seed);
+    UNet model(UNetOptions{4, c.outChannels, c.baseChannels, c.fullScale});
+    model->initWeights(c.convScale, c.convBias);
+    model->to(device);
+    torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(c.startLr).betas({0.9, 0.999}).eps(1e-8));
+
+    LrSchedule schedule{c.lrScaling, c.startLr, c.endLr, c.warmupSteps, plan.totSteps, plan.globalBatch, c.baseBatchSize};
+    const auto settings = resumeSettings(c, plan, o.worldSize);
+
+    // Rank 0 reads the checkpoint; its loop position and (below) its state reach every rank.
+    CheckpointState state;
+    bool resumed = false;
+    if (o.resume && rank0) {
+        if (fs::exists(checkpointPath)) {
+            state = loadCheckpoint(checkpointPath.string(), model, optimizer, settings);
+            resumed = true;
+            log.info("Resuming from " + checkpointPath.string() + " at epoch " + std::to_string(state.epoch + 1) + ", step "
+                     + std::to_string(state.iters));
+        } else {
+            log.info("No checkpoint in " + (runDir / "checkpoints").string() + "; starting from the beginning");
+        }
+    }
+    if (comm.size() > 1) {
+        torch::Tensor position = torch::tensor({int64_t(resumed), state.epoch, state.batchInEpoch, state.iters}, torch::kLong);
+        comm.broadcast(position, 0);
+        resumed = position[0].item<int64_t>() != 0;
+        state.epoch = position[1].item<int64_t>();
+        state.batchInEpoch = position[2].item<int64_t>();
+        state.iters = position[3].item<int64_t>();
+    }
+    // DDP semantics: every rank starts from rank 0's parameters (and, resumed, its Adam state).
+    broadcastState(comm, model, optimizer);
+    auto sync = makeGradientSync(comm.size() > 1 ? o.strategy : "none", comm, model, optimizer, o.bucketCapMb, o.fusionMb);
+    sync->importOptimizerState();
+    const std::string strategyLabel = comm.size() > 1 ? o.strategy : "none";
+    const std::vector<std::string> hosts = comm.size() > 1 ? allgatherText(comm, hostName()) : std::vector<std::string>{hostName()};
+
+    if (rank0) {
+        std::vector<std::string> distinct = hosts;
+        std::sort(distinct.begin(), distinct.end());
+        distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+        json manifest = {
+            {"run_id", runDir.filename().string() == o.runNum ? c.name + "-" + o.runNum : runDir.filename().string()},
+            {"config", c.name},
+            {"yaml_config", c.yamlPath},
+            {"strategy", strategyLabel},
+            {"backend", comm.backend()},
+            {"launcher", o.dist.source},
+            {"world_size", o.worldSize},
+            {"nodes", distinct.size()},
+            {"ranks_per_node", o.dist.localSize},
+            {"hostnames", hosts},
+            {"device", device.is_cuda() ? "cuda" : "cpu"},
+            {"threads_per_rank", plan.threads},
+            {"local_batch_size", plan.localBatch},
+            {"global_batch_size", plan.globalBatch},
+            {"bucket_cap_mb", o.bucketCapMb},
+            {"fusion_mb", o.fusionMb},
+            {"data_streams", o.sharedStreams ? "shared" : "independent"},
+            {"steps_per_epoch", plan.stepsPerEpoch},
+            {"tot_steps", plan.totSteps},
+            {"num_epochs", c.numEpochs},
+            {"Nsamples", c.nSamples},
+            {"Nsamples_val", c.nSamplesVal},
+            {"data_loader_config", dataLoaderModeName(c.dataLoader)},
+            {"data_size", c.dataSize},
+            {"base_channels", c.baseChannels},
+            {"full_scale", c.fullScale},
+            {"parameters", model->parameterCount()},
+            {"enable_amp", c.enableAmp},
+            {"seed", std::to_string(plan.seed)},
+            {"versions",
+             {{"scaledesk", SCALEDESK_VERSION},
+              {"libtorch", TORCH_VERSION},
+#ifdef SCALEDESK_HAVE_HDF5
+              {"hdf5", std::to_string(H5_VERS_MAJOR) + "." + std::to_string(H5_VERS_MINOR) + "." + std::to_string(H5_VERS_RELEASE)},
+#else
+              {"hdf5", nullptr},
+#endif
+              {"yaml-cpp", SCALEDESK_YAML_CPP_VERSION},
+              {"mpi", mpiLibraryVersion().empty() ? json(nullptr) : json(mpiLibraryVersion())}}},
+            {"git_revision", SCALEDESK_GIT_REVISION},
+            {"slurm_job_id", std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : ""},
+            {"start_utc", isoUtc(startUnix)},
+            {"end_utc", nullptr},
+            {"status", "running"},
+        };
+        if (fs::exists(runDir / "manifest.json") && resumed) {
+            try {
+                std::ifstream in(runDir / "manifest.json");
+                const json previous = json::parse(in);
+                manifest["first_start_utc"] = previous.value("first_start_utc", previous.value("start_utc", ""));
+            } catch (const json::exception&) {
+                log.warning((runDir / "manifest.json").string() + " was unreadable; rewriting it");
+            }
+        }
+        writeFileAtomically((runDir / "manifest.json").string(), manifest.dump(2) + "\n");
+        event(resumed ? "resumed" : "started", state.iters, state.epoch + 1,
+              {{"pid", int(::getpid())}, {"host", hostName()}, {"strategy", strategyLabel}, {"backend", comm.backend()},
+               {"world_size", o.worldSize}});
+    }
+    auto finishManifest = [&](const std::string& status) {
+        if (rank0) closeManifest(runDir, status);
+    };
+    auto saveState = [&](const CheckpointState& s) {
+        sync->exportOptimizerState();  // zero1: a collective, on every rank
+        if (rank0) saveCheckpoint(checkpointPath.string(), model, optimizer, s);
+    };
+
+    auto makePlan = [&](Stream stream, int64_t epoch, int64_t samples, int64_t firstBatch) {
+        LoaderPlan p;
+        p.seed = plan.seed;
+        p.stream = stream;
+        p.epoch = epoch;
+        p.crop = c.dataSize;
+        p.numSamples = samples;
+        p.batchSize = plan.localBatch;
+        p.firstBatch = firstBatch;
+        p.workers = c.numDataWorkers;
+        if (o.sharedStreams) {
+            p.streamRank = 0;
+            p.indexStride = plan.localBatch * o.worldSize;
+            p.indexOffset = int64_t(o.rank) * plan.localBatch;
+        } else {
+            p.streamRank = o.rank;
+        }
+        return p;
+    };
+
+    // Mean loss over a pass; every batch's loss is averaged over ranks first (NERSC validation).
+    auto evaluate = [&](const std::shared_ptr<VolumeSource>& source, Stream stream, int64_t epoch, int64_t samples,
+                        bool autocast) {
+        // The loader's buffers are filled by worker threads outside inference mode: create them first.
+        BatchLoader loader(source, makePlan(stream, epoch, samples, 0));
+        double sum = 0.0;
+        int64_t count = 0;
+        {
+            c10::InferenceMode inference;
+            model->eval();
+            while (auto batch = loader.next()) {
+                AutocastGuard amp(autocast, device);
+                const torch::Tensor out = model->forward(batch->input.to(device));
+                const double local = computeLoss(out.to(torch::kFloat), batch->target.to(device), c.lambdaRho).item<double>();
+                sum += allreduceMean(comm, local);
+                ++count;
+            }
+        }
+        model->train();
+        return count ? sum / double(count) : std::nan("");
+    };
+
+    // Step-0 losses so that relative-time plots line up (sc21 PR #14): one batch each, no autocast.
+    if (!resumed && !c.enableBenchy) {
+        const double initTrain = evaluate(trainSource, Stream::InitialTrain, 0, plan.localBatch, false);
+        const double initValid = evaluate(validSource, Stream::InitialValid, 0, plan.localBatch, false);
+        if (rank0)
+            metrics.writeLine(json{{"kind", "initial"}, {"step", 0}, {"epoch", 0}, {"t", unixNow()},
+                                   {"train_loss", jsonNumber(initTrain)}, {"val_loss", jsonNumber(initValid)}}
+                                  .dump());
+    }
+
+    // Test-only fault injection (docs/trainer.md): this rank drops one sample of its first batch,
+    // which the fairness check must catch.
+    const char* shortBatch = std::getenv("SCALEDESK_FAULT_SHORT_BATCH_RANK");
+    bool plantImbalance = shortBatch && std::atoi(shortBatch) == o.rank;
+
+    // All ranks must stop at the same step: the stop request is agreed on by an allreduce.
+    auto stopRequested = [&]() {
+        if (comm.size() == 1) return g_stopSignal != 0;
+        torch::Tensor flag = torch::full({1}, int64_t(g_stopSignal != 0), torch::kLong);
+        comm.allreduce(flag);
+        return flag.item<int64_t>() > 0;
+    };
+
+    log.info("Starting Training Loop...");
+    int64_t iters = state.iters;
+    model->train();
+    for (int64_t epoch = state.epoch; epoch < c.numEpochs; ++epoch) {
+        const int64_t firstBatch = (resumed && epoch == state.epoch) ? state.batchInEpoch : 0;
+        double lossSum = (resumed && epoch == state.epoch) ? state.epochLossSum : 0.0;
+        BatchLoader loader(trainSource, makePlan(Stream::Train, epoch, plan.samplesPerRank, firstBatch));
+        double dataWait = 0.0, computeTotal = 0.0, commTotal = 0.0, exposedTotal = 0.0;
+        int64_t stepsThisRun = 0, samplesThisRank = 0;
+        int64_t batchesDone = firstBatch;
+        comm.barrier();  // epoch wall time is the job's, not one rank's
+        const auto epochStart = Clock::now();
+        for (;;) {
+            const auto t0 = Clock::now();
+            auto batch = loader.next();
+            if (!batch) break;
+            torch::Tensor input = batch->input.to(device);
+            torch::Tensor target = batch->target.to(device);
+            if (plantImbalance && input.size(0) > 1) {
+                input = input.narrow(0, 0, input.size(0) - 1);
+                target = target.narrow(0, 0, target.size(0) - 1);
+                plantImbalance = false;
+            }
+            const auto t1 = Clock::now();
+            ++iters;
+            const double lr = schedule.at(iters);
+            sync->zeroGrad();
+            torch::Tensor loss;
+            {
+                AutocastGuard amp(c.enableAmp, device);
+                loss = computeLoss(model->forward(input).to(torch::kFloat), target, c.lambdaRho);
+            }
+            const double lossValue = loss.item<double>();
+            const auto t2 = Clock::now();
+            loss.backward();
+            const auto t3 = Clock::now();
+            sync->afterBackward();
+            sync->step(lr);
+            const auto t4 = Clock::now();
+            const SyncTimes comms = sync->takeTimes();
+            lossSum += lossValue;
+            ++batchesDone;
+            ++stepsThisRun;
+            samplesThisRank += input.size(0);
+            const double data = seconds(t0, t1), fwd = seconds(t1, t2), bwd = seconds(t2, t3);
+            const double opt = std::max(0.0, seconds(t3, t4) - comms.exposedSeconds);
+            dataWait += data;
+            computeTotal += fwd + bwd + opt;
+            commTotal += comms.commSeconds;
+            exposedTotal += comms.exposedSeconds;
+            if (rank0) {
+                metrics.writeLine(json{{"kind", "step"}, {"step", iters}, {"epoch", epoch + 1}, {"t", unixNow()},
+                                       {"loss", jsonNumber(lossValue)}, {"lr", lr}, {"step_s", seconds(t0, t4)},
+                                       {"data_s", data}, {"forward_s", fwd}, {"backward_s", bwd}, {"optim_s", opt},
+                                       {"compute_s", fwd + bwd + opt}, {"comm_s", comms.commSeconds},
+                                       {"comm_exposed_s", comms.exposedSeconds},
+                                       {"samples", int64_t(input.size(0)) * o.worldSize}}
+                                      .dump());
+            }
+            if (o.checkReplicas) checkReplicas(comm, model, iters);
+            if (stopRequested()) {
+                saveState(CheckpointState{epoch, batchesDone, iters, lossSum, settings});
+                const std::string signalName = g_stopSignal == SIGUSR1 ? "SIGUSR1" : g_stopSignal == SIGTERM ? "SIGTERM" : "a peer's stop";
+                log.info("Received " + signalName + ": checkpoint written to " + checkpointPath.string() + " at step "
+                         + std::to_string(iters) + "; exiting for requeue");
+                event("preempted", iters, epoch + 1, {{"signal", signalName}, {"checkpoint", checkpointPath.string()}});
+                finishManifest("preempted");
+                return kExitPreempted;
+            }
+        }
+        const double rankLoopTime = seconds(epochStart, Clock::now());
+        comm.barrier();
+        const double epochTime = seconds(epochStart, Clock::now());
+
+        // Per-rank loop times and sample counts: straggler spread and the fairness check.
+        torch::Tensor perRank = torch::zeros({2 * comm.size()}, torch::kDouble);
+        comm.allgather(perRank, torch::tensor({rankLoopTime, double(samplesThisRank)}, torch::kDouble));
+        double maxRank = 0.0, minRank = 1e300;
+        std::string counts;
+        bool fair = true;
+        int64_t samplesGlobal = 0;
+        for (int r = 0; r < comm.size(); ++r) {
+            const double t = perRank[2 * r].item<double>();
+            const int64_t n = int64_t(perRank[2 * r + 1].item<double>());
+            maxRank = std::max(maxRank, t);
+            minRank = std::min(minRank, t);
+            counts += (r ? ", " : "") + std::to_string(n);
+            fair = fair && n == samplesThisRank;
+            samplesGlobal += n;
+        }
+        if (!fair)
+            throw std::runtime_error("fairness check failed in epoch " + std::to_string(epoch + 1)
+                                     + ": ranks processed different numbers of samples [" + counts
+                                     + "]; a scaling measurement from this run would be wrong");
+
+        const double samplesPerSec = double(stepsThisRun * plan.globalBatch) / epochTime;
+        const double trainLoss = lossSum / double(std::max<int64_t>(1, batchesDone));
+        const double lastLr = schedule.at(iters);
+        if (rank0) {
+            log.info("Time taken for epoch " + std::to_string(epoch + 1) + " is " + pythonFloatRepr(epochTime)
+                     + " sec, avg " + pythonFloatRepr(samplesPerSec) + " samples/sec");
+            char line[96];
+            std::snprintf(line, sizeof line, "  Avg train loss=%f", trainLoss);
+            log.info(line);
+        }
+
+        double valLoss = std::nan(""), valTime = 0.0;
+        if (!c.enableBenchy) {
+            const auto v0 = Clock::now();
+            valLoss = evaluate(validSource, Stream::Valid, epoch, plan.valSamplesPerRank, c.enableAmp);
+            valTime = seconds(v0, Clock::now());
+            if (rank0) {
+                char line[96];
+                std::snprintf(line, sizeof line, "  Avg val loss=%f", valLoss);
+                log.info(line);
+                log.info("  Total validation time: " + pythonFloatRepr(valTime) + " sec");
+            }
+        }
+        if (rank0) {
+            const double now = unixNow();
+            metrics.writeLine(json{{"kind", "epoch"}, {"epoch", epoch + 1}, {"step", iters}, {"t", now},
+                                   {"train_loss", jsonNumber(trainLoss)}, {"val_loss", jsonNumber(valLoss)},
+                                   {"lr", lastLr}, {"epoch_s", epochTime}, {"val_s", valTime}, {"steps", stepsThisRun},
+                                   {"samples", samplesGlobal}, {"samples_per_s", samplesPerSec},
+                                   {"iters_per_s", double(stepsThisRun) / epochTime}, {"data_s", dataWait},
+                                   {"compute_s", computeTotal}, {"comm_s", commTotal}, {"comm_exposed_s", exposedTotal},
+                                   {"max_rank_s", maxRank}, {"min_rank_s", minRank}}
+                                  .dump());
+            const std::vector<std::string> row = {
+                std::to_string(epoch + 1), std::to_string(iters), csvNumber(epochTime + valTime), csvNumber(epochTime),
+                csvNumber(valTime), std::to_string(samplesGlobal), std::to_string(stepsThisRun),
+                csvNumber(samplesPerSec), csvNumber(dataWait), csvNumber(computeTotal), csvNumber(exposedTotal),
+                csvNumber(maxRank), csvNumber(minRank), csvNumber(trainLoss), csvNumber(valLoss), csvNumber(lastLr),
+                csvNumber(now)};
+            std::string text;
+            for (const auto& cell : row) text += (text.empty() ? "" : ",") + cell;
+            epochsCsv.writeLine(text);
+        }
+        saveState(CheckpointState{epoch + 1, 0, iters, 0.0, settings});
+        event("checkpoint", iters, epoch + 1, {{"path", checkpointPath.string()}});
+        if (stopRequested()) {
+            log.info("Received a stop signal: the end-of-epoch checkpoint is in " + checkpointPath.string()
+                     + "; exiting for requeue");
+            event("preempted", iters, epoch + 1, {{"checkpoint", checkpointPath.string()}});
+            finishManifest("preempted");
+            return kExitPreempted;
+        }
+    }
+    comm.barrier();
+    event("finished", iters, c.numEpochs);
+    finishManifest("finished");
+    log.info("DONE ---- rank " + std::to_string(o.rank));
+    return 0;
+}
+
+}  // namespace scaledesk::train

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "dist/comm.h"
+#include "run/config.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace scaledesk::train {
+
+class RunLog;
+
+/// Exit code after a SIGUSR1/SIGTERM checkpoint, so a SLURM script can tell "requeue me"
+/// apart from success (0) and failure (1). 75 is EX_TEMPFAIL.
+constexpr int kExitPreempted = 75;
+
+/// Everything a training run needs beyond the YAML: CLI overrides already applied to `config`.
+struct TrainOptions {
+    TrainConfig config;
+    std::string runNum = "00";
+    std::string runDir;            ///< empty: <expdir>/<config>/<N>GPU/<run_num>
+    int threads = 0;               ///< intra-op threads; 0: cores / local ranks
+    std::optional<int64_t> localBatchSize;  ///< --local_batch_size: global = world × local
+    bool resume = false;
+    int worldSize = 1;
+    int rank = 0;
+    int localRanks = 1;
+    std::string strategy = "ddp";  ///< ddp, fused or zero1 (none at world size 1)
+    double bucketCapMb = 25.0;
+    double fusionMb = 64.0;
+    bool sharedStreams = false;     ///< --data_streams shared
+    bool checkReplicas = false;     ///< --check_replicas: compare parameter hashes after every step
+    Communicator* comm = nullptr;   ///< required by runTraining
+    DistEnv dist;
+};
+
+/// The resolved run: batch sizes, steps and the run folder, as the loop will use them.
+struct RunPlan {
+    int64_t localBatch = 0;
+    int64_t globalBatch = 0;
+    int64_t samplesPerRank = 0;
+    int64_t stepsPerEpoch = 0;
+    int64_t valSamplesPerRank = 0;
+    int64_t totSteps = 0;
+    uint64_t seed = 0;
+    int threads = 1;
+    std::string runDir;
+};
+
+/// Resolves batch sizes (NERSC rule: local = ⌊global / world⌋, or global = world × local when
+/// --local_batch_size is given), step counts, seed, threads and the run folder.
+RunPlan planRun(const TrainOptions& options);
+
+/// Prints the resolved config and the model's layer table with a `parameters: N` line.
+void describeRun(const TrainOptions& options, const RunPlan& plan);
+
+/// Trains to the end, or to a checkpoint when SIGUSR1/SIGTERM arrives. Returns the exit code.
+/// Throws on configuration, data and file problems (the caller prints one line).
+int runTraining(const TrainOptions& options, RunPlan plan, RunLog& log);
+
+/// Records a `failed` event in metrics.jsonl and the manifest when the run had started.
+void recordFailure(const RunPlan& plan, const std::string& message);
+
+/// Installs the SIGUSR1/SIGTERM handlers that ask the loop to checkpoint and stop.
+void installStopSignals();
+
+}  // namespace scaledesk::train
