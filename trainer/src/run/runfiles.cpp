@@ -1,5 +1,12 @@
 #include "run/runfiles.h"
 
+#include <nlohmann/json.hpp>
+#include <torch/version.h>
+
+#ifdef SCALEDESK_HAVE_HDF5
+#include <H5public.h>
+#endif
+
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -9,7 +16,20 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#ifndef SCALEDESK_VERSION
+#define SCALEDESK_VERSION "dev"
+#endif
+#ifndef SCALEDESK_YAML_CPP_VERSION
+#define SCALEDESK_YAML_CPP_VERSION "unknown"
+#endif
+#ifndef SCALEDESK_GIT_REVISION
+#define SCALEDESK_GIT_REVISION "unknown"
+#endif
+
 namespace scaledesk::train {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 double unixNow()
 {
@@ -119,6 +139,80 @@ const std::vector<std::string>& epochsCsvColumns()
         "data_wait_s", "compute_s", "allreduce_wait_s", "max_rank_wall_s", "min_rank_wall_s", "train_loss", "val_loss",
         "lr", "t_end"};
     return columns;
+}
+
+std::string writeStartManifest(const std::string& runDir, const RunManifest& m, bool resumed)
+{
+    json manifest = {
+        {"run_id", m.runId},
+        {"config", m.config},
+        {"yaml_config", m.yamlConfig},
+        {"strategy", m.strategy},
+        {"backend", m.backend},
+        {"launcher", m.launcher},
+        {"world_size", m.worldSize},
+        {"nodes", m.nodes},
+        {"ranks_per_node", m.ranksPerNode},
+        {"hostnames", m.hostnames},
+        {"device", m.device},
+        {"threads_per_rank", m.threadsPerRank},
+        {"local_batch_size", m.localBatch},
+        {"global_batch_size", m.globalBatch},
+        {"bucket_cap_mb", m.bucketCapMb},
+        {"fusion_mb", m.fusionMb},
+        {"data_streams", m.dataStreams},
+        {"steps_per_epoch", m.stepsPerEpoch},
+        {"tot_steps", m.totSteps},
+        {"num_epochs", m.numEpochs},
+        {"Nsamples", m.nSamples},
+        {"Nsamples_val", m.nSamplesVal},
+        {"data_loader_config", m.dataLoader},
+        {"data_size", m.dataSize},
+        {"base_channels", m.baseChannels},
+        {"full_scale", m.fullScale},
+        {"parameters", m.parameters},
+        {"enable_amp", m.enableAmp},
+        {"seed", std::to_string(m.seed)},
+        {"versions",
+         {{"scaledesk", SCALEDESK_VERSION},
+          {"libtorch", TORCH_VERSION},
+#ifdef SCALEDESK_HAVE_HDF5
+          {"hdf5", std::to_string(H5_VERS_MAJOR) + "." + std::to_string(H5_VERS_MINOR) + "." + std::to_string(H5_VERS_RELEASE)},
+#else
+          {"hdf5", nullptr},
+#endif
+          {"yaml-cpp", SCALEDESK_YAML_CPP_VERSION},
+          {"mpi", m.mpiVersion.empty() ? json(nullptr) : json(m.mpiVersion)}}},
+        {"git_revision", SCALEDESK_GIT_REVISION},
+        {"slurm_job_id", std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : ""},
+        {"start_utc", isoUtc(m.startUnix)},
+        {"end_utc", nullptr},
+        {"status", "running"},
+    };
+    const fs::path path = fs::path(runDir) / "manifest.json";
+    std::string warning;
+    if (resumed && fs::exists(path)) {
+        try {
+            std::ifstream in(path);
+            const json previous = json::parse(in);
+            manifest["first_start_utc"] = previous.value("first_start_utc", previous.value("start_utc", ""));
+        } catch (const json::exception&) {
+            warning = path.string() + " was unreadable; rewriting it";
+        }
+    }
+    writeFileAtomically(path.string(), manifest.dump(2) + "\n");
+    return warning;
+}
+
+void closeManifest(const std::string& runDir, const std::string& status, const std::string& error)
+{
+    const fs::path path = fs::path(runDir) / "manifest.json";
+    std::ifstream in(path);
+    json manifest = json::parse(in);
+    manifest["end_utc"] = isoUtc(unixNow());
+    manifest["status"] = status;
+    if (!error.empty()) manifest["error"] = error;
+    writeFileAtomically(path.string(), manifest.dump(2) + "\n");
 }
 
 }  // namespace scaledesk::train

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -57,5 +58,24 @@ void writeFileAtomically(const std::string& path, const std::string& text);
 
 /// The `epochs.csv` header (itwinai-scaling §7.3 columns plus losses and LR).
 const std::vector<std::string>& epochsCsvColumns();
+
+/// What manifest.json says about a run when it starts (docs/trainer.md lists every field); the
+/// library versions and the git revision are added by writeStartManifest().
+struct RunManifest {
+    std::string runId, config, yamlConfig, strategy, backend, launcher, device, dataStreams, dataLoader, mpiVersion;
+    int worldSize = 1, nodes = 1, ranksPerNode = 1, threadsPerRank = 1;
+    std::vector<std::string> hostnames;
+    int64_t localBatch = 0, globalBatch = 0, stepsPerEpoch = 0, totSteps = 0, numEpochs = 0, nSamples = 0, nSamplesVal = 0;
+    int64_t dataSize = 0, baseChannels = 0, parameters = 0;
+    double bucketCapMb = 0, fusionMb = 0, startUnix = 0;
+    bool fullScale = false, enableAmp = false;
+    uint64_t seed = 0;
+};
+
+/// Writes <runDir>/manifest.json with status "running"; a resumed run keeps its first start time.
+/// Returns a warning for the log (an unreadable previous manifest), or empty.
+std::string writeStartManifest(const std::string& runDir, const RunManifest& manifest, bool resumed);
+/// Marks <runDir>/manifest.json as ended: status, end time and, for a failure, the error.
+void closeManifest(const std::string& runDir, const std::string& status, const std::string& error = {});
 
 }  // namespace scaledesk::train

@@ -10,10 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#ifdef SCALEDESK_HAVE_HDF5
-#include <H5public.h>
-#endif
-
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -21,16 +17,6 @@
 #include <random>
 #include <sched.h>
 #include <unistd.h>
-
-#ifndef SCALEDESK_VERSION
-#define SCALEDESK_VERSION "dev"
-#endif
-#ifndef SCALEDESK_YAML_CPP_VERSION
-#define SCALEDESK_YAML_CPP_VERSION "unknown"
-#endif
-#ifndef SCALEDESK_GIT_REVISION
-#define SCALEDESK_GIT_REVISION "unknown"
-#endif
 
 namespace scaledesk::train {
 
@@ -165,19 +151,6 @@ void installStopSignals()
     sigaction(SIGTERM, &action, nullptr);
 }
 
-namespace {
-// Marks the run's manifest as ended: status, end time and, for a failure, the error.
-void closeManifest(const fs::path& runDir, const std::string& status, const std::string& error = {})
-{
-    std::ifstream in(runDir / "manifest.json");
-    json manifest = json::parse(in);
-    manifest["end_utc"] = isoUtc(unixNow());
-    manifest["status"] = status;
-    if (!error.empty()) manifest["error"] = error;
-    writeFileAtomically((runDir / "manifest.json").string(), manifest.dump(2) + "\n");
-}
-}  // namespace
-
 void recordFailure(const RunPlan& plan, const std::string& message)
 {
     const fs::path runDir(plan.runDir);
@@ -187,7 +160,7 @@ void recordFailure(const RunPlan& plan, const std::string& message)
         LineFile metrics;
         metrics.open((runDir / "metrics.jsonl").string());
         metrics.writeLine(json{{"kind", "event"}, {"event", "failed"}, {"t", unixNow()}, {"message", message}}.dump());
-        closeManifest(runDir, "failed", message);
+        closeManifest(runDir.string(), "failed", message);
     } catch (const std::exception&) {
         // The failure itself is reported by the caller; a second one while recording it is not.
     }
@@ -324,62 +297,101 @@ double allreduceMean(Communicator& comm, double value)
 
 }  // namespace
 
-int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
-{
-    const TrainConfig& c = o.config;
-    Communicator& comm = *o.comm;
+namespace {
+
+// One training run, step by step: each method is one stage of runTraining(), in the order it
+// calls them. Members hold what the stages hand on to each other.
+class Training {
+public:
+    Training(const TrainOptions& o, RunPlan plan, RunLog& log)
+        : o(o), c(o.config), comm(*o.comm), plan(std::move(plan)), log(log), rank0(o.rank == 0),
+          runDir(this->plan.runDir), checkpointPath(runDir / "checkpoints" / "latest.pt")
+    {
+    }
+
+    int run()
+    {
+        agreeOnSeed();
+        const double startUnix = unixNow();
+        at::set_num_threads(plan.threads);
+        chooseDevice();
+        refuseDifferentConfigs();
+        openRunFiles();
+        logConfiguration();
+        openData();
+        buildModel();
+        resumeFromCheckpoint();
+        startReplicas();
+        if (rank0) announceStart(startUnix);
+        if (!resumed && !c.enableBenchy) recordInitialLosses();
+        log.info("Starting Training Loop...");
+        iters = state.iters;
+        model->train();
+        for (int64_t epoch = state.epoch; epoch < c.numEpochs; ++epoch) {
+            if (auto stopped = trainEpoch(epoch)) return *stopped;
+            if (auto stopped = endEpoch(epoch)) return *stopped;
+        }
+        comm.barrier();
+        event("finished", iters, c.numEpochs);
+        if (rank0) closeManifest(runDir.string(), "finished");
+        log.info("DONE ---- rank " + std::to_string(o.rank));
+        return 0;
+    }
+
+private:
     // A run resumed without a fixed seed keeps the seed it drew at its first start (its manifest
-    // records it): a new draw would not match the checkpoint.
-    if (!c.seed && o.resume && o.rank == 0 && fs::exists(fs::path(plan.runDir) / "checkpoints" / "latest.pt")) {
-        std::ifstream in(fs::path(plan.runDir) / "manifest.json");
-        const json m = json::parse(in, nullptr, false);
-        if (!m.is_discarded() && m.contains("seed") && m["seed"].is_string()) plan.seed = std::stoull(m["seed"].get<std::string>());
+    // records it): a new draw would not match the checkpoint. A seed drawn at random is rank 0's
+    // for everyone.
+    void agreeOnSeed()
+    {
+        if (!c.seed && o.resume && rank0 && fs::exists(checkpointPath)) {
+            std::ifstream in(runDir / "manifest.json");
+            const json m = json::parse(in, nullptr, false);
+            if (!m.is_discarded() && m.contains("seed") && m["seed"].is_string()) plan.seed = std::stoull(m["seed"].get<std::string>());
+        }
+        if (!c.seed && comm.size() > 1) {
+            torch::Tensor seed = torch::full({1}, int64_t(plan.seed), torch::kLong);
+            comm.broadcast(seed, 0);
+            plan.seed = uint64_t(seed.item<int64_t>());
+        }
     }
-    // A seed drawn at random (none given) is rank 0's for everyone.
-    if (!c.seed && comm.size() > 1) {
-        torch::Tensor seed = torch::full({1}, int64_t(plan.seed), torch::kLong);
-        comm.broadcast(seed, 0);
-        plan.seed = uint64_t(seed.item<int64_t>());
+
+    void chooseDevice()
+    {
+        if (torch::cuda::is_available())
+            device = torch::Device(torch::kCUDA, int8_t(o.dist.localRank % std::max<int64_t>(1, torch::cuda::device_count())));
+        if (c.enableAmp && !device.is_cuda() && !cpuHasBf16())
+            throw ConfigError(c.yamlPath + ": config '" + c.name
+                              + "': enable_amp needs bf16 support, and this CPU has neither AVX-512 nor AMX");
     }
-    const bool rank0 = o.rank == 0;
-    const double startUnix = unixNow();
-
-    at::set_num_threads(plan.threads);
-
-    torch::Device device(torch::kCPU);
-    if (torch::cuda::is_available())
-        device = torch::Device(torch::kCUDA, int8_t(o.dist.localRank % std::max<int64_t>(1, torch::cuda::device_count())));
-    if (c.enableAmp && !device.is_cuda() && !cpuHasBf16())
-        throw ConfigError(c.yamlPath + ": config '" + c.name
-                          + "': enable_amp needs bf16 support, and this CPU has neither AVX-512 nor AMX");
 
     // Ranks launched with different configs would train different models: stop before any work.
-    if (comm.size() > 1) {
+    void refuseDifferentConfigs()
+    {
+        if (comm.size() == 1) return;
         torch::Tensor hashes = torch::zeros({comm.size()}, torch::kLong);
         torch::Tensor mine = torch::full({1}, configHash(o, plan), torch::kLong);
         comm.allgather(hashes, mine);
         std::string differing;
         for (int r = 1; r < comm.size(); ++r)
-            if (hashes[r].item<int64_t>() != hashes[0].item<int64_t>())
-                differing += (differing.empty() ? "" : ", ") + std::to_string(r);
+            if (hashes[r].item<int64_t>() != hashes[0].item<int64_t>()) differing += (differing.empty() ? "" : ", ") + std::to_string(r);
         if (!differing.empty())
             throw ConfigError("rank(s) " + differing + " were started with a configuration that differs from rank 0's "
                               "(config, overrides, batch, seed or strategy); every rank must get the same arguments");
     }
 
     // Run folder and files: rank 0 owns them; other ranks write only rank-<N>.log.
-    const fs::path runDir(plan.runDir);
-    const fs::path checkpointPath = runDir / "checkpoints" / "latest.pt";
-    LineFile metrics, epochsCsv;
+    void openRunFiles()
     {
         std::error_code ec;
         fs::create_directories(runDir / "checkpoints", ec);
         if (ec || !fs::is_directory(runDir))
             throw std::runtime_error(plan.runDir + ": cannot create the run folder" + (ec ? ": " + ec.message() : ""));
-        if (::access(runDir.c_str(), W_OK) != 0)
-            throw std::runtime_error(plan.runDir + ": the run folder is not writable");
-    }
-    if (rank0) {
+        if (::access(runDir.c_str(), W_OK) != 0) throw std::runtime_error(plan.runDir + ": the run folder is not writable");
+        if (!rank0) {
+            log.openFile((runDir / ("rank-" + std::to_string(o.rank) + ".log")).string());
+            return;
+        }
         log.openFile((runDir / "out.log").string());
         metrics.open((runDir / "metrics.jsonl").string());
         const bool newCsv = !fs::exists(runDir / "epochs.csv") || fs::file_size(runDir / "epochs.csv") == 0;
@@ -389,56 +401,56 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
             for (const auto& col : epochsCsvColumns()) header += (header.empty() ? "" : ",") + col;
             epochsCsv.writeLine(header);
         }
-    } else {
-        log.openFile((runDir / ("rank-" + std::to_string(o.rank) + ".log")).string());
     }
-    auto event = [&](const std::string& name, int64_t step, int64_t epoch, json extra = json::object()) {
-        if (!rank0) return;
-        json j = {{"kind", "event"}, {"event", name}, {"t", unixNow()}, {"step", step}, {"epoch", epoch}};
-        for (auto& [k, v] : extra.items()) j[k] = v;
-        metrics.writeLine(j.dump());
-    };
 
     // Configuration dump, as the original's YParams.log().
-    if (rank0) {
+    void logConfiguration()
+    {
+        if (!rank0) return;
         log.info("------------------ Configuration ------------------");
         log.info("Configuration file: " + c.yamlPath);
         log.info("Configuration name: " + c.name);
         for (const auto& e : c.entries) log.info(e.key + " " + e.display);
         log.info("---------------------------------------------------");
+        if (c.dataLoader == DataLoaderMode::DaliLowmem)
+            log.warning("data_loader_config dali-lowmem: NVIDIA DALI is not part of scaledesk-train; reading the same HDF5 "
+                        "crops through the native lowmem path (the 24-entry transform table, not DALI's O_h augmentation)");
     }
-    if (c.dataLoader == DataLoaderMode::DaliLowmem && rank0)
-        log.warning("data_loader_config dali-lowmem: NVIDIA DALI is not part of scaledesk-train; reading the same HDF5 "
-                    "crops through the native lowmem path (the 24-entry transform table, not DALI's O_h augmentation)");
 
-    log.info("rank " + std::to_string(o.rank) + ", begin data loader init");
-    const auto trainSource = openVolumeSource(c.dataLoader, c.trainPath, c.trainBox, c.outChannels, plan.seed);
-    const auto validSource = openVolumeSource(c.dataLoader, c.valPath, c.valBox, c.outChannels, plan.seed ^ 0xa5a5a5a5ULL);
-    log.info("rank " + std::to_string(o.rank) + ", data loader initialized with config " + dataLoaderModeName(c.dataLoader));
+    void openData()
+    {
+        log.info("rank " + std::to_string(o.rank) + ", begin data loader init");
+        trainSource = openVolumeSource(c.dataLoader, c.trainPath, c.trainBox, c.outChannels, plan.seed);
+        validSource = openVolumeSource(c.dataLoader, c.valPath, c.valBox, c.outChannels, plan.seed ^ 0xa5a5a5a5ULL);
+        log.info("rank " + std::to_string(o.rank) + ", data loader initialized with config " + dataLoaderModeName(c.dataLoader));
+    }
 
-    torch::manual_seed(plan.seed);
-    UNet model(UNetOptions{4, c.outChannels, c.baseChannels, c.fullScale});
-    model->initWeights(c.convScale, c.convBias);
-    model->to(device);
-    torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(c.startLr).betas({0.9, 0.999}).eps(1e-8));
+    void buildModel()
+    {
+        torch::manual_seed(plan.seed);
+        model = UNet(UNetOptions{4, c.outChannels, c.baseChannels, c.fullScale});
+        model->initWeights(c.convScale, c.convBias);
+        model->to(device);
+        optimizer = std::make_unique<torch::optim::Adam>(model->parameters(),
+                                                         torch::optim::AdamOptions(c.startLr).betas({0.9, 0.999}).eps(1e-8));
+        schedule = LrSchedule{c.lrScaling, c.startLr, c.endLr, c.warmupSteps, plan.totSteps, plan.globalBatch, c.baseBatchSize};
+        settings = resumeSettings(c, plan, o.worldSize);
+    }
 
-    LrSchedule schedule{c.lrScaling, c.startLr, c.endLr, c.warmupSteps, plan.totSteps, plan.globalBatch, c.baseBatchSize};
-    const auto settings = resumeSettings(c, plan, o.worldSize);
-
-    // Rank 0 reads the checkpoint; its loop position and (below) its state reach every rank.
-    CheckpointState state;
-    bool resumed = false;
-    if (o.resume && rank0) {
-        if (fs::exists(checkpointPath)) {
-            state = loadCheckpoint(checkpointPath.string(), model, optimizer, settings);
-            resumed = true;
-            log.info("Resuming from " + checkpointPath.string() + " at epoch " + std::to_string(state.epoch + 1) + ", step "
-                     + std::to_string(state.iters));
-        } else {
-            log.info("No checkpoint in " + (runDir / "checkpoints").string() + "; starting from the beginning");
+    // Rank 0 reads the checkpoint; its loop position (here) and its state (startReplicas) reach every rank.
+    void resumeFromCheckpoint()
+    {
+        if (o.resume && rank0) {
+            if (fs::exists(checkpointPath)) {
+                state = loadCheckpoint(checkpointPath.string(), model, *optimizer, settings);
+                resumed = true;
+                log.info("Resuming from " + checkpointPath.string() + " at epoch " + std::to_string(state.epoch + 1) + ", step "
+                         + std::to_string(state.iters));
+            } else {
+                log.info("No checkpoint in " + (runDir / "checkpoints").string() + "; starting from the beginning");
+            }
         }
-    }
-    if (comm.size() > 1) {
+        if (comm.size() == 1) return;
         torch::Tensor position = torch::tensor({int64_t(resumed), state.epoch, state.batchInEpoch, state.iters}, torch::kLong);
         comm.broadcast(position, 0);
         resumed = position[0].item<int64_t>() != 0;
@@ -446,86 +458,76 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
         state.batchInEpoch = position[2].item<int64_t>();
         state.iters = position[3].item<int64_t>();
     }
-    // DDP semantics: every rank starts from rank 0's parameters (and, resumed, its Adam state).
-    broadcastState(comm, model, optimizer);
-    auto sync = makeGradientSync(comm.size() > 1 ? o.strategy : "none", comm, model, optimizer, o.bucketCapMb, o.fusionMb);
-    sync->importOptimizerState();
-    const std::string strategyLabel = comm.size() > 1 ? o.strategy : "none";
-    const std::vector<std::string> hosts = comm.size() > 1 ? allgatherText(comm, hostName()) : std::vector<std::string>{hostName()};
 
-    if (rank0) {
+    // DDP semantics: every rank starts from rank 0's parameters (and, resumed, its Adam state).
+    void startReplicas()
+    {
+        broadcastState(comm, model, *optimizer);
+        sync = makeGradientSync(comm.size() > 1 ? o.strategy : "none", comm, model, *optimizer, o.bucketCapMb, o.fusionMb);
+        sync->importOptimizerState();
+        strategyLabel = comm.size() > 1 ? o.strategy : "none";
+        hosts = comm.size() > 1 ? allgatherText(comm, hostName()) : std::vector<std::string>{hostName()};
+    }
+
+    void announceStart(double startUnix)
+    {
         std::vector<std::string> distinct = hosts;
         std::sort(distinct.begin(), distinct.end());
         distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-        json manifest = {
-            {"run_id", runDir.filename().string() == o.runNum ? c.name + "-" + o.runNum : runDir.filename().string()},
-            {"config", c.name},
-            {"yaml_config", c.yamlPath},
-            {"strategy", strategyLabel},
-            {"backend", comm.backend()},
-            {"launcher", o.dist.source},
-            {"world_size", o.worldSize},
-            {"nodes", distinct.size()},
-            {"ranks_per_node", o.dist.localSize},
-            {"hostnames", hosts},
-            {"device", device.is_cuda() ? "cuda" : "cpu"},
-            {"threads_per_rank", plan.threads},
-            {"local_batch_size", plan.localBatch},
-            {"global_batch_size", plan.globalBatch},
-            {"bucket_cap_mb", o.bucketCapMb},
-            {"fusion_mb", o.fusionMb},
-            {"data_streams", o.sharedStreams ? "shared" : "independent"},
-            {"steps_per_epoch", plan.stepsPerEpoch},
-            {"tot_steps", plan.totSteps},
-            {"num_epochs", c.numEpochs},
-            {"Nsamples", c.nSamples},
-            {"Nsamples_val", c.nSamplesVal},
-            {"data_loader_config", dataLoaderModeName(c.dataLoader)},
-            {"data_size", c.dataSize},
-            {"base_channels", c.baseChannels},
-            {"full_scale", c.fullScale},
-            {"parameters", model->parameterCount()},
-            {"enable_amp", c.enableAmp},
-            {"seed", std::to_string(plan.seed)},
-            {"versions",
-             {{"scaledesk", SCALEDESK_VERSION},
-              {"libtorch", TORCH_VERSION},
-#ifdef SCALEDESK_HAVE_HDF5
-              {"hdf5", std::to_string(H5_VERS_MAJOR) + "." + std::to_string(H5_VERS_MINOR) + "." + std::to_string(H5_VERS_RELEASE)},
-#else
-              {"hdf5", nullptr},
-#endif
-              {"yaml-cpp", SCALEDESK_YAML_CPP_VERSION},
-              {"mpi", mpiLibraryVersion().empty() ? json(nullptr) : json(mpiLibraryVersion())}}},
-            {"git_revision", SCALEDESK_GIT_REVISION},
-            {"slurm_job_id", std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : ""},
-            {"start_utc", isoUtc(startUnix)},
-            {"end_utc", nullptr},
-            {"status", "running"},
-        };
-        if (fs::exists(runDir / "manifest.json") && resumed) {
-            try {
-                std::ifstream in(runDir / "manifest.json");
-                const json previous = json::parse(in);
-                manifest["first_start_utc"] = previous.value("first_start_utc", previous.value("start_utc", ""));
-            } catch (const json::exception&) {
-                log.warning((runDir / "manifest.json").string() + " was unreadable; rewriting it");
-            }
-        }
-        writeFileAtomically((runDir / "manifest.json").string(), manifest.dump(2) + "\n");
+        RunManifest m;
+        m.runId = runDir.filename().string() == o.runNum ? c.name + "-" + o.runNum : runDir.filename().string();
+        m.config = c.name;
+        m.yamlConfig = c.yamlPath;
+        m.strategy = strategyLabel;
+        m.backend = comm.backend();
+        m.launcher = o.dist.source;
+        m.worldSize = o.worldSize;
+        m.nodes = int(distinct.size());
+        m.ranksPerNode = o.dist.localSize;
+        m.hostnames = hosts;
+        m.device = device.is_cuda() ? "cuda" : "cpu";
+        m.threadsPerRank = plan.threads;
+        m.localBatch = plan.localBatch;
+        m.globalBatch = plan.globalBatch;
+        m.bucketCapMb = o.bucketCapMb;
+        m.fusionMb = o.fusionMb;
+        m.dataStreams = o.sharedStreams ? "shared" : "independent";
+        m.stepsPerEpoch = plan.stepsPerEpoch;
+        m.totSteps = plan.totSteps;
+        m.numEpochs = c.numEpochs;
+        m.nSamples = c.nSamples;
+        m.nSamplesVal = c.nSamplesVal;
+        m.dataLoader = dataLoaderModeName(c.dataLoader);
+        m.dataSize = c.dataSize;
+        m.baseChannels = c.baseChannels;
+        m.fullScale = c.fullScale;
+        m.parameters = model->parameterCount();
+        m.enableAmp = c.enableAmp;
+        m.seed = plan.seed;
+        m.mpiVersion = mpiLibraryVersion();
+        m.startUnix = startUnix;
+        if (const std::string warning = writeStartManifest(runDir.string(), m, resumed); !warning.empty()) log.warning(warning);
         event(resumed ? "resumed" : "started", state.iters, state.epoch + 1,
               {{"pid", int(::getpid())}, {"host", hostName()}, {"strategy", strategyLabel}, {"backend", comm.backend()},
                {"world_size", o.worldSize}});
     }
-    auto finishManifest = [&](const std::string& status) {
-        if (rank0) closeManifest(runDir, status);
-    };
-    auto saveState = [&](const CheckpointState& s) {
-        sync->exportOptimizerState();  // zero1: a collective, on every rank
-        if (rank0) saveCheckpoint(checkpointPath.string(), model, optimizer, s);
-    };
 
-    auto makePlan = [&](Stream stream, int64_t epoch, int64_t samples, int64_t firstBatch) {
+    void event(const std::string& name, int64_t step, int64_t epoch, json extra = json::object())
+    {
+        if (!rank0) return;
+        json j = {{"kind", "event"}, {"event", name}, {"t", unixNow()}, {"step", step}, {"epoch", epoch}};
+        for (auto& [k, v] : extra.items()) j[k] = v;
+        metrics.writeLine(j.dump());
+    }
+
+    void saveState(const CheckpointState& s)
+    {
+        sync->exportOptimizerState();  // zero1: a collective, on every rank
+        if (rank0) saveCheckpoint(checkpointPath.string(), model, *optimizer, s);
+    }
+
+    LoaderPlan loaderPlan(Stream stream, int64_t epoch, int64_t samples, int64_t firstBatch) const
+    {
         LoaderPlan p;
         p.seed = plan.seed;
         p.stream = stream;
@@ -543,13 +545,13 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
             p.streamRank = o.rank;
         }
         return p;
-    };
+    }
 
     // Mean loss over a pass; every batch's loss is averaged over ranks first (NERSC validation).
-    auto evaluate = [&](const std::shared_ptr<VolumeSource>& source, Stream stream, int64_t epoch, int64_t samples,
-                        bool autocast) {
+    double evaluate(const std::shared_ptr<VolumeSource>& source, Stream stream, int64_t epoch, int64_t samples, bool autocast)
+    {
         // The loader's buffers are filled by worker threads outside inference mode: create them first.
-        BatchLoader loader(source, makePlan(stream, epoch, samples, 0));
+        BatchLoader loader(source, loaderPlan(stream, epoch, samples, 0));
         double sum = 0.0;
         int64_t count = 0;
         {
@@ -565,10 +567,11 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
         }
         model->train();
         return count ? sum / double(count) : std::nan("");
-    };
+    }
 
     // Step-0 losses so that relative-time plots line up (sc21 PR #14): one batch each, no autocast.
-    if (!resumed && !c.enableBenchy) {
+    void recordInitialLosses()
+    {
         const double initTrain = evaluate(trainSource, Stream::InitialTrain, 0, plan.localBatch, false);
         const double initValid = evaluate(validSource, Stream::InitialValid, 0, plan.localBatch, false);
         if (rank0)
@@ -577,29 +580,33 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
                                   .dump());
     }
 
-    // Test-only fault injection (docs/trainer.md): this rank drops one sample of its first batch,
-    // which the fairness check must catch.
-    const char* shortBatch = std::getenv("SCALEDESK_FAULT_SHORT_BATCH_RANK");
-    bool plantImbalance = shortBatch && std::atoi(shortBatch) == o.rank;
-
     // All ranks must stop at the same step: the stop request is agreed on by an allreduce.
-    auto stopRequested = [&]() {
+    bool stopRequested()
+    {
         if (comm.size() == 1) return g_stopSignal != 0;
         torch::Tensor flag = torch::full({1}, int64_t(g_stopSignal != 0), torch::kLong);
         comm.allreduce(flag);
         return flag.item<int64_t>() > 0;
-    };
+    }
 
-    log.info("Starting Training Loop...");
-    int64_t iters = state.iters;
-    model->train();
-    for (int64_t epoch = state.epoch; epoch < c.numEpochs; ++epoch) {
+    int stopForRequeue(const std::string& message, int64_t epoch, json extra)
+    {
+        log.info(message);
+        extra["checkpoint"] = checkpointPath.string();
+        event("preempted", iters, epoch + 1, extra);
+        if (rank0) closeManifest(runDir.string(), "preempted");
+        return kExitPreempted;
+    }
+
+    // One epoch's training steps; the exit code when a stop request ends the run mid-epoch.
+    std::optional<int> trainEpoch(int64_t epoch)
+    {
         const int64_t firstBatch = (resumed && epoch == state.epoch) ? state.batchInEpoch : 0;
-        double lossSum = (resumed && epoch == state.epoch) ? state.epochLossSum : 0.0;
-        BatchLoader loader(trainSource, makePlan(Stream::Train, epoch, plan.samplesPerRank, firstBatch));
-        double dataWait = 0.0, computeTotal = 0.0, commTotal = 0.0, exposedTotal = 0.0;
-        int64_t stepsThisRun = 0, samplesThisRank = 0;
-        int64_t batchesDone = firstBatch;
+        lossSum = (resumed && epoch == state.epoch) ? state.epochLossSum : 0.0;
+        BatchLoader loader(trainSource, loaderPlan(Stream::Train, epoch, plan.samplesPerRank, firstBatch));
+        dataWait = computeTotal = commTotal = exposedTotal = 0.0;
+        stepsThisRun = samplesThisRank = 0;
+        batchesDone = firstBatch;
         comm.barrier();  // epoch wall time is the job's, not one rank's
         const auto epochStart = Clock::now();
         for (;;) {
@@ -653,17 +660,21 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
             if (stopRequested()) {
                 saveState(CheckpointState{epoch, batchesDone, iters, lossSum, settings});
                 const std::string signalName = g_stopSignal == SIGUSR1 ? "SIGUSR1" : g_stopSignal == SIGTERM ? "SIGTERM" : "a peer's stop";
-                log.info("Received " + signalName + ": checkpoint written to " + checkpointPath.string() + " at step "
-                         + std::to_string(iters) + "; exiting for requeue");
-                event("preempted", iters, epoch + 1, {{"signal", signalName}, {"checkpoint", checkpointPath.string()}});
-                finishManifest("preempted");
-                return kExitPreempted;
+                return stopForRequeue("Received " + signalName + ": checkpoint written to " + checkpointPath.string() + " at step "
+                                          + std::to_string(iters) + "; exiting for requeue",
+                                      epoch, {{"signal", signalName}});
             }
         }
-        const double rankLoopTime = seconds(epochStart, Clock::now());
+        rankLoopTime = seconds(epochStart, Clock::now());
         comm.barrier();
-        const double epochTime = seconds(epochStart, Clock::now());
+        epochTime = seconds(epochStart, Clock::now());
+        return std::nullopt;
+    }
 
+    // After an epoch's steps: the fairness check, the NERSC log lines, validation, the epoch's
+    // records, and the end-of-epoch checkpoint. The exit code when a stop request ends the run here.
+    std::optional<int> endEpoch(int64_t epoch)
+    {
         // Per-rank loop times and sample counts: straggler spread and the fairness check.
         torch::Tensor perRank = torch::zeros({2 * comm.size()}, torch::kDouble);
         comm.allgather(perRank, torch::tensor({rankLoopTime, double(samplesThisRank)}, torch::kDouble));
@@ -689,8 +700,8 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
         const double trainLoss = lossSum / double(std::max<int64_t>(1, batchesDone));
         const double lastLr = schedule.at(iters);
         if (rank0) {
-            log.info("Time taken for epoch " + std::to_string(epoch + 1) + " is " + pythonFloatRepr(epochTime)
-                     + " sec, avg " + pythonFloatRepr(samplesPerSec) + " samples/sec");
+            log.info("Time taken for epoch " + std::to_string(epoch + 1) + " is " + pythonFloatRepr(epochTime) + " sec, avg "
+                     + pythonFloatRepr(samplesPerSec) + " samples/sec");
             char line[96];
             std::snprintf(line, sizeof line, "  Avg train loss=%f", trainLoss);
             log.info(line);
@@ -730,19 +741,45 @@ int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log)
         }
         saveState(CheckpointState{epoch + 1, 0, iters, 0.0, settings});
         event("checkpoint", iters, epoch + 1, {{"path", checkpointPath.string()}});
-        if (stopRequested()) {
-            log.info("Received a stop signal: the end-of-epoch checkpoint is in " + checkpointPath.string()
-                     + "; exiting for requeue");
-            event("preempted", iters, epoch + 1, {{"checkpoint", checkpointPath.string()}});
-            finishManifest("preempted");
-            return kExitPreempted;
-        }
+        if (stopRequested())
+            return stopForRequeue("Received a stop signal: the end-of-epoch checkpoint is in " + checkpointPath.string()
+                                      + "; exiting for requeue",
+                                  epoch, json::object());
+        return std::nullopt;
     }
-    comm.barrier();
-    event("finished", iters, c.numEpochs);
-    finishManifest("finished");
-    log.info("DONE ---- rank " + std::to_string(o.rank));
-    return 0;
-}
+
+    const TrainOptions& o;
+    const TrainConfig& c;
+    Communicator& comm;
+    RunPlan plan;
+    RunLog& log;
+    const bool rank0;
+    const fs::path runDir;
+    const fs::path checkpointPath;
+    torch::Device device{torch::kCPU};
+    LineFile metrics, epochsCsv;
+    std::shared_ptr<VolumeSource> trainSource, validSource;
+    UNet model{nullptr};
+    std::unique_ptr<torch::optim::Adam> optimizer;
+    LrSchedule schedule{};
+    std::map<std::string, std::string> settings;
+    CheckpointState state;
+    bool resumed = false;
+    std::unique_ptr<GradientSync> sync;
+    std::string strategyLabel;
+    std::vector<std::string> hosts;
+    // Test-only fault injection (docs/trainer.md): this rank drops one sample of its first batch,
+    // which the fairness check must catch.
+    bool plantImbalance = std::getenv("SCALEDESK_FAULT_SHORT_BATCH_RANK") &&
+                          std::atoi(std::getenv("SCALEDESK_FAULT_SHORT_BATCH_RANK")) == o.rank;
+    // The loop's position and the current epoch's sums.
+    int64_t iters = 0, batchesDone = 0, stepsThisRun = 0, samplesThisRank = 0;
+    double lossSum = 0.0, dataWait = 0.0, computeTotal = 0.0, commTotal = 0.0, exposedTotal = 0.0;
+    double rankLoopTime = 0.0, epochTime = 0.0;
+};
+
+}  // namespace
+
+int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log) { return Training(o, std::move(plan), log).run(); }
 
 }  // namespace scaledesk::train
