@@ -228,6 +228,27 @@ TEST_F(Dist, MpirunEndsTheJobWhenARankDies)
     EXPECT_NE(r.output.find("signal 9"), std::string::npos) << r.output;
 }
 
+TEST_F(Dist, AStoppedRankUnderMpirunEndsTheJobWithinTheTimeoutAndIsNamed)
+{
+    // SIGSTOP: the rank is alive but does nothing (as in a file-system stall). MPI itself would wait
+    // forever; the watchdog ends the job after --comm_timeout and names the rank.
+    const std::string cmd = "cd " + shellQuote(s_dir->path()) + " && (mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "
+                            + shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet)
+                            + " --config cpu-short --threads 1 --backend mpi --comm_timeout 15 --run_dir mpistop & m=$!; "
+                              "for i in $(seq 1 600); do grep -q '\"kind\":\"step\"' mpistop/metrics.jsonl 2>/dev/null && break; sleep 0.1; done; "
+                              "for p in $(pgrep -f 'run_dir mpistop'); do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null "
+                              "| grep -qx OMPI_COMM_WORLD_RANK=1 && kill -STOP $p && echo stopped-rank-1; done; "
+                              "s=$(date +%s); wait $m; echo \"ended after $(( $(date +%s) - s )) s\"; pkill -9 -f 'run_dir mpistop'; true)";
+    const auto r = runCommand(cmd);
+    ASSERT_NE(r.output.find("stopped-rank-1"), std::string::npos) << r.output;
+    const auto at = r.output.find("ended after ");
+    ASSERT_NE(at, std::string::npos) << r.output;
+    const int seconds = std::stoi(r.output.substr(at + 12));
+    EXPECT_LE(seconds, 15 + 10) << r.output;
+    EXPECT_NE(r.output.find("did not complete within 15 s (--comm_timeout)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("rank 1 has shown no sign of life"), std::string::npos) << r.output;
+}
+
 TEST_F(Dist, FairnessCheckFiresOnAPlantedImbalance)
 {
     for (const std::string backend : {"gloo", "mpi"}) {

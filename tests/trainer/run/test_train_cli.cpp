@@ -294,6 +294,38 @@ TEST_F(TrainCli, BadInputsEndWithOneClearLine)
                          + " make-data --out small --box 64 --val-box 40").exitCode, 0);
     writeFile(path("shape.yaml"), "base:\n  box_size: [128, 96]\n  data_size: 32\n  full_scale: False\n"
                                   "  train_path: small/train.h5\n  val_path: small/valid.h5\n");
+    // A copy of cpu-tiny that differs in lambda_rho only; and one with another data path.
+    writeFile(path("lam.yaml"), readFile(kUnet) + "\ncpu-tiny-lam:\n  <<: *cpu\n  base_channels: 4\n  global_batch_size: 2\n"
+                                "  base_batch_size: 2\n  Nsamples: 16\n  Nsamples_val: 8\n  num_epochs: 2\n  lambda_rho: 0.5\n"
+                                "  lr_schedule: {scaling: sqrt, start_lr: 1.0E-3, end_lr: 0.0, warmup_steps: 8}\n"
+                                "cpu-tiny-data:\n  <<: *cpu\n  base_channels: 4\n  global_batch_size: 2\n"
+                                "  base_batch_size: 2\n  Nsamples: 16\n  Nsamples_val: 8\n  num_epochs: 2\n  train_path: 'data/../data/train.h5'\n"
+                                "  lr_schedule: {scaling: sqrt, start_lr: 1.0E-3, end_lr: 0.0, warmup_steps: 8}\n");
+    // A checkpoint whose loop position lies (a hostile or damaged file): written with the real
+    // writer, so only the field is wrong.
+    ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 3 --run_dir hostile").exitCode, 0);
+    {
+        using namespace scaledesk::train;
+        UNet model(UNetOptions{4, 5, 4, false});
+        torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+        const std::string ckpt = path("hostile/checkpoints/latest.pt");
+        CheckpointState state = loadCheckpoint(ckpt, model, adam, {});
+        state.batchInEpoch = -5;
+        saveCheckpoint(ckpt, model, adam, state);
+    }
+    fs::create_directories(path("huge/checkpoints"));
+    fs::copy_file(path("hostile/checkpoints/latest.pt"), path("huge/checkpoints/latest.pt"));
+    fs::copy_file(path("hostile/manifest.json"), path("huge/manifest.json"));
+    {
+        using namespace scaledesk::train;
+        UNet model(UNetOptions{4, 5, 4, false});
+        torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+        const std::string ckpt = path("huge/checkpoints/latest.pt");
+        CheckpointState state = loadCheckpoint(ckpt, model, adam, {});
+        state.batchInEpoch = 0;
+        state.epoch = 1000000;
+        saveCheckpoint(ckpt, model, adam, state);
+    }
 
     const std::vector<BadCase> cases = {
         {"missing hdf5", "--config cpu-tiny --run_dir nodata", "data/train.h5: no such file"},
@@ -308,6 +340,14 @@ TEST_F(TrainCli, BadInputsEndWithOneClearLine)
         {"mismatched checkpoint", "--config cpu-short --seed 3 --run_dir mismatch --resume",
          "checkpoint does not match this run: Nsamples is 16 in the checkpoint but 512 now; base_channels is 4 in the "
                                          "checkpoint but 8 now"},
+        {"changed lambda_rho", "--config cpu-tiny-lam --num_epochs 1 --seed 3 --run_dir mismatch --resume --yaml_config " + shellQuote(path("lam.yaml")),
+         "checkpoint does not match this run: lambda_rho is 0.0 in the checkpoint but 0.5 now"},
+        {"changed data path", "--config cpu-tiny-data --num_epochs 1 --seed 3 --run_dir mismatch --resume --yaml_config " + shellQuote(path("lam.yaml")),
+         "train_path is data/train.h5 in the checkpoint but data/../data/train.h5 now"},
+        {"negative loop position", "--config cpu-tiny --num_epochs 1 --seed 3 --run_dir hostile --resume",
+         "hostile/checkpoints/latest.pt: field 'batch_in_epoch' is -5, outside 0..8 for this run"},
+        {"loop position past the end", "--config cpu-tiny --num_epochs 1 --seed 3 --run_dir huge --resume",
+         "huge/checkpoints/latest.pt: field 'epoch' is 1000000, outside 0..1 for this run"},
     };
     for (const auto& c : cases) {
         // The missing-data case runs where there is no data/ folder.

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <unistd.h>
 
 namespace scaledesk::train {
@@ -18,6 +19,18 @@ void silenceHdf5()
         return true;
     }();
     (void)done;
+}
+
+// HDF5 serialises its own calls only when it was built thread-safe (Debian's serial build is not):
+// then every call from here holds this lock, so the loader threads never enter the library at once.
+std::unique_lock<std::recursive_mutex> hdf5Lock()
+{
+    static std::recursive_mutex mutex;
+    static const bool threadsafe = [] {
+        hbool_t safe = 0;
+        return H5is_library_threadsafe(&safe) >= 0 && safe > 0;
+    }();
+    return threadsafe ? std::unique_lock<std::recursive_mutex>() : std::unique_lock<std::recursive_mutex>(mutex);
 }
 
 struct Handle {
@@ -41,6 +54,7 @@ std::string shapeText(const std::vector<int64_t>& dims)
 
 H5Volume::H5Volume(const std::string& path) : m_path(path)
 {
+    const auto serial = hdf5Lock();
     silenceHdf5();
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
@@ -54,11 +68,13 @@ H5Volume::H5Volume(const std::string& path) : m_path(path)
 
 H5Volume::~H5Volume()
 {
+    const auto serial = hdf5Lock();
     if (m_file >= 0) H5Fclose(hid_t(m_file));
 }
 
 std::vector<int64_t> H5Volume::dims(const std::string& dataset) const
 {
+    const auto serial = hdf5Lock();
     if (H5Lexists(hid_t(m_file), dataset.c_str(), H5P_DEFAULT) <= 0)
         throw DataError(m_path + ": no dataset '" + dataset + "'");
     Handle ds{H5Dopen2(hid_t(m_file), dataset.c_str(), H5P_DEFAULT), H5Dclose};
@@ -75,6 +91,7 @@ std::vector<int64_t> H5Volume::dims(const std::string& dataset) const
 
 void H5Volume::requireShape(const std::string& dataset, int64_t channels, int64_t box) const
 {
+    const auto serial = hdf5Lock();
     const auto d = dims(dataset);
     const std::vector<int64_t> want = {channels, box, box, box};
     if (d != want)
@@ -89,6 +106,7 @@ void H5Volume::requireShape(const std::string& dataset, int64_t channels, int64_
 void H5Volume::readCrop(const std::string& dataset, int64_t channels, int64_t x, int64_t y, int64_t z, int64_t n,
                         float* out) const
 {
+    const auto serial = hdf5Lock();
     Handle ds{H5Dopen2(hid_t(m_file), dataset.c_str(), H5P_DEFAULT), H5Dclose};
     if (ds.id < 0)
         throw DataError(m_path + ": cannot open dataset '" + dataset + "'");
@@ -105,6 +123,7 @@ void H5Volume::readCrop(const std::string& dataset, int64_t channels, int64_t x,
 
 void H5Volume::readAll(const std::string& dataset, float* out) const
 {
+    const auto serial = hdf5Lock();
     Handle ds{H5Dopen2(hid_t(m_file), dataset.c_str(), H5P_DEFAULT), H5Dclose};
     if (ds.id < 0)
         throw DataError(m_path + ": cannot open dataset '" + dataset + "'");
@@ -114,6 +133,7 @@ void H5Volume::readAll(const std::string& dataset, float* out) const
 
 H5Writer::H5Writer(std::string path) : m_path(std::move(path))
 {
+    const auto serial = hdf5Lock();
     silenceHdf5();
     m_tmpPath = m_path + ".tmp-" + std::to_string(::getpid());
     m_file = H5Fcreate(m_tmpPath.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -123,6 +143,7 @@ H5Writer::H5Writer(std::string path) : m_path(std::move(path))
 
 H5Writer::~H5Writer()
 {
+    const auto serial = hdf5Lock();
     if (m_file >= 0) {
         H5Fclose(hid_t(m_file));
         std::remove(m_tmpPath.c_str());
@@ -131,6 +152,7 @@ H5Writer::~H5Writer()
 
 void H5Writer::write(const std::string& dataset, const std::vector<int64_t>& dims, const float* data)
 {
+    const auto serial = hdf5Lock();
     std::vector<hsize_t> d(dims.begin(), dims.end());
     Handle space{H5Screate_simple(int(d.size()), d.data(), nullptr), H5Sclose};
     Handle ds{H5Dcreate2(hid_t(m_file), dataset.c_str(), H5T_IEEE_F32LE, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -141,6 +163,7 @@ void H5Writer::write(const std::string& dataset, const std::vector<int64_t>& dim
 
 void H5Writer::commit()
 {
+    const auto serial = hdf5Lock();
     const herr_t closed = H5Fclose(hid_t(m_file));
     m_file = -1;
     std::error_code ec;

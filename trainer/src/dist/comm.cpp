@@ -14,7 +14,7 @@
 namespace scaledesk::train {
 
 std::unique_ptr<Communicator> makeGlooCommunicator(const DistEnv& env, std::chrono::milliseconds timeout);
-std::unique_ptr<Communicator> makeMpiCommunicator(const DistEnv& env);
+std::unique_ptr<Communicator> makeMpiCommunicator(const DistEnv& env, std::chrono::milliseconds timeout);
 
 namespace {
 
@@ -224,7 +224,7 @@ std::unique_ptr<Communicator> makeCommunicator(const std::string& requested, con
     if (env.size == 1)
         return std::make_unique<SingleCommunicator>();
     if (backend == "mpi")
-        return makeMpiCommunicator(env);
+        return makeMpiCommunicator(env, timeout);
     return makeGlooCommunicator(env, timeout);
 }
 
@@ -254,7 +254,7 @@ void abortMpiJob(int exitCode)
 }
 
 #ifndef SCALEDESK_HAVE_MPI
-std::unique_ptr<Communicator> makeMpiCommunicator(const DistEnv&)
+std::unique_ptr<Communicator> makeMpiCommunicator(const DistEnv&, std::chrono::milliseconds)
 {
     throw CommError("this scaledesk-train was built without MPI");
 }

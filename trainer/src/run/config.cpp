@@ -381,13 +381,12 @@ void validateTrainConfig(const TrainConfig& c)
     if (c.dataSize % divisor != 0)
         fail("data_size", "crop side " + std::to_string(c.dataSize) + " must be divisible by 2^" + std::to_string(c.levels())
                               + " = " + std::to_string(divisor) + " (full_scale " + (c.fullScale ? "True" : "False") + ")");
+    // Crops are drawn inside the box, synthetic data too.
+    if (c.trainBox <= c.dataSize)
+        fail("box_size", "train box side " + std::to_string(c.trainBox) + " must be larger than the crop side " + std::to_string(c.dataSize));
+    if (c.valBox <= c.dataSize)
+        fail("box_size", "validation box side " + std::to_string(c.valBox) + " must be larger than the crop side " + std::to_string(c.dataSize));
     if (c.dataLoader != DataLoaderMode::Synthetic) {
-        if (c.trainBox <= c.dataSize)
-            fail("box_size", "train box side " + std::to_string(c.trainBox) + " must be larger than the crop side "
-                                 + std::to_string(c.dataSize));
-        if (c.valBox <= c.dataSize)
-            fail("box_size", "validation box side " + std::to_string(c.valBox) + " must be larger than the crop side "
-                                 + std::to_string(c.dataSize));
         if (c.trainPath.empty()) fail("train_path", "is required");
         if (c.valPath.empty()) fail("val_path", "is required");
     }

@@ -137,6 +137,14 @@ std::map<std::string, std::string> resumeSettings(const TrainConfig& c, const Ru
         {"world_size", std::to_string(worldSize)},
         {"lr_schedule", std::string(lrScalingName(c.lrScaling)) + "," + pythonFloatRepr(c.startLr) + ","
                             + pythonFloatRepr(c.endLr) + "," + std::to_string(c.warmupSteps)},
+        // What the data and the loss are: a resume on other data, crops or weights trains a
+        // different model without saying so.
+        {"data_loader_config", dataLoaderModeName(c.dataLoader)},
+        {"train_path", c.trainPath},
+        {"val_path", c.valPath},
+        {"box_size", std::to_string(c.trainBox) + "," + std::to_string(c.valBox)},
+        {"lambda_rho", pythonFloatRepr(c.lambdaRho)},
+        {"init", pythonFloatRepr(c.convScale) + "," + pythonFloatRepr(c.convBias)},
     };
 }
 
@@ -443,6 +451,7 @@ private:
         if (o.resume && rank0) {
             if (fs::exists(checkpointPath)) {
                 state = loadCheckpoint(checkpointPath.string(), model, *optimizer, settings);
+                checkLoopPosition();
                 resumed = true;
                 log.info("Resuming from " + checkpointPath.string() + " at epoch " + std::to_string(state.epoch + 1) + ", step "
                          + std::to_string(state.iters));
@@ -457,6 +466,20 @@ private:
         state.epoch = position[1].item<int64_t>();
         state.batchInEpoch = position[2].item<int64_t>();
         state.iters = position[3].item<int64_t>();
+    }
+
+    // A checkpoint's loop position indexes loaders and sums: refuse one outside what this run has.
+    void checkLoopPosition() const
+    {
+        auto refuse = [&](const std::string& field, int64_t value, int64_t max) {
+            throw CheckpointError(checkpointPath.string() + ": field '" + field + "' is " + std::to_string(value)
+                                  + ", outside 0.." + std::to_string(max) + " for this run");
+        };
+        if (state.epoch < 0 || state.epoch > c.numEpochs) refuse("epoch", state.epoch, c.numEpochs);
+        if (state.batchInEpoch < 0 || state.batchInEpoch > plan.stepsPerEpoch) refuse("batch_in_epoch", state.batchInEpoch, plan.stepsPerEpoch);
+        if (state.iters < 0 || state.iters > c.numEpochs * plan.stepsPerEpoch) refuse("iters", state.iters, c.numEpochs * plan.stepsPerEpoch);
+        if (std::isinf(state.epochLossSum))
+            throw CheckpointError(checkpointPath.string() + ": field 'epoch_loss_sum' is not a finite number");
     }
 
     // DDP semantics: every rank starts from rank 0's parameters (and, resumed, its Adam state).
