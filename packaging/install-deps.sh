@@ -19,6 +19,8 @@ packages=(
   dpkg-dev desktop-file-utils appstream
   # the SSH half of the sandbox: a real sshd on loopback
   openssh-server openssh-client
+  # the fuzz targets (libFuzzer, clang's sanitizer runtimes)
+  clang libclang-rt-14-dev
   # tests and benchmarks: GoogleTest, Google Benchmark, the Python PyTorch peer (Debian's python3-torch)
   libgtest-dev libbenchmark-dev python3 python3-torch python3-h5py python3-yaml python3-numpy
   # the test sandbox: a real SLURM (munge, slurmctld, slurmd; srun --mpi=pmix with Open MPI)

@@ -6,5 +6,13 @@ build="${SCALEDESK_BUILD_DIR:-$root/build}"
 
 "$root/packaging/install-deps.sh"
 "$root/packaging/build.sh"
-cd "$build"
-ctest --output-on-failure --timeout 1200 "$@"
+(cd "$build" && ctest --output-on-failure --timeout 1200 "$@")
+
+# The fuzz targets (clang, ASan + UBSan), each run for a short smoke time; SCALEDESK_FUZZ_SMOKE=0
+# skips them. Long runs: docs/design.md, "Fuzzing".
+if [ "${SCALEDESK_FUZZ_SMOKE:-1}" != 0 ]; then
+  cd "$root"
+  [ -f build-fuzz/build.ninja ] || cmake --preset fuzz > /dev/null
+  cmake --build --preset fuzz
+  ctest --preset fuzz
+fi
