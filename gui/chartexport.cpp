@@ -16,7 +16,7 @@ Status exportChart(QChart* chart, const QString& path, QSize size, int dpi)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (suffix != QLatin1String("png") && suffix != QLatin1String("svg") && suffix != QLatin1String("pdf"))
-        return Error{QStringLiteral("export.format"), QStringLiteral("unknown image format '%1' (png, svg or pdf)").arg(suffix), path};
+        return Error{ErrorCode::ExportFormat, QStringLiteral("unknown image format '%1' (png, svg or pdf)").arg(suffix), path};
     // A view of its own, off screen, sized for the file; the chart goes back where it was.
     QGraphicsScene* previousScene = chart->scene();
     const QRectF previousGeometry = chart->geometry();
@@ -69,9 +69,9 @@ Status exportChart(QChart* chart, const QString& path, QSize size, int dpi)
     chart->setGeometry(previousGeometry);
 
     QSaveFile out(path);
-    if (!out.open(QIODevice::WriteOnly)) return Error{QStringLiteral("export.io"), out.errorString(), path};
+    if (!out.open(QIODevice::WriteOnly)) return Error{ErrorCode::ExportIo, out.errorString(), path};
     out.write(bytes);
-    if (!out.commit()) return Error{QStringLiteral("export.io"), QStringLiteral("cannot write: ") + out.errorString(), path};
+    if (!out.commit()) return Error{ErrorCode::ExportIo, QStringLiteral("cannot write: ") + out.errorString(), path};
     return Done{};
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "remote/transport.h"  // Status
+#include "core/status.h"
 
 #include <QSize>
 #include <QString>

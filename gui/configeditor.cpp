@@ -158,6 +158,7 @@ ConfigEditor::ConfigEditor(WorkspaceController& controller, QWidget* parent) : Q
     connect(&m_debounce, &QTimer::timeout, this, &ConfigEditor::validateNow);
     connect(&m_autosave, &QTimer::timeout, this, &ConfigEditor::writeAutosave);
     connect(m_configs, &QTreeWidget::currentItemChanged, this, [this] { showResolved(); });
+    connect(&m_controller, &WorkspaceController::latestRunFound, this, &ConfigEditor::showChangesSince);
     connect(&m_trainer, &QProcess::finished, this, [this](int code) {
         m_trainerErrors.clear();
         if (code != 0) {
@@ -334,19 +335,22 @@ void ConfigEditor::showResolved()
         if (it.value().from != name) item->setForeground(2, QColor(0x77, 0x77, 0x77));
     }
     m_resolved->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    // The newest run launched from this file with this config: what changed since.
-    const QString abs = QFileInfo(m_path).absoluteFilePath();
-    QString lastRun;
-    if (const RunStore* store = m_controller.store()) {
-        for (const auto& s : store->list()) {
-            auto r = store->load(s.id);
-            if (r && r->configFile == abs && r->configName == name) lastRun = r->id;
-        }
-    }
+    // The newest run launched from this file with this config (an index query, off the GUI
+    // thread): what changed since. The answer fills the list when it comes.
+    m_controller.findLatestRun(QFileInfo(m_path).absoluteFilePath(), name);
+}
+
+void ConfigEditor::showChangesSince(const QString& configFile, const QString& name, const QString& lastRun)
+{
+    auto* current = m_configs->currentItem();
+    if (!current || current->text(0) != name || QFileInfo(m_path).absoluteFilePath() != configFile) return;  // a stale answer
+    m_diff->clear();
     if (lastRun.isEmpty()) {
         m_diff->addItem(tr("No run was launched from this config yet."));
         return;
     }
+    auto values = resolvedConfigWithSources(m_tempFile, name);
+    if (!values) return;
     auto before = resolvedConfig(m_controller.workspace().runDir(lastRun) + QStringLiteral("/config.yaml"), name);
     if (!before) {
         m_diff->addItem(before.error().text());

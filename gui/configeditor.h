@@ -62,6 +62,7 @@ private:
     void showErrors(const QList<std::tuple<int, int, QString>>& errors);
     void refreshConfigs();
     void showResolved();
+    void showChangesSince(const QString& configFile, const QString& configName, const QString& lastRun);
     WorkspaceController& m_controller;
     QString m_path;
     QString m_restored;

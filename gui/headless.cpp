@@ -13,7 +13,7 @@ namespace scaledesk::gui {
 
 Status renderReportCharts(const ScalingReport& report, const QString& dir, const QStringList& formats, QStringList* written)
 {
-    if (!QDir().mkpath(dir)) return Error{QStringLiteral("export.io"), QStringLiteral("cannot create the folder"), dir};
+    if (!QDir().mkpath(dir)) return Error{ErrorCode::ExportIo, QStringLiteral("cannot create the folder"), dir};
     const auto charts = buildScalingCharts(report);
     Status result = Done{};
     for (const auto& [name, chart] : charts) {

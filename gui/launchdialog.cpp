@@ -2,12 +2,14 @@
 
 #include "config/clusterprofile.h"
 #include "config/configresolve.h"
-#include "scheduler/localscheduler.h"
-#include "remote/localtransport.h"
 #include "config/profiles.h"
-#include "scheduler/slurmscheduler.h"
+#include "remote/localtransport.h"
 
 #include <QCheckBox>
+#include <QDate>
+#include <QDir>
+#include <QSettings>
+#include <QSignalBlocker>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -72,7 +74,7 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     form->addRow(tr("Config file"), fileRow);
     m_config = new QComboBox;
     form->addRow(tr("Config"), m_config);
-    m_sweep = new QLineEdit(QStringLiteral("sweep1"));
+    m_sweep = new QLineEdit;
     form->addRow(tr("Sweep name"), m_sweep);
     m_nodes = new QLineEdit(QStringLiteral("1"));
     m_nodes->setPlaceholderText(tr("e.g. 1,2,4,8"));
@@ -102,6 +104,9 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     form->addRow(tr("Time limit"), m_time);
     m_makeData = new QCheckBox(tr("Generate the cpu configs' data on the cluster"));
     form->addRow(QString(), m_makeData);
+    m_stopOnFailure = new QCheckBox(tr("Stop the sweep at the first point that fails to submit"));
+    m_stopOnFailure->setToolTip(tr("Otherwise every point is tried, and each one that fails is recorded as submit-failed with its reason."));
+    form->addRow(QString(), m_stopOnFailure);
     m_summary = new QLabel;
     m_summary->setWordWrap(true);
     form->addRow(tr("Jobs"), m_summary);
@@ -118,7 +123,13 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     layout->addWidget(m_buttons);
     resize(760, 820);
 
-    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::accepted, this, [this] {
+        if (!m_valid) return;  // a collision found at the last moment keeps the dialog open
+        saveSettings();
+        accept();
+    });
+    connect(m_sweep, &QLineEdit::textEdited, this, [this] { m_sweepEdited = true; });
+    connect(m_makeData, &QCheckBox::clicked, this, [this] { m_makeDataEdited = true; });
     connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString f = QFileDialog::getOpenFileName(this, tr("Config file"), m_configFile->text(), tr("YAML (*.yaml *.yml)"));
@@ -138,18 +149,96 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     for (auto* c : {m_ddp, m_fused, m_zero1, m_makeData}) connect(c, &QCheckBox::toggled, this, &LaunchDialog::revalidate);
     connect(m_reps, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
     connect(m_globalBatch, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
-    for (auto* c : {m_profile, m_scaling}) connect(c, &QComboBox::currentIndexChanged, this, &LaunchDialog::revalidate);
-    connect(m_config, &QComboBox::currentTextChanged, this, &LaunchDialog::revalidate);
+    connect(m_scaling, &QComboBox::currentIndexChanged, this, &LaunchDialog::revalidate);
+    connect(m_profile, &QComboBox::currentIndexChanged, this, [this] {
+        restoreSettings();
+        applyDefaults();
+        revalidate();
+    });
+    connect(m_config, &QComboBox::currentTextChanged, this, [this] {
+        applyDefaults();
+        revalidate();
+    });
     connect(m_previewPoint, &QComboBox::currentIndexChanged, this, [this] { m_preview->setPlainText(preview()); });
     reload();
     const int cpu = m_config->findText(QStringLiteral("cpu-tiny"));
     if (cpu >= 0) m_config->setCurrentIndex(cpu);
+    restoreSettings();
+    applyDefaults();
+    revalidate();
+}
+
+QString LaunchDialog::uniqueSweepName() const
+{
+    const QString base = QStringLiteral("%1-%2").arg(m_config->currentText().isEmpty() ? QStringLiteral("sweep") : m_config->currentText(),
+                                                     QDate::currentDate().toString(QStringLiteral("yyyyMMdd")));
+    const QDir runs(Workspace(m_workspace).runsDir());
+    for (int n = 1;; ++n) {
+        const QString name = QStringLiteral("%1-%2").arg(base).arg(n);
+        if (runs.entryList({name + QStringLiteral("-*")}, QDir::Dirs | QDir::NoDotAndDotDot).isEmpty()) return name;
+    }
+}
+
+void LaunchDialog::applyDefaults()
+{
+    if (!m_sweepEdited) {
+        const QSignalBlocker quiet(m_sweep);
+        m_sweep->setText(uniqueSweepName());
+    }
+    if (!m_makeDataEdited) {
+        const QSignalBlocker quiet(m_makeData);
+        auto profile = findProfile(Workspace(m_workspace), m_profile->currentData().toString());
+        m_makeData->setChecked(profile && profile->isLocal() && m_config->currentText().startsWith(QLatin1String("cpu")));
+    }
+}
+
+void LaunchDialog::restoreSettings()
+{
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("launch/") + m_profile->currentData().toString());
+    if (!settings.contains(QStringLiteral("config"))) return;
+    const QSignalBlocker b1(m_config), b2(m_nodes), b3(m_ranks), b4(m_time), b5(m_reps), b6(m_scaling), b7(m_globalBatch);
+    const int config = m_config->findText(settings.value(QStringLiteral("config")).toString());
+    if (config >= 0) m_config->setCurrentIndex(config);
+    m_nodes->setText(settings.value(QStringLiteral("nodes"), m_nodes->text()).toString());
+    m_ranks->setText(settings.value(QStringLiteral("ranks"), m_ranks->text()).toString());
+    m_time->setText(settings.value(QStringLiteral("time")).toString());
+    const QStringList strategies = settings.value(QStringLiteral("strategies")).toStringList();
+    for (auto* c : {m_ddp, m_fused, m_zero1}) {
+        const QSignalBlocker quiet(c);
+        c->setChecked(strategies.contains(c->text()));
+    }
+    m_reps->setValue(settings.value(QStringLiteral("repetitions"), 1).toInt());
+    m_scaling->setCurrentIndex(qMax(0, m_scaling->findData(settings.value(QStringLiteral("scaling"), QStringLiteral("weak")))));
+    m_globalBatch->setValue(settings.value(QStringLiteral("global_batch"), 64).toInt());
+    const QSignalBlocker b8(m_stopOnFailure);
+    m_stopOnFailure->setChecked(settings.value(QStringLiteral("stop_on_failure"), false).toBool());
+}
+
+void LaunchDialog::saveSettings() const
+{
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("launch/") + m_profile->currentData().toString());
+    settings.setValue(QStringLiteral("config"), m_config->currentText());
+    settings.setValue(QStringLiteral("nodes"), m_nodes->text());
+    settings.setValue(QStringLiteral("ranks"), m_ranks->text());
+    settings.setValue(QStringLiteral("time"), m_time->text());
+    QStringList strategies;
+    for (auto* c : {m_ddp, m_fused, m_zero1})
+        if (c->isChecked()) strategies << c->text();
+    settings.setValue(QStringLiteral("strategies"), strategies);
+    settings.setValue(QStringLiteral("repetitions"), m_reps->value());
+    settings.setValue(QStringLiteral("scaling"), m_scaling->currentData());
+    settings.setValue(QStringLiteral("global_batch"), m_globalBatch->value());
+    settings.setValue(QStringLiteral("stop_on_failure"), m_stopOnFailure->isChecked());
 }
 
 void LaunchDialog::revalidate()
 {
     m_valid = false;
     m_points.clear();
+    m_sweep->setStyleSheet(QString());
+    m_sweep->setToolTip(QString());
     auto fail = [this](const QString& why) {
         m_why = why;
         m_buttons->button(QDialogButtonBox::Ok)->setEnabled(false);
@@ -161,8 +250,6 @@ void LaunchDialog::revalidate()
     auto profile = findProfile(Workspace(m_workspace), m_profile->currentData().toString());
     if (!profile) return fail(tr("Profile: %1").arg(profile.error().text()));
     m_selected = *profile;
-    if (auto ok = RunSubmitter::checkConfig(m_configFile->text(), m_config->currentText()); !ok)
-        return fail(tr("Config: %1").arg(ok.error().text()));
     if (!m_time->text().isEmpty() && !isSlurmTimeLimit(m_time->text()))
         return fail(tr("Time limit: '%1' is not a SLURM time (HH:MM:SS or D-HH:MM:SS)").arg(m_time->text()));
     SweepSpec spec;
@@ -181,6 +268,16 @@ void LaunchDialog::revalidate()
     auto points = expandSweep(spec);
     if (!points) return fail(points.error().text());
     m_points = *points;
+    if (auto ok = RunActions::checkLaunch(Workspace(m_workspace), request()); !ok) {
+        m_points.clear();
+        if (ok.error().code == ErrorCode::RunExists || ok.error().code == ErrorCode::RunId) {
+            // The field to change is marked, and the dialog stays open with everything typed.
+            m_sweep->setStyleSheet(QStringLiteral("QLineEdit { border: 2px solid #D55E00; }"));
+            m_sweep->setToolTip(ok.error().text());
+            return fail(tr("Sweep name: %1").arg(ok.error().text()));
+        }
+        return fail(ok.error().text());
+    }
     m_valid = true;
     m_why.clear();
     m_buttons->button(QDialogButtonBox::Ok)->setEnabled(true);
@@ -211,24 +308,24 @@ QString LaunchDialog::preview() const
 {
     const int i = m_previewPoint->currentIndex();
     if (!m_valid || i < 0 || i >= m_points.size()) return QString();
-    Request r = request();
-    JobRequest jr{r.profile, m_points[i], r.options.configName, r.options.trainerPath, {}, r.options.dataDir};
-    LocalTransport none;  // rendering only; nothing is run
-    if (r.profile.kind == QLatin1String("local")) return LocalScheduler(none).renderScript(jr);
-    return SlurmScheduler(none).renderScript(jr);
+    const LaunchRequest r = request();
+    const QString trainer = r.profile.trainerDeploy ? QStringLiteral("<deployed trainer>") : r.profile.trainerPath;
+    const QString data = r.makeData ? r.profile.remoteRoot + QStringLiteral("/data/generated") : r.options.dataDir;
+    const JobRequest jr{r.profile, m_points[i], r.options.configName, trainer, {}, data};
+    LocalTransport unused;  // rendering only; nothing is run
+    return makeScheduler(r.profile, unused)->renderScript(jr);
 }
 
-LaunchDialog::Request LaunchDialog::request() const
+LaunchRequest LaunchDialog::request() const
 {
-    Request r;
+    LaunchRequest r;
     r.profile = m_selected;
     if (!m_time->text().isEmpty()) r.profile.slurm.timeLimit = m_time->text();
     r.points = m_points;
     r.options.configFile = m_configFile->text();
     r.options.configName = m_config->currentText();
-    r.options.trainerPath = r.profile.trainerDeploy ? QStringLiteral("<deployed trainer>") : r.profile.trainerPath;
     r.makeData = m_makeData->isChecked();
-    if (r.makeData) r.options.dataDir = r.profile.remoteRoot + QStringLiteral("/data/generated");
+    r.onFailure = m_stopOnFailure->isChecked() ? OnSubmitFailure::Stop : OnSubmitFailure::Continue;
     return r;
 }
 

@@ -1,7 +1,6 @@
 #pragma once
 
-#include "runs/runsubmitter.h"
-#include "runs/sweep.h"
+#include "runs/runactions.h"
 
 #include <QDialog>
 
@@ -23,14 +22,8 @@ class LaunchDialog : public QDialog {
 public:
     LaunchDialog(const QString& workspaceRoot, const QString& configFile, QWidget* parent = nullptr);
 
-    struct Request {
-        ClusterProfile profile;
-        QList<RunPoint> points;
-        SubmitOptions options;
-        bool makeData = false;
-    };
-    /// Valid only when canLaunch().
-    Request request() const;
+    /// Valid only when canLaunch(). The trainer path is left for the launch to find.
+    LaunchRequest request() const;
     bool canLaunch() const { return m_valid; }
     QString whyNot() const { return m_why; }
     QString summary() const;
@@ -43,10 +36,19 @@ public:
     QComboBox* configCombo() const { return m_config; }
     QLineEdit* sweepEdit() const { return m_sweep; }
     QCheckBox* makeDataCheck() const { return m_makeData; }
+    QCheckBox* stopOnFailureCheck() const { return m_stopOnFailure; }
     QDialogButtonBox* buttons() const { return m_buttons; }
 
 private:
     void revalidate();
+    /// A sweep name no run uses yet: <config>-<yyyymmdd>-<n>.
+    QString uniqueSweepName() const;
+    /// The defaults that follow the profile and the config (the name, generating data for the cpu
+    /// configs on the local profile), unless the user has set them.
+    void applyDefaults();
+    /// The last launch's settings on the selected profile, kept in QSettings.
+    void restoreSettings();
+    void saveSettings() const;
     QString m_workspace;
     QComboBox* m_profile;
     QLineEdit* m_configFile;
@@ -62,11 +64,14 @@ private:
     QSpinBox* m_globalBatch;
     QLineEdit* m_time;
     QCheckBox* m_makeData;
+    QCheckBox* m_stopOnFailure;
     QLabel* m_summary;
     QComboBox* m_previewPoint;
     QPlainTextEdit* m_preview;
     QDialogButtonBox* m_buttons;
     bool m_valid = false;
+    bool m_sweepEdited = false;
+    bool m_makeDataEdited = false;
     QString m_why;
     QList<RunPoint> m_points;
     ClusterProfile m_selected;

@@ -24,6 +24,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
+#include <QFileSystemWatcher>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QListWidget>
@@ -62,12 +63,12 @@ Status exportWidget(QWidget* view, const QString& path)
         QPainter p(&pdf);
         view->render(&p);
     } else {
-        return Error{QStringLiteral("export.format"), QStringLiteral("unknown image format '%1' (png, svg or pdf)").arg(suffix), path};
+        return Error{ErrorCode::ExportFormat, QStringLiteral("unknown image format '%1' (png, svg or pdf)").arg(suffix), path};
     }
     QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly)) return Error{QStringLiteral("export.io"), f.errorString(), path};
+    if (!f.open(QIODevice::WriteOnly)) return Error{ErrorCode::ExportIo, f.errorString(), path};
     f.write(bytes);
-    if (!f.commit()) return Error{QStringLiteral("export.io"), QStringLiteral("cannot write: ") + f.errorString(), path};
+    if (!f.commit()) return Error{ErrorCode::ExportIo, QStringLiteral("cannot write: ") + f.errorString(), path};
     return Done{};
 }
 
@@ -131,6 +132,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         const QString path = QFileDialog::getSaveFileName(this, tr("Export the view"), tr("view.png"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
         if (path.isEmpty()) return;
         if (auto ok = exportWidget(m_tabs->currentWidget(), path); !ok) QMessageBox::warning(this, tr("Export failed"), ok.error().text());
+        else statusBar()->showMessage(tr("Exported the view to %1").arg(path), 15000);
     });
     QAction* about = tools->addAction(tr("About"));
     connect(about, &QAction::triggered, this, [this] {
@@ -149,30 +151,46 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     QAction* poll = tools->addAction(tr("Refresh"));
     connect(poll, &QAction::triggered, &m_controller, &WorkspaceController::pollNow);
 
-    // Profiles and their connection state (a broken profile file shows its error).
+    // Profiles and their connection state (a broken profile file shows its error). The list follows
+    // the profile files: one added with `scaledesk profiles add` shows at once.
     auto* profiles = new QListWidget;
-    auto fillProfiles = [this, profiles] {
+    auto describe = [this](QListWidgetItem* item) {
+        const QString name = item->data(Qt::UserRole).toString();
+        const QString base = item->data(Qt::UserRole + 1).toString();
+        const ProfileStatus st = m_controller.profileStatus(name);
+        QString state = tr("not polled yet");
+        if (st.polls > 0 && st.polledOk) state = tr("connected, polled at %1").arg(st.lastOk.toString(QStringLiteral("HH:mm:ss")));
+        else if (st.polls > 0) state = tr("error: %1").arg(st.lastError);
+        if (st.polledOk && !st.lastError.isEmpty())
+            state += tr(" (last error at %1: %2)").arg(st.lastErrorAt.toString(QStringLiteral("HH:mm:ss")), st.lastError);
+        item->setText(base + QStringLiteral(": ") + state);
+        item->setToolTip(item->text());
+        if (st.polls > 0) item->setForeground(RunListModel::stateColor(st.polledOk ? RunState::Running : RunState::Failed));
+    };
+    auto fillProfiles = [this, profiles, describe] {
         profiles->clear();
         for (const auto& e : listProfiles(m_controller.workspace())) {
             auto* item = new QListWidgetItem(profiles);
             item->setData(Qt::UserRole, e.name);
             if (!e.profile) {
                 item->setText(tr("%1 — error: %2").arg(e.name, e.error.text()));
+                item->setToolTip(item->text());
                 item->setForeground(RunListModel::stateColor(RunState::Failed));
-            } else {
-                const QString target = e.profile->kind == QLatin1String("local") ? tr("this machine") : e.profile->host;
-                item->setText(tr("%1 — %2 (%3): not connected yet").arg(e.name, e.profile->kind, target));
+                continue;
             }
+            item->setData(Qt::UserRole + 1, tr("%1 — %2 (%3)").arg(e.name, profileKindName(e.profile->kind), e.profile->target()));
+            describe(item);
         }
     };
     fillProfiles();
-    connect(&controller, &WorkspaceController::profileState, this, [profiles](const QString& name, bool ok, const QString& text) {
-        for (int i = 0; i < profiles->count(); ++i) {
-            QListWidgetItem* item = profiles->item(i);
-            if (item->data(Qt::UserRole).toString() != name) continue;
-            item->setText(item->text().section(QStringLiteral(": "), 0, 0) + QStringLiteral(": ") + (ok ? tr("connected, ") : tr("error: ")) + text);
-            item->setForeground(RunListModel::stateColor(ok ? RunState::Running : RunState::Failed));
-        }
+    auto* watcher = new QFileSystemWatcher(this);
+    QDir().mkpath(controller.workspace().profilesDir());
+    watcher->addPath(controller.workspace().profilesDir());
+    connect(watcher, &QFileSystemWatcher::directoryChanged, this, fillProfiles);
+    connect(&controller, &WorkspaceController::profileState, this, [profiles, describe](const QString& name) {
+        for (int i = 0; i < profiles->count(); ++i)
+            if (profiles->item(i)->data(Qt::UserRole).toString() == name && profiles->item(i)->data(Qt::UserRole + 1).isValid())
+                describe(profiles->item(i));
     });
     auto* profileDock = new QDockWidget(tr("Profiles"));
     profileDock->setObjectName(QStringLiteral("profiles"));
@@ -229,8 +247,6 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         statusBar()->showMessage(tr("%1 runs").arg(runs.size()), 5000);
     });
     connect(&controller, &WorkspaceController::message, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
-    if (!controller.isOpen()) QMessageBox::critical(this, tr("Workspace"), controller.openError());
-    controller.refresh();
 }
 
 }  // namespace scaledesk::gui

@@ -7,7 +7,7 @@ class QSortFilterProxyModel;
 class QTableView;
 class QTabWidget;
 
-#include "remote/transport.h"  // Status
+#include "core/status.h"
 
 namespace scaledesk::gui {
 

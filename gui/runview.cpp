@@ -12,6 +12,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSplitter>
@@ -27,17 +28,18 @@ RunView::RunView(WorkspaceController& controller, QWidget* parent) : QWidget(par
     m_header = new QLabel(tr("Pick a run in the navigator."));
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
     top->addWidget(m_header, 1);
-    auto* cancel = new QPushButton(tr("Cancel"));
-    auto* stop = new QPushButton(tr("Checkpoint && stop"));
-    auto* requeue = new QPushButton(tr("Requeue"));
+    m_cancel = new QPushButton(tr("Cancel"));
+    m_stop = new QPushButton(tr("Checkpoint && stop"));
+    m_requeue = new QPushButton(tr("Requeue"));
     auto* folder = new QPushButton(tr("Open folder"));
-    for (auto* b : {cancel, stop, requeue, folder}) top->addWidget(b);
-    connect(cancel, &QPushButton::clicked, this, [this] { if (!m_runId.isEmpty()) m_controller.cancel(m_runId); });
-    connect(stop, &QPushButton::clicked, this, [this] { if (!m_runId.isEmpty()) m_controller.cancel(m_runId, QStringLiteral("USR1")); });
-    connect(requeue, &QPushButton::clicked, this, [this] { if (!m_runId.isEmpty()) m_controller.requeue(m_runId); });
+    for (auto* b : {m_cancel, m_stop, m_requeue, folder}) top->addWidget(b);
+    connect(m_cancel, &QPushButton::clicked, this, [this] { trigger(RunAction::Cancel); });
+    connect(m_stop, &QPushButton::clicked, this, [this] { trigger(RunAction::CheckpointStop); });
+    connect(m_requeue, &QPushButton::clicked, this, [this] { trigger(RunAction::Requeue); });
     connect(folder, &QPushButton::clicked, this, [this] {
         if (!m_runId.isEmpty()) QDesktopServices::openUrl(QUrl::fromLocalFile(m_controller.workspace().runDir(m_runId)));
     });
+    folder->setToolTip(tr("The run's local mirror"));
     layout->addLayout(top);
 
     auto* split = new QSplitter(Qt::Vertical);
@@ -93,9 +95,85 @@ RunView::RunView(WorkspaceController& controller, QWidget* parent) : QWidget(par
         if (!m_runId.isEmpty()) showRun(m_runId);
     });
     connect(&m_controller, &WorkspaceController::runsUpdated, this, &RunView::update);
+    connect(&m_controller, &WorkspaceController::runsChanged, this, [this] {
+        showHeader();
+        updateActions();
+    });
     connect(&m_controller, &WorkspaceController::readerReady, this, [this](const QString& id) {
         if (id == m_runId) showRun(id);
     });
+    updateActions();
+}
+
+void RunView::updateActions()
+{
+    for (auto [button, action] : {std::pair{m_cancel, RunAction::Cancel}, std::pair{m_stop, RunAction::CheckpointStop},
+                                  std::pair{m_requeue, RunAction::Requeue}}) {
+        const ActionCheck c = m_controller.check(action, m_runId);
+        button->setEnabled(c.allowed);
+        button->setToolTip(c.allowed ? QString() : c.reason);
+    }
+}
+
+void RunView::trigger(RunAction action)
+{
+    const ActionCheck c = m_controller.check(action, m_runId);
+    if (!c.allowed) return;
+    if (!c.confirm.isEmpty() &&
+        QMessageBox::question(this, m_cancel->window()->windowTitle(), c.confirm, QMessageBox::Yes | QMessageBox::No, QMessageBox::No) !=
+            QMessageBox::Yes)
+        return;
+    switch (action) {
+    case RunAction::Cancel: m_controller.cancel(m_runId); break;
+    case RunAction::CheckpointStop: m_controller.checkpointStop(m_runId); break;
+    case RunAction::Requeue: m_controller.requeue(m_runId, true); break;
+    }
+}
+
+namespace {
+QString duration(qint64 s)
+{
+    if (s < 120) return QObject::tr("%1 s").arg(s);
+    if (s < 7200) return QObject::tr("%1 min %2 s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QObject::tr("%1 h %2 min").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0'));
+}
+}  // namespace
+
+QString RunView::headerText() const { return m_header->text(); }
+
+void RunView::showHeader()
+{
+    const RunSnapshot* snap = m_controller.snapshot(m_runId);
+    if (m_runId.isEmpty() || !snap) return;
+    const RunRecord& r = snap->record;
+    const QJsonObject& m = snap->manifest;
+    // When it ran: the trainer's own start and end (manifest), else the recorded transitions.
+    QDateTime start = QDateTime::fromString(m.value(QStringLiteral("start_utc")).toString(), Qt::ISODateWithMs);
+    for (const auto& h : r.history)
+        if (!start.isValid() && h.state == RunState::Running) start = h.when;
+    QString timing;
+    if (start.isValid() && r.state == RunState::Running) {
+        const qint64 elapsed = start.secsTo(QDateTime::currentDateTimeUtc());
+        timing = tr(", running for %1").arg(duration(elapsed));
+        // Estimated remaining time: the pace so far over the steps left.
+        const double total = m.value(QStringLiteral("tot_steps")).toDouble();
+        const Series* steps = m_controller.hasReader(m_runId) ? m_controller.reader(m_runId).metrics().series(QStringLiteral("step/loss")) : nullptr;
+        if (steps && !steps->empty() && total > 0) {
+            const double done = steps->steps().back();
+            if (done > 0 && done < total) timing += tr(", about %1 to go").arg(duration(qRound64(elapsed / done * (total - done))));
+        }
+    } else if (start.isValid() && isFinal(r.state)) {
+        QDateTime end = QDateTime::fromString(m.value(QStringLiteral("end_utc")).toString(), Qt::ISODateWithMs);
+        if (!end.isValid() && !r.history.isEmpty()) end = r.history.last().when;
+        timing = tr(", ran for %1").arg(duration(qMax<qint64>(0, start.secsTo(end))));
+    }
+    const QString job = r.jobId.isEmpty() ? tr("no job") : tr("job %1").arg(r.jobId);
+    m_header->setText(tr("<b>%1</b> — %2 (%3), %4, %5 node(s) × %6 rank(s), %7%8")
+                          .arg(r.id.toHtmlEscaped(), runStateName(r.state), r.message.toHtmlEscaped(), job)
+                          .arg(r.nodes)
+                          .arg(r.ranksPerNode)
+                          .arg(r.strategy, timing));
+    m_header->setToolTip(r.message);
 }
 
 void RunView::showRun(const QString& runId)
@@ -103,10 +181,11 @@ void RunView::showRun(const QString& runId)
     const bool same = runId == m_runId;
     m_runId = runId;
     if (!same) m_log->clear();
+    updateActions();
     if (!m_controller.hasReader(runId)) {
         // The first read of a run parses its whole metrics file: off the GUI thread.
         m_header->setText(tr("<b>%1</b> — reading its metrics…").arg(runId.toHtmlEscaped()));
-        m_controller.loadReader(runId);
+        m_controller.loadRun(runId);
         return;
     }
     MirrorReader& reader = m_controller.reader(runId);
@@ -134,38 +213,14 @@ void RunView::update(const QStringList& runIds)
 
 void RunView::readNew()
 {
-    auto r = m_controller.store()->load(m_runId);
-    if (r) {
-        QString elapsed;
-        if (!r->history.isEmpty()) {
-            qint64 runningSince = -1;
-            for (const auto& h : r->history)
-                if (h.state == RunState::Running && runningSince < 0) runningSince = h.when.toSecsSinceEpoch();
-            if (runningSince > 0) {
-                const qint64 end = isActive(r->state) ? QDateTime::currentSecsSinceEpoch() : r->history.last().when.toSecsSinceEpoch();
-                elapsed = tr(", running for %1 s").arg(end - runningSince);
-            }
-        }
-        // Estimated remaining time: the pace so far (since the trainer started) over the steps left.
-        const QJsonObject m = readRunManifest(m_controller.workspace().runDir(m_runId));
-        const Series* steps = m_controller.reader(m_runId).metrics().series(QStringLiteral("step/loss"));
-        const double total = m.value(QStringLiteral("tot_steps")).toDouble();
-        const QDateTime started = QDateTime::fromString(m.value(QStringLiteral("start_utc")).toString(), Qt::ISODateWithMs);
-        if (isActive(r->state) && steps && !steps->empty() && total > 0 && started.isValid()) {
-            const double done = steps->steps().back(), elapsedS = started.msecsTo(QDateTime::currentDateTimeUtc()) / 1000.0;
-            if (done > 0 && done < total) elapsed += tr(", about %1 s to go").arg(qRound(elapsedS / done * (total - done)));
-        }
-        m_header->setText(tr("<b>%1</b> — %2 (%3), job %4, %5 node(s) × %6 rank(s), %7%8")
-                              .arg(r->id.toHtmlEscaped(), runStateName(r->state), r->message.toHtmlEscaped(), r->jobId)
-                              .arg(r->nodes)
-                              .arg(r->ranksPerNode)
-                              .arg(r->strategy, elapsed));
-    }
+    showHeader();
+    updateActions();
+    const RunSnapshot* snap = m_controller.snapshot(m_runId);
     const int rank = m_rank->currentData().toInt();
     QStringList logs;
     if (rank > 0) logs << QStringLiteral("rank-%1.log").arg(rank);
     else {
-        if (r && !r->jobId.isEmpty()) logs << QStringLiteral("slurm-%1.out").arg(r->jobId);
+        if (snap && !snap->record.jobId.isEmpty()) logs << QStringLiteral("slurm-%1.out").arg(snap->record.jobId);
         logs << QStringLiteral("job.out");
     }
     const auto news = m_controller.reader(m_runId).read(logs);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "runs/runactions.h"
+
 #include <QWidget>
 
 class QLabel;
@@ -7,6 +9,7 @@ class QLineEdit;
 class QPlainTextEdit;
 class QCheckBox;
 class QComboBox;
+class QPushButton;
 
 namespace scaledesk::gui {
 
@@ -22,13 +25,27 @@ public:
     void showRun(const QString& runId);
     QString runId() const { return m_runId; }
     QList<SeriesChart*> charts() const { return m_charts; }
+    /// The header line as shown (state, job, how long it ran).
+    QString headerText() const;
+    QPushButton* cancelButton() const { return m_cancel; }
+    QPushButton* stopButton() const { return m_stop; }
+    QPushButton* requeueButton() const { return m_requeue; }
 
 private:
     void update(const QStringList& runIds);
     void readNew();
+    void showHeader();
+    /// Each action's button follows the run's state: enabled where the lifecycle layer allows it,
+    /// else disabled with the reason as its tooltip.
+    void updateActions();
+    /// Asks the action's question (when it has one), then hands it to the controller.
+    void trigger(RunAction action);
     WorkspaceController& m_controller;
     QString m_runId;
     QLabel* m_header;
+    QPushButton* m_cancel;
+    QPushButton* m_stop;
+    QPushButton* m_requeue;
     QList<SeriesChart*> m_charts;
     QPlainTextEdit* m_log;
     QCheckBox* m_follow;

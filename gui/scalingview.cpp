@@ -43,6 +43,7 @@ ScalingView::ScalingView(WorkspaceController& controller, QWidget* parent) : QWi
     layout->addWidget(m_warnings);
     connect(m_sweep, &QComboBox::currentTextChanged, this, &ScalingView::showSweep);
     connect(exportButton, &QPushButton::clicked, this, &ScalingView::exportAll);
+    connect(&m_controller, &WorkspaceController::reportReady, this, &ScalingView::showReport);
 }
 
 void ScalingView::setSweeps(const QStringList& sweeps)
@@ -60,9 +61,16 @@ int ScalingView::chartCount() const { return int(m_views.size()); }
 
 void ScalingView::showSweep(const QString& sweep)
 {
-    if (sweep.isEmpty() || !m_controller.store()) return;
+    if (sweep.isEmpty()) return;
     if (m_sweep->currentText() != sweep) m_sweep->setCurrentText(sweep);
-    m_report = loadSweepReport(*m_controller.store(), sweep);
+    // The report reads every run of the sweep: on a pool thread; showReport() draws it.
+    m_controller.loadReport(sweep);
+}
+
+void ScalingView::showReport(const QString& sweep, const ScalingReport& report)
+{
+    if (sweep != m_sweep->currentText()) return;  // the user has moved on
+    m_report = report;
     qDeleteAll(m_views);
     m_views.clear();
     const auto charts = buildScalingCharts(m_report);
@@ -89,9 +97,10 @@ void ScalingView::exportAll()
         if (!ok) break;
         QSaveFile f(dir + QLatin1Char('/') + name);
         if (!f.open(QIODevice::WriteOnly) || f.write(text.toUtf8()) < 0 || !f.commit())
-            ok = Error{QStringLiteral("export.io"), f.errorString(), f.fileName()};
+            ok = Error{ErrorCode::ExportIo, f.errorString(), f.fileName()};
     }
     if (!ok) QMessageBox::warning(this, tr("Export failed"), ok.error().text());
+    else QMessageBox::information(this, tr("Export"), tr("Wrote %1 files to %2.").arg(written.size() + 3).arg(dir));
 }
 
 }  // namespace scaledesk::gui

@@ -19,11 +19,13 @@ class ScalingView : public QWidget {
 public:
     ScalingView(WorkspaceController& controller, QWidget* parent = nullptr);
     void setSweeps(const QStringList& sweeps);
+    /// Asks for the sweep's report; the charts follow when it has been read.
     void showSweep(const QString& sweep);
     const ScalingReport& report() const { return m_report; }
     int chartCount() const;
 
 private:
+    void showReport(const QString& sweep, const ScalingReport& report);
     void exportAll();
     WorkspaceController& m_controller;
     QComboBox* m_sweep;

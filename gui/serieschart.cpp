@@ -397,9 +397,9 @@ Status SeriesChart::exportTo(const QString& path, QSize size, int dpi)
 {
     if (path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) {
         QSaveFile f(path);
-        if (!f.open(QIODevice::WriteOnly)) return Error{QStringLiteral("export.io"), f.errorString(), path};
+        if (!f.open(QIODevice::WriteOnly)) return Error{ErrorCode::ExportIo, f.errorString(), path};
         f.write(csv().toUtf8());
-        if (!f.commit()) return Error{QStringLiteral("export.io"), QStringLiteral("cannot write: ") + f.errorString(), path};
+        if (!f.commit()) return Error{ErrorCode::ExportIo, QStringLiteral("cannot write: ") + f.errorString(), path};
         return Done{};
     }
     m_crosshair->setText(QString());

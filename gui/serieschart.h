@@ -2,7 +2,7 @@
 
 #include "analysis/metrics.h"
 #include "analysis/minmaxindex.h"
-#include "remote/transport.h"
+#include "core/status.h"
 
 #include <QChartView>
 #include <QTimer>

@@ -1,31 +1,87 @@
 #include "workspacecontroller.h"
 
+#include "analysis/analysisinputs.h"
 #include "config/profiles.h"
 #include "runs/runpoller.h"
-#include "runs/runsubmitter.h"
 
 #include <QFutureWatcher>
 #include <QMap>
-#include <QtConcurrent>
 #include <QTime>
+#include <QtConcurrent>
 
 namespace scaledesk::gui {
+
+namespace {
+// Runs `work` on a pool thread and hands its result to `done` on the controller's thread (dropped
+// when the controller is gone first). Pool work opens a store of its own for the task: pool threads
+// outlive the application, and a store must be closed while Qt SQL still exists.
+template <typename T, typename Work, typename Done>
+void onPool(QObject* context, Work work, Done done)
+{
+    auto* watcher = new QFutureWatcher<T>(context);
+    QObject::connect(watcher, &QFutureWatcher<T>::finished, context, [watcher, done] {
+        done(watcher->result());
+        watcher->deleteLater();
+    });
+    watcher->setFuture(QtConcurrent::run(std::move(work)));
+}
+
+RunSnapshot snapshotOf(const Workspace& ws, const RunRecord& r) { return RunSnapshot{r, readRunManifest(ws.runDir(r.id))}; }
+
+QString actionName(RunAction a)
+{
+    switch (a) {
+    case RunAction::Cancel: return QStringLiteral("cancel");
+    case RunAction::CheckpointStop: return QStringLiteral("checkpoint and stop");
+    case RunAction::Requeue: return QStringLiteral("requeue");
+    }
+    return QString();
+}
+
+struct IndexRead {
+    QList<RunSummary> runs;
+    QString error;
+};
+
+struct LoadedRun {
+    MirrorReader* reader = nullptr;
+    std::optional<RunSnapshot> snapshot;
+};
+
+struct LatestRun {
+    QString runId;
+};
+}  // namespace
 
 WorkspaceController::WorkspaceController(const QString& root, QObject* parent)
     : QObject(parent), m_workspace(root), m_prompter(new Prompter(this))
 {
-    auto s = RunStore::open(m_workspace);
-    if (s) m_store = std::move(s).value();
-    else m_openError = s.error().text();
+    qRegisterMetaType<scaledesk::Error>();
+    m_clock.start();
     m_timer.setSingleShot(true);
-    connect(&m_timer, &QTimer::timeout, this, &WorkspaceController::pollNow);
-    m_timer.start(0);
+    connect(&m_timer, &QTimer::timeout, this, &WorkspaceController::tick);
+    m_nextIndexRead = m_pollSettings.idleMs;
+    refresh();
 }
 
 WorkspaceController::~WorkspaceController()
 {
     m_prompter->close();  // a worker waiting for an answer gives up now
-    for (auto& [name, s] : m_sessions) delete s;  // each waits for its running operation
+    for (auto& [name, l] : m_loops) delete l.session;  // each waits for its running operation
+}
+
+const RunSnapshot* WorkspaceController::snapshot(const QString& runId) const
+{
+    auto it = m_snapshots.constFind(runId);
+    return it == m_snapshots.constEnd() ? nullptr : &it.value();
+}
+
+ActionCheck WorkspaceController::check(RunAction action, const QString& runId) const
+{
+    if (runId.isEmpty()) return ActionCheck{false, tr("Select a run first."), QString()};
+    const RunSnapshot* s = snapshot(runId);
+    if (!s) return ActionCheck{false, tr("Reading the run…"), QString()};
+    return checkAction(action, s->record);
 }
 
 MirrorReader& WorkspaceController::reader(const QString& runId)
@@ -35,36 +91,76 @@ MirrorReader& WorkspaceController::reader(const QString& runId)
     return *r;
 }
 
-void WorkspaceController::loadReader(const QString& runId)
+void WorkspaceController::loadRun(const QString& runId)
 {
     if (hasReader(runId) || m_loading.contains(runId)) return;
     m_loading.insert(runId);
-    const QString dir = m_workspace.runDir(runId);
-    auto* watcher = new QFutureWatcher<MirrorReader*>(this);
-    connect(watcher, &QFutureWatcher<MirrorReader*>::finished, this, [this, watcher, runId] {
-        std::unique_ptr<MirrorReader> loaded(watcher->result());
-        watcher->deleteLater();
-        m_loading.remove(runId);
-        if (!hasReader(runId)) m_readers[runId] = std::move(loaded);
-        emit readerReady(runId);
-    });
-    // The reader is touched by the pool thread only until finished(); then it is this thread's.
-    watcher->setFuture(QtConcurrent::run([dir] {
-        auto* r = new MirrorReader(dir);
-        r->read({});
-        return r;
-    }));
+    const Workspace ws = m_workspace;
+    // The reader is touched by the pool thread only until the result is handed over.
+    onPool<LoadedRun>(
+        this,
+        [ws, runId] {
+            LoadedRun out;
+            out.reader = new MirrorReader(ws.runDir(runId));
+            out.reader->read({});
+            if (auto store = RunStore::open(ws))
+                if (auto r = (*store)->load(runId)) out.snapshot = snapshotOf(ws, *r);
+            return out;
+        },
+        [this, runId](LoadedRun loaded) {
+            std::unique_ptr<MirrorReader> reader(loaded.reader);
+            m_loading.remove(runId);
+            if (!hasReader(runId)) m_readers[runId] = std::move(reader);
+            if (loaded.snapshot && !m_snapshots.contains(runId)) takeSnapshots({*loaded.snapshot});
+            emit readerReady(runId);
+        });
 }
 
 void WorkspaceController::refresh()
 {
-    if (m_store) emit runsChanged(m_store->list());
+    const int generation = ++m_indexGeneration;
+    const Workspace ws = m_workspace;
+    onPool<IndexRead>(
+        this,
+        [ws] {
+            IndexRead out;
+            auto store = RunStore::open(ws);
+            if (!store) out.error = store.error().text();
+            else out.runs = (*store)->list();
+            return out;
+        },
+        [this, generation](const IndexRead& read) {
+            if (generation != m_indexGeneration) return;  // a newer read is on its way
+            m_openError = read.error;
+            if (!read.error.isEmpty()) {
+                emit message(tr("The workspace cannot be read: %1").arg(read.error));
+                return;
+            }
+            // A poll or an action may have brought a newer record than this read saw.
+            m_runs = read.runs;
+            for (RunSummary& s : m_runs)
+                if (const RunSnapshot* snap = snapshot(s.id)) {
+                    const RunSummary newer = RunSummary::of(snap->record);
+                    if (newer.updated > s.updated) s = newer;
+                }
+            emit runsChanged(m_runs);
+            schedule();
+        });
 }
 
-ClusterSession* WorkspaceController::session(const QString& profileName, QString* error)
+QStringList WorkspaceController::activeProfiles() const
 {
-    auto it = m_sessions.find(profileName);
-    if (it != m_sessions.end()) return it->second;
+    QStringList profiles;
+    for (const RunSummary& s : m_runs)
+        if (isActive(s.state) && !profiles.contains(s.profile)) profiles << s.profile;
+    return profiles;
+}
+
+WorkspaceController::Loop* WorkspaceController::loop(const QString& profileName, QString* error)
+{
+    Loop& l = m_loops[profileName];
+    if (l.session) return &l;
+    l.schedule.setSettings(m_pollSettings);
     auto p = findProfile(m_workspace, profileName);
     if (!p) {
         *error = p.error().text();
@@ -72,163 +168,294 @@ ClusterSession* WorkspaceController::session(const QString& profileName, QString
     }
     // Host keys, passphrases and 2FA codes are asked in dialogs while the worker waits.
     ProfileConnection pc = connectProfile(*p, m_prompter->callbacks(profileName));
-    auto* cs = new ClusterSession(std::move(pc.transport), std::move(pc.scheduler));
-    m_sessions.emplace(profileName, cs);
-    return cs;
+    std::unique_ptr<Transport> transport = std::move(pc.transport);
+    if (m_wrapTransport) transport = m_wrapTransport(std::move(transport));
+    // The scheduler was made over the unwrapped transport; make it again over the one in use.
+    std::unique_ptr<Scheduler> scheduler = makeScheduler(*p, *transport);
+    l.session = new ClusterSession(std::move(transport), std::move(scheduler));
+    return &l;
+}
+
+void WorkspaceController::setPollSettings(const PollScheduler::Settings& settings)
+{
+    m_pollSettings = settings;
+    for (auto& [name, l] : m_loops) l.schedule.setSettings(settings);
+    schedule();
+}
+
+void WorkspaceController::setPollIntervals(int activeMs, int maxIdleMs)
+{
+    PollScheduler::Settings s = m_pollSettings;
+    s.growingMs = activeMs;
+    s.fastMs = qMin<qint64>(1000, activeMs);
+    s.idleMs = maxIdleMs;
+    s.runningMaxMs = qMin<qint64>(5000, maxIdleMs);
+    s.queuedMaxMs = qMin<qint64>(15000, maxIdleMs);
+    setPollSettings(s);
+}
+
+ProfileStatus WorkspaceController::profileStatus(const QString& profile) const
+{
+    auto it = m_loops.find(profile);
+    return it == m_loops.end() ? ProfileStatus() : it->second.status;
 }
 
 void WorkspaceController::pollNow()
 {
-    if (!m_store || m_inFlight > 0) return;
-    QMap<QString, QStringList> byProfile;
-    for (const auto& r : m_store->list())
-        if (isActive(r.state)) byProfile[r.profile] << r.id;
-    if (byProfile.isEmpty()) {
-        scheduleNext(false);
-        return;
+    const qint64 now = m_clock.elapsed();
+    for (const QString& p : activeProfiles()) m_loops[p].schedule.kick(now);
+    refresh();
+    tick();
+}
+
+void WorkspaceController::schedule()
+{
+    const qint64 now = m_clock.elapsed();
+    qint64 next = m_nextIndexRead;
+    for (const QString& p : activeProfiles()) {
+        auto it = m_loops.find(p);
+        next = qMin(next, it == m_loops.end() ? now : it->second.schedule.nextAt());
     }
-    m_grew = false;
-    const QString root = m_workspace.root();
-    for (auto it = byProfile.begin(); it != byProfile.end(); ++it) {
-        QString error;
-        ClusterSession* cs = session(it.key(), &error);
-        if (!cs) {
-            emit message(QStringLiteral("profile %1: %2").arg(it.key(), error));
-            emit profileState(it.key(), false, error);
+    m_timer.start(int(qBound(qint64(0), next - now, qint64(60000))));
+}
+
+void WorkspaceController::tick()
+{
+    const qint64 now = m_clock.elapsed();
+    if (now >= m_nextIndexRead) {
+        m_nextIndexRead = now + m_pollSettings.idleMs;  // runs launched elsewhere (the command line)
+        refresh();
+    }
+    for (const QString& profile : activeProfiles()) {
+        Loop& l = m_loops[profile];
+        if (l.schedule.stuck(now)) {
+            // The session's thread is stuck in a call: leave it to finish (its result is dropped)
+            // and go on with a fresh session.
+            ClusterSession* old = l.session;
+            l.session = nullptr;
+            if (old) {
+                old->cancelAll();
+                if (l.poll) connect(l.poll, &RemoteOperation::finished, old, &QObject::deleteLater);
+                else old->deleteLater();
+            }
+            l.poll.clear();
+            l.schedule.abandon(now);
+            l.status.polledOk = false;
+            l.status.failures = l.schedule.failures();
+            l.status.lastError = tr("no answer in %1 s; connecting again").arg(m_pollSettings.timeoutMs / 1000);
+            l.status.lastErrorAt = QDateTime::currentDateTime();
+            emit profileState(profile, false, l.status.lastError);
             continue;
         }
-        ++m_inFlight;
-        const QStringList ids = it.value();
-        RemoteOperation* op = cs->run(QStringLiteral("poll %1").arg(it.key()), [root, ids](Transport& t, Scheduler& s, const auto&, const auto&) {
-            // A store of the worker's own: SQL connections belong to one thread.
-            auto store = RunStore::open(Workspace(root));
-            if (!store) return Expected<QVariant>(store.error());
-            RunPoller poller(**store, t, s);
-            auto report = poller.poll(ids);
-            if (!report) return Expected<QVariant>(report.error());
-            return Expected<QVariant>(QVariantList{QVariant(ids), QVariant(report->changed), QVariant(qulonglong(report->bytesNew)),
-                                                   QVariant(report->problems)});
-        });
-        const QString profile = it.key();
-        connect(op, &RemoteOperation::succeeded, this, [this, profile = it.key()](const QVariant& v) {
-            emit profileState(profile, true, tr("polled at %1").arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))));
-            const QVariantList l = v.toList();
-            if (l.value(2).toULongLong() > 0) m_grew = true;
-            for (const QString& p : l.value(3).toStringList()) emit message(p);
-            emit runsUpdated(l.value(0).toStringList());
-        });
-        connect(op, &RemoteOperation::failed, this, [this, profile](const Error& e) {
-            emit message(QStringLiteral("profile %1: %2").arg(profile, e.text()));
-            emit profileState(profile, false, e.text());
-        });
-        connect(op, &RemoteOperation::finished, this, [this] {
-            if (--m_inFlight == 0) {
-                refresh();
-                scheduleNext(m_grew);
-            }
-        });
+        if (l.schedule.due(now)) startPoll(profile, l);
     }
-    if (m_inFlight == 0) scheduleNext(false);
+    schedule();
 }
 
-void WorkspaceController::scheduleNext(bool grew) { m_timer.start(m_schedule.next(grew)); }
-
-ClusterSession* WorkspaceController::sessionForRun(const QString& runId, JobRef* ref)
+void WorkspaceController::startPoll(const QString& profile, Loop& l)
 {
-    auto r = m_store ? m_store->load(runId) : Expected<RunRecord>(Error{QStringLiteral("store"), m_openError, QString()});
-    if (!r) {
-        emit message(r.error().text());
-        return nullptr;
+    const qint64 now = m_clock.elapsed();
+    QStringList ids;
+    for (const RunSummary& s : m_runs)
+        if (s.profile == profile && isActive(s.state)) ids << s.id;
+    l.schedule.started(now);
+    ++l.status.polls;
+    QString error;
+    if (!loop(profile, &error)) {
+        l.schedule.finished(now, PollScheduler::Outcome{false});
+        l.status.polledOk = false;
+        l.status.failures = l.schedule.failures();
+        l.status.lastError = error;
+        l.status.lastErrorAt = QDateTime::currentDateTime();
+        emit profileState(profile, false, error);
+        return;
     }
-    QString error;
-    ClusterSession* cs = session(r->profile, &error);
-    if (!cs) emit message(error);
-    *ref = JobRef{r->jobId, r->remoteDir, r->id};
-    return cs;
-}
-
-void WorkspaceController::cancel(const QString& runId, const QString& signal)
-{
-    JobRef ref;
-    ClusterSession* cs = sessionForRun(runId, &ref);
-    if (!cs) return;
-    RemoteOperation* op = cs->run(QStringLiteral("cancel"), [ref, signal](Transport&, Scheduler& s, const auto&, const auto&) {
-        auto ok = s.cancel(ref, signal);
-        return ok ? Expected<QVariant>(QVariant()) : Expected<QVariant>(ok.error());
-    });
-    connect(op, &RemoteOperation::failed, this, [this](const Error& e) { emit message(e.text()); });
-    connect(op, &RemoteOperation::succeeded, this, [this, runId, signal] {
-        emit message(signal.isEmpty() ? QStringLiteral("%1: cancel requested").arg(runId) : QStringLiteral("%1: sent SIG%2").arg(runId, signal));
-        m_timer.start(500);
-    });
-}
-
-void WorkspaceController::requeue(const QString& runId)
-{
-    JobRef ref;
-    ClusterSession* cs = sessionForRun(runId, &ref);
-    if (!cs) return;
-    RemoteOperation* op = cs->run(QStringLiteral("requeue"), [ref](Transport&, Scheduler& s, const auto&, const auto&) {
-        auto id = s.requeue(ref);
-        return id ? Expected<QVariant>(*id) : Expected<QVariant>(id.error());
-    });
-    connect(op, &RemoteOperation::failed, this, [this](const Error& e) { emit message(e.text()); });
-    connect(op, &RemoteOperation::succeeded, this, [this, runId](const QVariant& job) {
-        auto rec = m_store->load(runId);
-        if (!rec) return;
-        RunRecord updated = *rec;
-        updated.jobId = job.toString();
-        updated.transition(RunState::Queued, QStringLiteral("requeued by the user: job %1").arg(updated.jobId));
-        m_store->save(updated);
-        refresh();
-        m_timer.start(500);
-    });
-}
-
-}  // namespace scaledesk::gui
-
-namespace scaledesk::gui {
-
-void WorkspaceController::launch(const LaunchDialog::Request& request)
-{
-    QString error;
-    ClusterSession* cs = session(request.profile.name, &error);
-    if (!cs) return emit message(error);
-    const QString root = m_workspace.root();
-    RemoteOperation* op = cs->run(QStringLiteral("launch"), [root, request](Transport& t, Scheduler& s, const auto& progress, const RemoteOperation& self) {
-        auto store = RunStore::open(Workspace(root));
+    const Workspace ws = m_workspace;
+    RemoteOperation* op = l.session->run(QStringLiteral("poll %1").arg(profile), [ws, ids](Transport& t, Scheduler& s, const auto&, const auto&) {
+        auto store = RunStore::forThisThread(ws);
         if (!store) return Expected<QVariant>(store.error());
-        SubmitOptions o = request.options;
-        auto trainer = profileTrainer(t, request.profile);
-        if (!trainer) return Expected<QVariant>(trainer.error());
-        o.trainerPath = *trainer;
-        if (request.makeData) {
-            progress(QStringLiteral("making the cpu configs' data"));
-            auto data = ensureGeneratedData(t, request.profile, o.trainerPath);
-            if (!data) return Expected<QVariant>(data.error());
-            o.dataDir = *data;
-        }
-        RunSubmitter submitter(**store, t, s, request.profile);
-        int n = 0;
-        for (const RunPoint& p : request.points) {
-            if (self.cancelRequested()) break;
-            auto r = submitter.submit(p, o);
-            if (!r) return Expected<QVariant>(r.error());  // recorded as submit-failed with the reason
-            progress(QStringLiteral("%1: %2").arg(r->id, r->message));
-            ++n;
-        }
-        return Expected<QVariant>(n);
+        RunPoller poller(**store, t, s);
+        auto report = poller.poll(ids);
+        if (!report) return Expected<QVariant>(report.error());
+        PollResult out;
+        out.polled = ids;
+        out.changed = report->changed;
+        out.bytesNew = report->bytesNew;
+        out.problems = report->problems;
+        for (const QString& id : ids)
+            if (auto r = (*store)->load(id)) out.runs << snapshotOf(ws, *r);
+        return Expected<QVariant>(QVariant::fromValue(out));
     });
-    connect(op, &RemoteOperation::progress, this, [this](const QString& m) {
-        emit message(m);
+    l.poll = op;
+    connect(op, &RemoteOperation::succeeded, this, [this, profile](const QVariant& v) {
+        const PollResult result = v.value<PollResult>();
+        Loop& l = m_loops[profile];
+        takeSnapshots(result.runs);
+        PollScheduler::Outcome o;
+        o.grew = result.bytesNew > 0;
+        o.changed = !result.changed.isEmpty();
+        for (const RunSnapshot& s : result.runs) {
+            o.running = o.running || s.record.state == RunState::Running;
+            o.active = o.active || isActive(s.record.state);
+        }
+        l.schedule.finished(m_clock.elapsed(), o);
+        l.status.polledOk = true;
+        l.status.failures = 0;
+        l.status.lastOk = QDateTime::currentDateTime();
+        for (const QString& p : result.problems) emit message(p);
+        emit profileState(profile, true, tr("polled at %1").arg(l.status.lastOk.toString(QStringLiteral("HH:mm:ss"))));
+        emit runsUpdated(result.polled);
+    });
+    connect(op, &RemoteOperation::failed, this, [this, profile](const Error& e) {
+        Loop& l = m_loops[profile];
+        l.schedule.finished(m_clock.elapsed(), PollScheduler::Outcome{false});
+        l.status.polledOk = false;
+        l.status.failures = l.schedule.failures();
+        l.status.lastError = e.text();
+        l.status.lastErrorAt = QDateTime::currentDateTime();
+        emit message(tr("profile %1: %2").arg(profile, e.text()));
+        emit profileState(profile, false, e.text());
+    });
+    connect(op, &RemoteOperation::finished, this, [this] { schedule(); });
+}
+
+void WorkspaceController::takeSnapshots(const QList<RunSnapshot>& runs)
+{
+    bool listChanged = false;
+    for (const RunSnapshot& snap : runs) {
+        const QString& id = snap.record.id;
+        m_snapshots.insert(id, snap);
+        const RunSummary fresh = RunSummary::of(snap.record);
+        auto it = std::find_if(m_runs.begin(), m_runs.end(), [&](const RunSummary& s) { return s.id == id; });
+        if (it == m_runs.end()) {
+            m_runs << fresh;
+            listChanged = true;
+        } else if (it->state != fresh.state || it->jobId != fresh.jobId || it->updated != fresh.updated) {
+            *it = fresh;
+            listChanged = true;
+        }
+    }
+    if (listChanged) {
+        emit runsChanged(m_runs);
+        schedule();
+    }
+}
+
+void WorkspaceController::act(const QString& runId, RunAction action, bool confirmed)
+{
+    const RunSnapshot* snap = snapshot(runId);
+    if (!snap) {
+        emit actionFinished(runId, action, false, tr("%1: the run has not been read yet").arg(runId));
+        return;
+    }
+    QString error;
+    Loop* l = loop(snap->record.profile, &error);
+    if (!l) {
+        emit message(error);
+        emit actionFinished(runId, action, false, error);
+        return;
+    }
+    const Workspace ws = m_workspace;
+    const QString what = actionName(action);
+    emit message(tr("%1: %2…").arg(runId, what));
+    RemoteOperation* op = l->session->run(what, [ws, runId, action, confirmed](Transport& t, Scheduler& s, const auto&, const auto&) {
+        auto store = RunStore::forThisThread(ws);
+        if (!store) return Expected<QVariant>(store.error());
+        RunActions actions(**store, t, s);
+        Expected<RunRecord> r = action == RunAction::Cancel           ? actions.cancel(runId)
+                                : action == RunAction::CheckpointStop ? actions.checkpointStop(runId)
+                                                                      : actions.requeue(runId, confirmed);
+        if (!r) return Expected<QVariant>(r.error());
+        return Expected<QVariant>(QVariant::fromValue(snapshotOf(ws, *r)));
+    });
+    const QString profile = snap->record.profile;
+    connect(op, &RemoteOperation::succeeded, this, [this, runId, action, what, profile](const QVariant& v) {
+        const RunSnapshot s = v.value<RunSnapshot>();
+        takeSnapshots({s});
+        const QString text = tr("%1: %2 done; the run is %3 (%4)").arg(runId, what, runStateName(s.record.state), s.record.message);
+        emit message(text);
+        emit actionFinished(runId, action, true, text);
+        emit runsUpdated({runId});
+        m_loops[profile].schedule.kick(m_clock.elapsed());
+        schedule();
+    });
+    connect(op, &RemoteOperation::failed, this, [this, runId, action, what](const Error& e) {
+        const QString text = tr("%1: %2 failed: %3").arg(runId, what, e.text());
+        emit message(text);
+        emit actionFinished(runId, action, false, text);
+    });
+}
+
+void WorkspaceController::cancel(const QString& runId) { act(runId, RunAction::Cancel, true); }
+void WorkspaceController::checkpointStop(const QString& runId) { act(runId, RunAction::CheckpointStop, true); }
+void WorkspaceController::requeue(const QString& runId, bool confirmed) { act(runId, RunAction::Requeue, confirmed); }
+
+void WorkspaceController::launch(const LaunchRequest& request)
+{
+    QString error;
+    Loop* l = loop(request.profile.name, &error);
+    if (!l) {
+        emit message(error);
+        emit launchFinished(false, error);
+        return;
+    }
+    const Workspace ws = m_workspace;
+    RemoteOperation* op = l->session->run(
+        QStringLiteral("launch"), [ws, request](Transport& t, Scheduler& s, const ClusterSession::Progress& progress, const RemoteOperation& self) {
+            auto store = RunStore::forThisThread(ws);
+            if (!store) return Expected<QVariant>(store.error());
+            RunActions actions(**store, t, s);
+            auto r = actions.launch(request, progress, [&self] { return self.cancelRequested(); });
+            if (!r) return Expected<QVariant>(r.error());
+            return Expected<QVariant>(QVariant::fromValue(*r));
+        });
+    const QString profile = request.profile.name;
+    connect(op, &RemoteOperation::progress, this, [this](const QString& m) { emit message(m); });
+    connect(op, &RemoteOperation::succeeded, this, [this, profile, ws](const QVariant& v) {
+        const LaunchResult r = v.value<LaunchResult>();
+        QList<RunSnapshot> snaps;
+        for (const RunRecord& rec : r.submitted) snaps << RunSnapshot{rec, QJsonObject()};
+        m_loops[profile].schedule.kick(m_clock.elapsed());
+        takeSnapshots(snaps);
+        emit message(r.summary());
+        emit launchFinished(r.complete(), r.summary());
+        refresh();  // failed points are recorded too
+        tick();
+    });
+    connect(op, &RemoteOperation::failed, this, [this](const Error& e) {
+        emit message(tr("launch failed: %1").arg(e.text()));
+        emit launchFinished(false, tr("launch failed: %1").arg(e.text()));
         refresh();
     });
-    connect(op, &RemoteOperation::failed, this, [this](const Error& e) { emit message(QStringLiteral("launch failed: ") + e.text()); });
-    connect(op, &RemoteOperation::succeeded, this, [this](const QVariant& n) { emit message(QStringLiteral("%1 job(s) submitted").arg(n.toInt())); });
-    connect(op, &RemoteOperation::finished, this, [this] {
-        refresh();
-        m_timer.start(500);
-    });
+}
+
+void WorkspaceController::loadReport(const QString& sweep)
+{
+    const Workspace ws = m_workspace;
+    onPool<ScalingReport>(
+        this,
+        [ws, sweep] {
+            auto store = RunStore::open(ws);
+            if (!store) {
+                ScalingReport failed;
+                failed.warnings << store.error().text();
+                return failed;
+            }
+            return loadSweepReport(**store, sweep);
+        },
+        [this, sweep](const ScalingReport& report) { emit reportReady(sweep, report); });
+}
+
+void WorkspaceController::findLatestRun(const QString& configFile, const QString& configName)
+{
+    const Workspace ws = m_workspace;
+    onPool<LatestRun>(
+        this,
+        [ws, configFile, configName] {
+            auto store = RunStore::open(ws);
+            return LatestRun{store ? (*store)->latestRunOf(configFile, configName) : QString()};
+        },
+        [this, configFile, configName](const LatestRun& r) { emit latestRunFound(configFile, configName, r.runId); });
 }
 
 }  // namespace scaledesk::gui

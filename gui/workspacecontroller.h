@@ -1,75 +1,160 @@
 #pragma once
 
-#include "runs/clustersession.h"
-#include "launchdialog.h"
-#include "runs/mirrorreader.h"
+#include "analysis/scalingreport.h"
 #include "prompter.h"
+#include "runs/clustersession.h"
+#include "runs/mirrorreader.h"
+#include "runs/pollscheduler.h"
+#include "runs/runactions.h"
 #include "runs/runstore.h"
 
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QHash>
+#include <QJsonObject>
 #include <QObject>
+#include <QPointer>
 #include <QSet>
 #include <QTimer>
 
+#include <functional>
 #include <map>
 #include <memory>
 
 namespace scaledesk::gui {
 
-/// The workspace behind the window: the run index, one ClusterSession per profile (its transport
-/// on its own thread), and the live poll of active runs on the adaptive schedule. Views get plain
-/// data by signal; nothing here blocks the GUI thread on the network.
+/// A run as the window shows it: its record and its trainer's manifest, as last read off the GUI thread.
+struct RunSnapshot {
+    RunRecord record;
+    QJsonObject manifest;
+};
+
+/// What one poll of a profile brought back (read on the profile's session thread).
+struct PollResult {
+    QStringList polled;
+    QStringList changed;  ///< runs whose state changed
+    quint64 bytesNew = 0;
+    QStringList problems;
+    QList<RunSnapshot> runs;  ///< every polled run after the poll
+};
+
+/// A profile's live poll, for the Profiles panel and the tests.
+struct ProfileStatus {
+    bool polledOk = false;  ///< the last poll worked
+    QString lastError;      ///< why the last failed poll failed (kept after a recovery, with its time)
+    QDateTime lastErrorAt;
+    QDateTime lastOk;       ///< when a poll last worked
+    int polls = 0;
+    int failures = 0;       ///< failed polls in a row
+};
+
+/// The workspace behind the window. It holds what the views show (the run list, each shown run's
+/// record and manifest, each shown run's parsed mirror) and does all the work off the GUI thread:
+/// - every remote action and every poll runs on its profile's ClusterSession thread, through the
+///   backend's lifecycle layer (RunActions) and poller, so a run record is only ever written there
+///   (and under its lock);
+/// - reads that grow with the workspace or a file (the run index, a run's first read, reports, the
+///   latest run of a config) run on a pool thread;
+/// - each profile with active runs has its own PollScheduler: a next poll is always scheduled, one
+///   poll is in flight at a time, and a stuck one is abandoned (with a fresh session after it).
+/// Results come back by signal as typed values.
 class WorkspaceController : public QObject {
     Q_OBJECT
 public:
     explicit WorkspaceController(const QString& workspaceRoot, QObject* parent = nullptr);
     ~WorkspaceController() override;
-    bool isOpen() const { return m_store != nullptr; }
-    QString openError() const { return m_openError; }
-    const RunStore* store() const { return m_store.get(); }
     const Prompter& prompter() const { return *m_prompter; }
     const Workspace& workspace() const { return m_workspace; }
+    /// The error of the last index read, or empty.
+    QString openError() const { return m_openError; }
 
-    /// The reader of a run's mirror (created on first use; kept while the window lives).
+    /// The runs as last read (the index, then every poll and action); empty until the first read.
+    const QList<RunSummary>& runs() const { return m_runs; }
+    /// A run's record and manifest as last read; null until loadRun() or a poll or action brings it.
+    const RunSnapshot* snapshot(const QString& runId) const;
+    /// Whether `action` applies to the run as last read (the lifecycle layer's rule).
+    ActionCheck check(RunAction action, const QString& runId) const;
+
+    /// The reader of a run's mirror; only valid once hasReader() (after readerReady()).
     MirrorReader& reader(const QString& runId);
     bool hasReader(const QString& runId) const { return m_readers.count(runId) > 0; }
-    /// Creates a run's reader and parses what its mirror already holds on a pool thread (a big
-    /// backlog must not freeze the window); readerReady(runId) follows.
-    void loadReader(const QString& runId);
-    /// Reads the run index again and announces it.
+    /// Parses what a run's mirror holds and reads its record, on a pool thread; readerReady(runId) follows.
+    void loadRun(const QString& runId);
+
+    /// Reads the run index again (pool thread); runsChanged() follows.
     void refresh();
+    /// Polls every profile with active runs now, then fast for a while.
     void pollNow();
-    void cancel(const QString& runId, const QString& signal = QString());
-    void requeue(const QString& runId);
-    /// Submits every point of a launch on the profile's session; progress and errors come back as
-    /// messages, the new runs through runsChanged().
-    void launch(const LaunchDialog::Request& request);
+    void cancel(const QString& runId);
+    void checkpointStop(const QString& runId);
+    /// `confirmed`: the user answered the question check() asked (requeue of a completed run).
+    void requeue(const QString& runId, bool confirmed = false);
+    /// Submits every point on the profile's session, following request.onFailure.
+    void launch(const LaunchRequest& request);
     /// The live poll's intervals: while runs write, and the longest wait while idle.
-    void setPollIntervals(int activeMs, int maxIdleMs) { m_schedule = PollSchedule(activeMs, maxIdleMs); }
+    void setPollIntervals(int activeMs, int maxIdleMs);
+
+    /// The scaling report of a sweep (pool thread); reportReady() follows.
+    void loadReport(const QString& sweep);
+    /// The newest run launched from a config (pool thread); latestRunFound() follows.
+    void findLatestRun(const QString& configFile, const QString& configName);
+
+    ProfileStatus profileStatus(const QString& profile) const;
+    /// Tests: wraps the transport of every session made from now on (to inject faults).
+    using TransportWrapper = std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>)>;
+    void setTransportWrapper(TransportWrapper wrapper) { m_wrapTransport = std::move(wrapper); }
+    /// Tests: the poll timing (fast window, intervals, timeout) of every profile.
+    void setPollSettings(const PollScheduler::Settings& settings);
 
 signals:
     void runsChanged(const QList<scaledesk::RunSummary>& runs);
-    /// New bytes were mirrored for these runs (their readers have new lines to read).
+    /// These runs have new mirrored bytes or a new record.
     void runsUpdated(const QStringList& runIds);
     void message(const QString& text);
     void readerReady(const QString& runId);
-    /// A profile's connection: `ok` after a poll that worked, else the reason it did not.
+    /// A profile's connection after each poll: `ok`, or the reason it failed.
     void profileState(const QString& profile, bool ok, const QString& text);
+    /// An action ended: done (`ok`, with what the run says now) or refused/failed (with why).
+    void actionFinished(const QString& runId, scaledesk::RunAction action, bool ok, const QString& text);
+    /// A launch ended; `summary` says what was submitted and what failed.
+    void launchFinished(bool ok, const QString& summary);
+    void reportReady(const QString& sweep, const scaledesk::ScalingReport& report);
+    void latestRunFound(const QString& configFile, const QString& configName, const QString& runId);
 
 private:
-    ClusterSession* session(const QString& profile, QString* error);
-    ClusterSession* sessionForRun(const QString& runId, JobRef* ref);
-    void scheduleNext(bool grew);
+    struct Loop {
+        ClusterSession* session = nullptr;
+        PollScheduler schedule;
+        QPointer<RemoteOperation> poll;
+        ProfileStatus status;
+    };
+    Loop* loop(const QString& profile, QString* error);
+    void tick();
+    void startPoll(const QString& profile, Loop& l);
+    void schedule();
+    void takeSnapshots(const QList<RunSnapshot>& runs);
+    void act(const QString& runId, RunAction action, bool confirmed);
+    QStringList activeProfiles() const;
+
     Workspace m_workspace;
-    std::unique_ptr<RunStore> m_store;
     QString m_openError;
     Prompter* m_prompter;  // a child: outlives the sessions, which ~WorkspaceController deletes
-    std::map<QString, ClusterSession*> m_sessions;
+    std::map<QString, Loop> m_loops;
+    QList<RunSummary> m_runs;
+    QHash<QString, RunSnapshot> m_snapshots;
     std::map<QString, std::unique_ptr<MirrorReader>> m_readers;
     QSet<QString> m_loading;
     QTimer m_timer;
-    PollSchedule m_schedule{1000, 30000};
-    int m_inFlight = 0;
-    bool m_grew = false;
+    QElapsedTimer m_clock;
+    PollScheduler::Settings m_pollSettings;
+    qint64 m_nextIndexRead = 0;
+    int m_indexGeneration = 0;
+    TransportWrapper m_wrapTransport;
 };
 
 }  // namespace scaledesk::gui
+
+Q_DECLARE_METATYPE(scaledesk::gui::PollResult)
+Q_DECLARE_METATYPE(scaledesk::gui::RunSnapshot)
+Q_DECLARE_METATYPE(scaledesk::LaunchResult)
+Q_DECLARE_METATYPE(scaledesk::RunAction)

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 #include <string>
 #include <limits>
 
@@ -18,6 +19,9 @@ namespace scaledesk {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kMaxLine = 1 << 20;
+// Distinct fields that become series, over every kind: a file of random keys must not make a
+// million series (each one a store and an index).
+constexpr std::size_t kMaxSeries = 20000;
 
 // Numeric fields of step and epoch records that become series (others, like "kind", do not).
 bool isSkippedField(std::string_view key)
@@ -112,20 +116,39 @@ struct MetricsParser::Impl {
     simdjson::ondemand::parser parser;
     std::vector<char> buffer;  // the chunk, with simdjson's padding after it
     // Field name → its series, found once per field name rather than once per line (the hot path).
+    // Records of one kind list their fields in the same order line after line, so the field at
+    // position i is nearly always the one cached at i: one comparison, not a lookup. Otherwise a
+    // hash map finds it, whatever the number of distinct fields.
     struct Slot {
         std::string key;
-        Series* series;
+        Series* series = nullptr;
     };
-    std::vector<Slot> stepSlots, epochSlots;
-    // Records of one kind list their fields in the same order line after line, so the field at
-    // position i is nearly always slot i: one comparison, not a search.
-    Series* slot(std::vector<Slot>& table, std::size_t position, const char* prefix, std::string_view key, RunMetrics& out)
+    struct Kind {
+        std::vector<Slot> byPosition;
+        std::unordered_map<std::string, Series*> byKey;
+    };
+    Kind step, epoch;
+    std::size_t seriesCount = 0;
+    bool capped = false;  // the cap's warning is given once
+    // Null when the cap on distinct series is reached (the field is then left out).
+    Series* slot(Kind& kind, std::size_t position, const char* prefix, std::string_view key, RunMetrics& out)
     {
-        if (position < table.size() && table[position].key == key) return table[position].series;
-        for (auto& s : table)
-            if (s.key == key) return s.series;
-        table.push_back({std::string(key), &out.ensureSeries(QLatin1String(prefix) + QString::fromUtf8(key.data(), qsizetype(key.size())))});
-        return table.back().series;
+        if (position < kind.byPosition.size() && kind.byPosition[position].key == key) return kind.byPosition[position].series;
+        Series* series = nullptr;
+        std::string name(key);
+        if (auto it = kind.byKey.find(name); it != kind.byKey.end()) {
+            series = it->second;
+        } else {
+            if (seriesCount >= kMaxSeries) return nullptr;
+            ++seriesCount;
+            series = &out.ensureSeries(QLatin1String(prefix) + QString::fromUtf8(key.data(), qsizetype(key.size())));
+            kind.byKey.emplace(name, series);
+        }
+        if (position < 64) {
+            if (position >= kind.byPosition.size()) kind.byPosition.resize(position + 1);
+            kind.byPosition[position] = Slot{std::move(name), series};
+        }
+        return series;
     }
     // A resume repeats steps: one warning per repeated range, not one per line.
     double repeatFrom = -1;
@@ -134,10 +157,33 @@ struct MetricsParser::Impl {
 MetricsParser::MetricsParser(RunMetrics& into) : d(std::make_unique<Impl>()), m_out(into) {}
 MetricsParser::~MetricsParser() = default;
 
+void MetricsParser::addWarning(MetricWarning::Kind kind, const QString& message)
+{
+    // Bounded: a file of garbage must not turn into a gigabyte of warnings.
+    if (m_out.warnings.size() < 1000) m_out.warnings.append({kind, m_line, message});
+}
+
 std::size_t MetricsParser::feed(const char* data, std::size_t size)
 {
+    // A line longer than kMaxLine is dropped as it comes, never gathered: a file with no newline
+    // costs no more memory than one with short lines.
+    std::size_t skipped = 0;
+    if (m_skipping) {
+        const char* nl = static_cast<const char*>(std::memchr(data, '\n', size));
+        if (!nl) return size;
+        skipped = std::size_t(nl - data) + 1;
+        m_skipping = false;
+        data += skipped;
+        size -= skipped;
+    }
     const char* lastNewline = static_cast<const char*>(memrchr(data, '\n', size));
-    if (!lastNewline) return 0;
+    if (!lastNewline) {
+        if (size <= kMaxLine) return skipped;
+        ++m_line;
+        addWarning(MetricWarning::Kind::TooLong, QStringLiteral("a line of more than %1 bytes; skipped").arg(kMaxLine));
+        m_skipping = true;
+        return skipped + size;
+    }
     const std::size_t used = std::size_t(lastNewline - data) + 1;
     // simdjson reads up to SIMDJSON_PADDING bytes past a document. Lines with that much of the
     // caller's buffer after them are parsed where they are; only the last few go through a
@@ -167,12 +213,12 @@ std::size_t MetricsParser::feed(const char* data, std::size_t size)
             p += len + 1;
         }
     }
-    return used;
+    return skipped + used;
 }
 
 void MetricsParser::finish(const char* data, std::size_t size)
 {
-    if (size == 0) return;
+    if (size == 0 || m_skipping) return;
     d->buffer.resize(size + simdjson::SIMDJSON_PADDING);
     std::memcpy(d->buffer.data(), data, size);
     std::memset(d->buffer.data() + size, 0, simdjson::SIMDJSON_PADDING);
@@ -183,10 +229,7 @@ void MetricsParser::finish(const char* data, std::size_t size)
 void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t capacity)
 {
     using namespace simdjson;
-    auto warn = [&](MetricWarning::Kind kind, const QString& message) {
-        // Bounded: a file of garbage must not turn into a gigabyte of warnings.
-        if (m_out.warnings.size() < 1000) m_out.warnings.append({kind, m_line, message});
-    };
+    auto warn = [&](MetricWarning::Kind kind, const QString& message) { addWarning(kind, message); };
     while (len > 0 && (begin[len - 1] == '\r' || begin[len - 1] == ' ')) --len;
     if (len == 0) return;
     if (len > kMaxLine) {
@@ -293,8 +336,13 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
         return;
     }
     m_out.noteTime(t);
-    auto store = [&](Series& series, double value) {
-        const std::size_t dropped = series.append(step, t, value);
+    auto store = [&](Series* series, double value) {
+        if (!series) {  // the cap on distinct fields: said once
+            if (!d->capped) warn(MetricWarning::Kind::BadValue, QStringLiteral("more than %1 distinct fields; the others are left out").arg(kMaxSeries));
+            d->capped = true;
+            return;
+        }
+        const std::size_t dropped = series->append(step, t, value);
         ++m_out.pointsStored;
         if (dropped > 0 && step > d->repeatFrom) {
             d->repeatFrom = step;
@@ -313,12 +361,12 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
         return false;
     };
     auto tb = [&](const char* tag, std::string_view key) {
-        if (hasField(key)) store(m_out.ensureSeries(QLatin1String(tag)), fieldValue(key));
+        if (hasField(key)) store(&m_out.ensureSeries(QLatin1String(tag)), fieldValue(key));
     };
     if (kind == "step") {
-        for (int i = 0; i < nfields; ++i) store(*d->slot(d->stepSlots, std::size_t(i), "step/", fields[i].key, m_out), fields[i].value);
+        for (int i = 0; i < nfields; ++i) store(d->slot(d->step, std::size_t(i), "step/", fields[i].key, m_out), fields[i].value);
     } else if (kind == "epoch") {
-        for (int i = 0; i < nfields; ++i) store(*d->slot(d->epochSlots, std::size_t(i), "epoch/", fields[i].key, m_out), fields[i].value);
+        for (int i = 0; i < nfields; ++i) store(d->slot(d->epoch, std::size_t(i), "epoch/", fields[i].key, m_out), fields[i].value);
         tb("Loss/train", "train_loss");
         tb("Loss/valid", "val_loss");
         tb("Learning Rate", "lr");

@@ -110,10 +110,12 @@ public:
 
 private:
     void parseLine(const char* begin, std::size_t len, std::size_t capacity);
+    void addWarning(MetricWarning::Kind kind, const QString& message);
     struct Impl;
     std::unique_ptr<Impl> d;
     RunMetrics& m_out;
     qint64 m_line = 0;
+    bool m_skipping = false;  ///< inside a line over the limit: dropped up to its newline
 };
 
 /// Reads a whole metrics.jsonl file (a missing file gives no series and no warning).

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "remote/transport.h"  // Status
+#include "core/status.h"
 
 #include <QStringList>
 
@@ -14,7 +14,7 @@ struct CompareRun;
 enum class XAxis;
 
 /// What the command line cannot do without a window system and hands to whoever can (the
-/// `scaledesk` program passes the GUI library's renderers; the tests may pass none).
+/// `scaledesk` program passes the GUI library's renderers; a build without the GUI passes none).
 struct CliHooks {
     /// Writes the report's plots into `dir` in each of `formats` (png, svg, pdf); the paths written
     /// go to `written`.
@@ -25,12 +25,14 @@ struct CliHooks {
         renderSeries;
 };
 
-/// The headless `scaledesk` commands (profiles, deploy, submit, status, cancel, requeue, runs).
-/// Needs a QCoreApplication (or QApplication); returns the process exit code: 0 success, 1 a
-/// failure that was reported, 2 a usage error.
+/// The `scaledesk` commands (profiles, deploy, submit, status, cancel, requeue, runs, report,
+/// compare, tail, demo). Needs a QCoreApplication (or QApplication); returns the process exit
+/// code: 0 success, 1 a failure that was reported, 2 a usage error (with the usage, and the
+/// nearest command for a misspelt one).
 int runCommandLine(int argc, char** argv, const CliHooks& hooks = {});
 
-/// True when argv names one of those commands (so a GUI main knows to stay headless).
-bool isHeadlessCommand(int argc, char** argv);
+/// True only for the arguments that open the window: none, or `--workspace DIR` alone.
+/// Everything else is the command line's, which reports what it does not know.
+bool opensWindow(int argc, char** argv);
 
 }  // namespace scaledesk

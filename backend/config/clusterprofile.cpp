@@ -29,7 +29,7 @@ public:
     explicit Reader(QString file) : m_file(std::move(file)) {}
     [[noreturn]] void fail(const YAML::Node& n, const QString& key, const QString& what) const
     {
-        throw Failure{Error{QStringLiteral("profile.invalid"), QStringLiteral("key '%1': %2").arg(key, what), where(m_file, n.Mark())}};
+        throw Failure{Error{ErrorCode::ProfileInvalid, QStringLiteral("key '%1': %2").arg(key, what), where(m_file, n.Mark())}};
     }
     QString string(const YAML::Node& n, const QString& key) const
     {
@@ -93,6 +93,17 @@ using Field = std::function<void(const YAML::Node&, const QString&)>;
 
 }  // namespace
 
+QString profileKindName(ProfileKind kind)
+{
+    return kind == ProfileKind::Local ? QStringLiteral("local") : QStringLiteral("ssh+slurm");
+}
+
+QString ClusterProfile::target() const
+{
+    if (isLocal()) return QStringLiteral("this machine");
+    return QStringLiteral("%1%2:%3").arg(user.isEmpty() ? QString() : user + QLatin1Char('@'), host).arg(port);
+}
+
 bool isSlurmTimeLimit(const QString& value)
 {
     static const QRegularExpression re(QStringLiteral(
@@ -103,14 +114,15 @@ bool isSlurmTimeLimit(const QString& value)
 Expected<ClusterProfile> loadClusterProfile(const QString& path)
 {
     if (!QFileInfo::exists(path))
-        return Error{QStringLiteral("profile.missing"), QStringLiteral("no such file"), path};
+        return Error{ErrorCode::ProfileMissing, QStringLiteral("no such file"), path};
     YAML::Node root;
     try {
         root = YAML::LoadFile(path.toStdString());
     } catch (const YAML::Exception& e) {
-        return Error{QStringLiteral("profile.yaml"), QStringLiteral("malformed YAML: ") + q(e.msg), where(path, e.mark)};
+        return Error{ErrorCode::ProfileYaml, QStringLiteral("malformed YAML: ") + q(e.msg), where(path, e.mark)};
     }
     ClusterProfile p;
+    bool haveKind = false;
     p.name = QFileInfo(path).completeBaseName();
     const Reader r(path);
     try {
@@ -128,6 +140,7 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             {"mpi", [&](auto& n, auto& k) { p.slurm.mpi = r.directive(n, k); }},
             {"requeue", [&](auto& n, auto& k) { p.slurm.requeue = r.boolean(n, k); }},
             {"signal_seconds", [&](auto& n, auto& k) { p.slurm.signalSeconds = r.integer(n, k, 0, 86400); }},
+            {"command_timeout", [&](auto& n, auto& k) { p.slurm.commandTimeoutS = r.integer(n, k, 1, 3600); }},
             {"extra_directives", [&](auto& n, auto& k) {
                  if (!n.IsSequence()) r.fail(n, k, QStringLiteral("expected a list"));
                  for (const auto& e : n) p.slurm.extraDirectives << r.directive(e, k);
@@ -142,9 +155,11 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
         const std::map<std::string, Field> top = {
             {"name", [&](auto& n, auto& k) { p.name = r.string(n, k); }},
             {"kind", [&](auto& n, auto& k) {
-                 p.kind = r.string(n, k);
-                 if (p.kind != QLatin1String("ssh+slurm") && p.kind != QLatin1String("local"))
-                     r.fail(n, k, QStringLiteral("expected ssh+slurm or local, got '%1'").arg(p.kind));
+                 const QString kind = r.string(n, k);
+                 if (kind == profileKindName(ProfileKind::SshSlurm)) p.kind = ProfileKind::SshSlurm;
+                 else if (kind == profileKindName(ProfileKind::Local)) p.kind = ProfileKind::Local;
+                 else r.fail(n, k, QStringLiteral("expected ssh+slurm or local, got '%1'").arg(kind));
+                 haveKind = true;
              }},
             {"host", [&](auto& n, auto& k) { p.host = r.string(n, k); }},
             {"port", [&](auto& n, auto& k) { p.port = r.integer(n, k, 1, 65535); }},
@@ -160,18 +175,18 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             {"trainer", [&](auto& n, auto& k) { r.each(n, k, trainer); }},
         };
         r.each(root, QString(), top);
-        if (p.kind.isEmpty())
+        if (!haveKind)
             r.fail(root, QStringLiteral("kind"), QStringLiteral("is required (ssh+slurm or local)"));
-        if (p.kind == QLatin1String("ssh+slurm") && p.host.isEmpty())
+        if (!p.isLocal() && p.host.isEmpty())
             r.fail(root, QStringLiteral("host"), QStringLiteral("is required for an ssh+slurm profile"));
-        if (p.kind == QLatin1String("ssh+slurm") && p.remoteRoot.isEmpty())
+        if (!p.isLocal() && p.remoteRoot.isEmpty())
             r.fail(root, QStringLiteral("remote_root"), QStringLiteral("is required for an ssh+slurm profile"));
-        if (p.kind == QLatin1String("ssh+slurm") && p.trainerPath.isEmpty() && !p.trainerDeploy)
+        if (!p.isLocal() && p.trainerPath.isEmpty() && !p.trainerDeploy)
             r.fail(root, QStringLiteral("trainer"), QStringLiteral("give trainer.path (preinstalled) or trainer.deploy: true"));
     } catch (const Failure& f) {
         return f.error;
     } catch (const YAML::Exception& e) {
-        return Error{QStringLiteral("profile.yaml"), q(e.msg), where(path, e.mark)};
+        return Error{ErrorCode::ProfileYaml, q(e.msg), where(path, e.mark)};
     }
     return p;
 }

@@ -22,14 +22,23 @@ struct SlurmDefaults {
     QString mpi = QStringLiteral("pmix");  ///< srun --mpi type; "none" for plain srun (gloo over SLURM's variables)
     bool requeue = false;
     int signalSeconds = 120;    ///< --signal=B:USR1@<s>: checkpoint this long before the time limit; 0 = none
+    int commandTimeoutS = 60;   ///< how long sbatch, scancel and scontrol may take before their outcome counts as unknown
     QStringList extraDirectives;  ///< verbatim, e.g. "--exclusive"
 };
+
+/// How a profile's runs are started: on a cluster over SSH with SLURM, or on this machine.
+enum class ProfileKind { SshSlurm, Local };
+/// "ssh+slurm" or "local", as profile files spell it.
+QString profileKindName(ProfileKind kind);
 
 /// A cluster: where it is, how jobs run there, and how the trainer is found.
 /// YAML file (profiles/<name>.yaml), keys documented in docs/profiles.md.
 struct ClusterProfile {
     QString name;
-    QString kind;        ///< "ssh+slurm" or "local"
+    ProfileKind kind = ProfileKind::SshSlurm;
+    bool isLocal() const { return kind == ProfileKind::Local; }
+    /// "user@host:port", or "this machine" for a local profile.
+    QString target() const;
     QString host;
     int port = 22;
     QString user;

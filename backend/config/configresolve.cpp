@@ -10,6 +10,20 @@
 namespace scaledesk {
 
 namespace {
+// Aliases share nodes, so a small file can name an enormous tree ("billion laughs"): resolution
+// visits at most this many nodes, and says so when a file would take more.
+constexpr int kMaxNodes = 200000;
+
+struct Budget {
+    int left = kMaxNodes;
+    void spend(const YAML::Node& node)
+    {
+        if (--left < 0)
+            throw YAML::Exception(node.Mark(), "the config expands to more than " + std::to_string(kMaxNodes)
+                                                   + " values (aliases nested inside aliases?); refused");
+    }
+};
+
 QString where(const QString& file, const YAML::Mark& m)
 {
     return m.is_null() ? file : QStringLiteral("%1:%2:%3").arg(file).arg(m.line + 1).arg(m.column + 1);
@@ -30,10 +44,12 @@ struct Entry {
 
 // Resolves merge keys of a mapping into (key → node and owner): own keys first, then each source
 // in order (earlier sources win), recursively, as YAML's merge does.
-void mergeInto(const YAML::Node& root, const YAML::Node& map, const QString& owner, std::map<std::string, Entry>& out, int depth)
+void mergeInto(const YAML::Node& root, const YAML::Node& map, const QString& owner, std::map<std::string, Entry>& out, int depth,
+               Budget& budget)
 {
     if (depth > 64) throw YAML::Exception(map.Mark(), "merge keys nest too deep (a cycle?)");
     for (auto it = map.begin(); it != map.end(); ++it) {
+        budget.spend(it->second);
         const std::string key = it->first.as<std::string>();
         if (key != "<<" && !out.count(key)) out.emplace(key, Entry{it->second, owner});
     }
@@ -41,7 +57,7 @@ void mergeInto(const YAML::Node& root, const YAML::Node& map, const QString& own
     if (!sources) return;
     auto from = [&](const YAML::Node& src) {
         const QString o = ownerOf(root, src);
-        mergeInto(root, src, o.isEmpty() ? owner : o, out, depth + 1);
+        mergeInto(root, src, o.isEmpty() ? owner : o, out, depth + 1, budget);
     };
     if (sources.IsMap()) {
         from(sources);
@@ -56,19 +72,22 @@ void mergeInto(const YAML::Node& root, const YAML::Node& map, const QString& own
 }
 
 void flatten(const YAML::Node& root, const YAML::Node& node, const QString& owner, const QString& prefix,
-             QMap<QString, ConfigValue>& out, int depth)
+             QMap<QString, ConfigValue>& out, int depth, Budget& budget)
 {
+    budget.spend(node);
+    if (depth > 256) throw YAML::Exception(node.Mark(), "the config nests more than 256 levels deep; refused");
     const int line = node.Mark().is_null() ? 0 : node.Mark().line + 1;
     if (node.IsMap()) {
         std::map<std::string, Entry> merged;
-        mergeInto(root, node, owner, merged, depth);
+        mergeInto(root, node, owner, merged, depth, budget);
         for (const auto& [k, e] : merged)
             flatten(root, e.node, e.owner, prefix.isEmpty() ? QString::fromStdString(k) : prefix + QLatin1Char('.') + QString::fromStdString(k),
-                    out, depth + 1);
+                    out, depth + 1, budget);
     } else if (node.IsSequence()) {
         QStringList items;
         bool scalars = true;
         for (const auto& e : node) {
+            budget.spend(e);
             if (!e.IsScalar()) scalars = false;
             else items << QString::fromStdString(e.Scalar());
         }
@@ -76,7 +95,7 @@ void flatten(const YAML::Node& root, const YAML::Node& node, const QString& owne
             out.insert(prefix, ConfigValue{QLatin1Char('[') + items.join(QStringLiteral(", ")) + QLatin1Char(']'), owner, line});
         } else {
             int i = 0;
-            for (const auto& e : node) flatten(root, e, owner, prefix + QStringLiteral("[%1]").arg(i++), out, depth + 1);
+            for (const auto& e : node) flatten(root, e, owner, prefix + QStringLiteral("[%1]").arg(i++), out, depth + 1, budget);
         }
     } else if (node.IsScalar()) {
         out.insert(prefix, ConfigValue{QString::fromStdString(node.Scalar()), owner, line});
@@ -90,16 +109,17 @@ Expected<QMap<QString, ConfigValue>> resolvedConfigWithSources(const QString& ya
 {
     try {
         const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
-        if (!root.IsMap()) return Error{QStringLiteral("config.invalid"), QStringLiteral("expected a mapping of named configs"), yamlPath};
+        if (!root.IsMap()) return Error{ErrorCode::ConfigInvalid, QStringLiteral("expected a mapping of named configs"), yamlPath};
         const YAML::Node cfg = root[name.toStdString()];
-        if (!cfg) return Error{QStringLiteral("config.invalid"), QStringLiteral("no config named '%1'").arg(name), yamlPath};
+        if (!cfg) return Error{ErrorCode::ConfigInvalid, QStringLiteral("no config named '%1'").arg(name), yamlPath};
         if (!cfg.IsMap())
-            return Error{QStringLiteral("config.invalid"), QStringLiteral("config '%1' is not a mapping").arg(name), where(yamlPath, cfg.Mark())};
+            return Error{ErrorCode::ConfigInvalid, QStringLiteral("config '%1' is not a mapping").arg(name), where(yamlPath, cfg.Mark())};
         QMap<QString, ConfigValue> out;
-        flatten(root, cfg, name, QString(), out, 0);
+        Budget budget;
+        flatten(root, cfg, name, QString(), out, 0, budget);
         return out;
     } catch (const YAML::Exception& e) {
-        return Error{QStringLiteral("config.yaml"), QString::fromStdString(e.msg), where(yamlPath, e.mark)};
+        return Error{ErrorCode::ConfigYaml, QString::fromStdString(e.msg), where(yamlPath, e.mark)};
     }
 }
 
@@ -116,7 +136,7 @@ Expected<QMap<QString, QStringList>> configParents(const QString& yamlPath)
 {
     try {
         const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
-        if (!root.IsMap()) return Error{QStringLiteral("config.invalid"), QStringLiteral("expected a mapping of named configs"), yamlPath};
+        if (!root.IsMap()) return Error{ErrorCode::ConfigInvalid, QStringLiteral("expected a mapping of named configs"), yamlPath};
         QMap<QString, QStringList> out;
         for (auto it = root.begin(); it != root.end(); ++it) {
             QStringList parents;
@@ -128,7 +148,7 @@ Expected<QMap<QString, QStringList>> configParents(const QString& yamlPath)
         }
         return out;
     } catch (const YAML::Exception& e) {
-        return Error{QStringLiteral("config.yaml"), QString::fromStdString(e.msg), where(yamlPath, e.mark)};
+        return Error{ErrorCode::ConfigYaml, QString::fromStdString(e.msg), where(yamlPath, e.mark)};
     }
 }
 
@@ -136,12 +156,12 @@ Expected<QStringList> configNames(const QString& yamlPath)
 {
     try {
         const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
-        if (!root.IsMap()) return Error{QStringLiteral("config.invalid"), QStringLiteral("expected a mapping of named configs"), yamlPath};
+        if (!root.IsMap()) return Error{ErrorCode::ConfigInvalid, QStringLiteral("expected a mapping of named configs"), yamlPath};
         QStringList names;
         for (auto it = root.begin(); it != root.end(); ++it) names << QString::fromStdString(it->first.Scalar());
         return names;
     } catch (const YAML::Exception& e) {
-        return Error{QStringLiteral("config.yaml"), QString::fromStdString(e.msg), where(yamlPath, e.mark)};
+        return Error{ErrorCode::ConfigYaml, QString::fromStdString(e.msg), where(yamlPath, e.mark)};
     }
 }
 

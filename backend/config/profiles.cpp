@@ -35,12 +35,18 @@ QString findLocalTrainer()
     return QStandardPaths::findExecutable(QStringLiteral("scaledesk-train"));
 }
 
+std::unique_ptr<Scheduler> makeScheduler(const ClusterProfile& p, Transport& transport)
+{
+    if (p.isLocal()) return std::make_unique<LocalScheduler>(transport);
+    return std::make_unique<SlurmScheduler>(transport, p.slurm.commandTimeoutS * 1000);
+}
+
 ProfileConnection connectProfile(const ClusterProfile& p, SshCallbacks callbacks)
 {
     ProfileConnection c;
-    if (p.kind == QLatin1String("local")) {
+    if (p.isLocal()) {
         c.transport = std::make_unique<LocalTransport>();
-        c.scheduler = std::make_unique<LocalScheduler>(*c.transport);
+        c.scheduler = makeScheduler(p, *c.transport);
         return c;
     }
     SshOptions o;
@@ -52,7 +58,7 @@ ProfileConnection connectProfile(const ClusterProfile& p, SshCallbacks callbacks
     o.knownHostsFile = p.knownHostsFile;
     o.sshConfigFile = qEnvironmentVariable("SCALEDESK_SSH_CONFIG");
     c.transport = std::make_unique<SshTransport>(o, std::move(callbacks));
-    c.scheduler = std::make_unique<SlurmScheduler>(*c.transport);
+    c.scheduler = makeScheduler(p, *c.transport);
     return c;
 }
 
@@ -60,7 +66,7 @@ ClusterProfile builtinLocalProfile(const Workspace& ws)
 {
     ClusterProfile p;
     p.name = QStringLiteral("local");
-    p.kind = QStringLiteral("local");
+    p.kind = ProfileKind::Local;
     p.slurm.cpusPerTask = 1;
     fillLocalDefaults(p, ws);
     return p;
@@ -79,7 +85,7 @@ QList<ProfileEntry> listProfiles(const Workspace& ws)
         if (p) {
             ClusterProfile prof = *p;
             prof.name = e.name;  // the file name is the profile's name in a workspace
-            if (prof.kind == QLatin1String("local")) fillLocalDefaults(prof, ws);
+            if (prof.isLocal()) fillLocalDefaults(prof, ws);
             e.profile = prof;
         } else {
             e.error = p.error();
@@ -106,7 +112,7 @@ Expected<ClusterProfile> findProfile(const Workspace& ws, const QString& name)
         }
         names << e.name;
     }
-    return Error{QStringLiteral("profile.unknown"),
+    return Error{ErrorCode::ProfileUnknown,
                  QStringLiteral("no profile named '%1' (have: %2; add one with `scaledesk profiles add FILE`)").arg(name, names.join(QStringLiteral(", "))),
                  ws.profilesDir()};
 }
@@ -118,12 +124,12 @@ Expected<ClusterProfile> addProfile(const Workspace& ws, const QString& file, co
     const QString name = name0.isEmpty() ? QFileInfo(file).completeBaseName() : name0;
     static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"));
     if (!safe.match(name).hasMatch())
-        return Error{QStringLiteral("profile.name"), QStringLiteral("a profile name is 1-64 letters, digits, '.', '_' or '-'"), name};
+        return Error{ErrorCode::ProfileName, QStringLiteral("a profile name is 1-64 letters, digits, '.', '_' or '-'"), name};
     if (auto ok = ws.ensure(); !ok) return ok.error();
     const QString target = ws.profilesDir() + QLatin1Char('/') + name + QStringLiteral(".yaml");
     if (QFile::exists(target))
-        return Error{QStringLiteral("profile.exists"), QStringLiteral("a profile with this name exists"), target};
-    if (!QFile::copy(file, target)) return Error{QStringLiteral("profile.io"), QStringLiteral("cannot copy the profile"), target};
+        return Error{ErrorCode::ProfileExists, QStringLiteral("a profile with this name exists"), target};
+    if (!QFile::copy(file, target)) return Error{ErrorCode::ProfileIo, QStringLiteral("cannot copy the profile"), target};
     QFile::setPermissions(target, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
     ClusterProfile out = *p;
     out.name = name;

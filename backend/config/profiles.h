@@ -39,6 +39,10 @@ struct ProfileConnection {
 };
 ProfileConnection connectProfile(const ClusterProfile& profile, SshCallbacks callbacks = {});
 
+/// The scheduler of a profile's kind over `transport`: the one place where a kind picks its
+/// scheduler (connectProfile uses it; so do the script previews, over a transport never used).
+std::unique_ptr<Scheduler> makeScheduler(const ClusterProfile& profile, Transport& transport);
+
 /// scaledesk-train on this machine: $SCALEDESK_TRAIN, next to the app, the build tree's
 /// trainer/ folder, then PATH. Empty when none is found.
 QString findLocalTrainer();

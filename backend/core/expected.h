@@ -1,27 +1,16 @@
 #pragma once
 
-#include <QString>
+#include "core/error.h"
 
-#include <optional>
 #include <utility>
 #include <variant>
 
 namespace scaledesk {
 
-/// A failure that happens in real life (bad input, unreachable host, rejected job): a stable
-/// code, a message for people, and where it happened (file:line:column, or a host) when known.
-struct Error {
-    QString code;
-    QString message;
-    QString location;
-
-    /// "location: message", or the message alone.
-    QString text() const { return location.isEmpty() ? message : location + QStringLiteral(": ") + message; }
-};
-
-/// A value or an Error (C++17 stand-in for std::expected).
+/// A value or an Error (C++17 stand-in for std::expected). [[nodiscard]]: a dropped result is a
+/// dropped failure, so the compiler refuses to let it pass silently.
 template <typename T>
-class Expected {
+class [[nodiscard]] Expected {
 public:
     Expected(T value) : m_data(std::move(value)) {}
     Expected(Error error) : m_data(std::move(error)) {}
@@ -32,7 +21,9 @@ public:
     T& value() & { return std::get<0>(m_data); }
     T&& value() && { return std::get<0>(std::move(m_data)); }
     const T& operator*() const& { return value(); }
+    T& operator*() & { return value(); }
     const T* operator->() const { return &value(); }
+    T* operator->() { return &value(); }
     const Error& error() const { return std::get<1>(m_data); }
 
 private:

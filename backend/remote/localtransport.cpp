@@ -20,13 +20,13 @@ QString expandHome(const QString& path)
 Error fileError(const QFileDevice& f, const QString& path)
 {
     if (f.error() == QFileDevice::PermissionsError || (QFileInfo::exists(path) && !QFileInfo(path).isReadable()))
-        return Error{QStringLiteral("transport.permission"), QStringLiteral("permission denied"), path};
-    if (!QFileInfo::exists(path)) return Error{QStringLiteral("transport.nofile"), QStringLiteral("no such file"), path};
-    return Error{QStringLiteral("transport.io"), f.errorString(), path};
+        return Error{ErrorCode::TransportPermission, QStringLiteral("permission denied"), path};
+    if (!QFileInfo::exists(path)) return Error{ErrorCode::TransportNoFile, QStringLiteral("no such file"), path};
+    return Error{ErrorCode::TransportIo, f.errorString(), path};
 }
 }  // namespace
 
-Expected<ExecResult> LocalTransport::exec(const QString& command, int timeoutMs)
+Expected<ExecResult> LocalTransport::exec(const QString& command, int timeoutMs, Idempotent)
 {
     ++m_stats.roundTrips;
     QProcess p;
@@ -35,11 +35,11 @@ Expected<ExecResult> LocalTransport::exec(const QString& command, int timeoutMs)
     p.setStandardInputFile(QProcess::nullDevice());
     p.start();
     if (!p.waitForStarted(10000))
-        return Error{QStringLiteral("transport.io"), QStringLiteral("cannot start /bin/sh: ") + p.errorString(), QStringLiteral("local")};
+        return Error{ErrorCode::TransportIo, QStringLiteral("cannot start /bin/sh: ") + p.errorString(), QStringLiteral("local")};
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished(5000);
-        return Error{QStringLiteral("transport.timeout"),
+        return Error{ErrorCode::TransportTimeout,
                      QStringLiteral("no answer after %1 s from: %2").arg(timeoutMs / 1000.0).arg(command.left(60)),
                      QStringLiteral("local")};
     }
@@ -57,7 +57,7 @@ Status LocalTransport::writeFile(const QString& path0, const QByteArray& data, i
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly)) return fileError(f, QFileInfo(path).absolutePath());
     f.write(data);
-    if (!f.commit()) return Error{QStringLiteral("transport.io"), f.errorString(), path};
+    if (!f.commit()) return Error{ErrorCode::TransportIo, f.errorString(), path};
     QFileDevice::Permissions perms;
     const std::pair<int, QFileDevice::Permission> bits[] = {
         {0400, QFileDevice::ReadOwner}, {0200, QFileDevice::WriteOwner}, {0100, QFileDevice::ExeOwner},
@@ -75,7 +75,7 @@ Expected<RemoteFileInfo> LocalTransport::stat(const QString& path0)
     const QString path = expandHome(path0);
     ++m_stats.roundTrips;
     const QFileInfo fi(path);
-    if (!fi.exists()) return Error{QStringLiteral("transport.nofile"), QStringLiteral("no such file"), path};
+    if (!fi.exists()) return Error{ErrorCode::TransportNoFile, QStringLiteral("no such file"), path};
     RemoteFileInfo info;
     info.size = fi.size();
     info.mtime = fi.lastModified().toSecsSinceEpoch();
@@ -90,7 +90,7 @@ Expected<QByteArray> LocalTransport::readAt(const QString& path0, qint64 offset,
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) return fileError(f, path);
     if (offset >= f.size()) return QByteArray();
-    if (!f.seek(offset)) return Error{QStringLiteral("transport.io"), f.errorString(), path};
+    if (!f.seek(offset)) return Error{ErrorCode::TransportIo, f.errorString(), path};
     QByteArray data = f.read(maxBytes);
     m_stats.bytesRead += quint64(data.size());
     return data;
@@ -105,8 +105,8 @@ Status LocalTransport::makeDirs(const QString& path0)
         QString parent = path;
         while (!parent.isEmpty() && !QFileInfo::exists(parent)) parent = QFileInfo(parent).absolutePath();
         if (QFileInfo::exists(parent) && !QFileInfo(parent).isDir())
-            return Error{QStringLiteral("transport.io"), QStringLiteral("not a folder"), parent};
-        return Error{QStringLiteral("transport.permission"), QStringLiteral("cannot create the folder"), path};
+            return Error{ErrorCode::TransportIo, QStringLiteral("not a folder"), parent};
+        return Error{ErrorCode::TransportPermission, QStringLiteral("cannot create the folder"), path};
     }
     return Done{};
 }

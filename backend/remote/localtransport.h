@@ -9,7 +9,7 @@ namespace scaledesk {
 class LocalTransport final : public Transport {
 public:
     QString describe() const override { return QStringLiteral("local"); }
-    Expected<ExecResult> exec(const QString& command, int timeoutMs = 60000) override;
+    Expected<ExecResult> exec(const QString& command, int timeoutMs = 60000, Idempotent idempotent = Idempotent::No) override;
     Status writeFile(const QString& path, const QByteArray& data, int mode = 0644) override;
     Expected<RemoteFileInfo> stat(const QString& path) override;
     Expected<QByteArray> readAt(const QString& path, qint64 offset, qint64 maxBytes) override;

@@ -24,7 +24,7 @@ Error keyringError(const QKeychain::Job& job, const QString& key)
     const QString why = job.error() == QKeychain::NoBackendAvailable
                             ? QStringLiteral("no system keyring is available (%1)").arg(job.errorString())
                             : job.errorString();
-    return Error{QStringLiteral("keyring"), why, key};
+    return Error{ErrorCode::Keyring, why, key};
 }
 }  // namespace
 

@@ -28,9 +28,9 @@ constexpr int kPassphraseTries = 3;
 
 QString fromC(const char* s) { return s ? QString::fromUtf8(s) : QString(); }
 
-Error error(const char* code, QString message, QString location = {})
+Error error(ErrorCode code, QString message, QString location = {})
 {
-    return Error{QString::fromLatin1(code), std::move(message), std::move(location)};
+    return Error{code, std::move(message), std::move(location)};
 }
 
 // A ProxyCommand string goes through libssh's %-expansion, then /bin/sh.
@@ -62,7 +62,7 @@ Hop parseHop(const QString& hop)
 // libssh 0.10 has no ProxyJump option (0.11 does), but its config parser turns ProxyJump into a
 // ProxyCommand of OpenSSH's client; we do the same for SshOptions::proxyJump. BatchMode: the jump
 // host's ssh has no terminal to ask on, so it must fail rather than hang.
-QString proxyCommandFor(const QString& proxyJump, const QString& sshConfigFile)
+QString proxyCommandFor(const QString& proxyJump, const QString& sshConfigFile, const QString& host, unsigned port)
 {
     QStringList hops = proxyJump.split(QLatin1Char(','), Qt::SkipEmptyParts);
     const Hop last = parseHop(hops.takeLast());
@@ -74,11 +74,11 @@ QString proxyCommandFor(const QString& proxyJump, const QString& sshConfigFile)
     if (!last.port.isEmpty())
         words << QStringLiteral("-p") << last.port;
     words << QStringLiteral("--") << last.userHost;
-    // -W before the destination; "[%h]:%p" stays unquoted so libssh expands it.
-    QString cmd = escapePercent(shellJoin(words.mid(0, words.size() - 2)));
-    cmd += QStringLiteral(" -W [%h]:%p ");
-    cmd += escapePercent(shellJoin(words.mid(words.size() - 2)));
-    return cmd;
+    // -W before the destination: the target as resolved, quoted here (libssh would put its %h
+    // into the command unquoted, for /bin/sh to read).
+    words.insert(words.size() - 2, QStringLiteral("-W"));
+    words.insert(words.size() - 2, QStringLiteral("[%1]:%2").arg(host).arg(port));
+    return escapePercent(shellJoin(words));
 }
 
 QString authMethodNames(int methods)
@@ -107,6 +107,7 @@ struct SshTransport::Impl {
     QString description;
 
     std::mutex mutex;  // serialises every call: libssh sessions are not thread-safe
+    bool notSent = false;  // the last operation failed before its command left (exec: the channel did not open)
     ssh_session session = nullptr;
     sftp_session sftp = nullptr;
     ssh_callbacks_struct sessionCallbacks{};
@@ -123,9 +124,9 @@ struct SshTransport::Impl {
     {
         ssh_session s = ssh_new();
         if (!s)
-            return error("transport.connect", QStringLiteral("out of memory creating an SSH session"));
+            return error(ErrorCode::TransportConnect, QStringLiteral("out of memory creating an SSH session"));
         auto fail = [&](const QString& what) -> Expected<ssh_session> {
-            Error e = error("transport.connect", what + QStringLiteral(": ") + fromC(ssh_get_error(s)), opts.host);
+            Error e = error(ErrorCode::TransportConnect, what + QStringLiteral(": ") + fromC(ssh_get_error(s)), opts.host);
             ssh_free(s);
             return e;
         };
@@ -155,8 +156,6 @@ struct SshTransport::Impl {
             ssh_options_set(s, SSH_OPTIONS_USER, opts.user.toUtf8().constData());
         if (!opts.knownHostsFile.isEmpty())
             ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, QFile::encodeName(opts.knownHostsFile).constData());
-        if (!opts.proxyJump.isEmpty())
-            ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, proxyCommandFor(opts.proxyJump, opts.sshConfigFile).toUtf8().constData());
         long timeout = qMax(1, opts.connectTimeoutS);
         ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout);
 
@@ -172,6 +171,8 @@ struct SshTransport::Impl {
             host = fromC(value);
         ssh_string_free_char(value);
         ssh_options_get_port(s, &port);
+        if (!opts.proxyJump.isEmpty())
+            ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, proxyCommandFor(opts.proxyJump, opts.sshConfigFile, host, port).toUtf8().constData());
         description = QStringLiteral("%1@%2:%3").arg(user, host).arg(port);
         return s;
     }
@@ -235,7 +236,7 @@ struct SshTransport::Impl {
         ssh_set_callbacks(session, &sessionCallbacks);
 
         if (ssh_connect(session) != SSH_OK) {
-            Error e = error("transport.connect",
+            Error e = error(ErrorCode::TransportConnect,
                             QStringLiteral("cannot connect to %1: %2").arg(description, fromC(ssh_get_error(session))),
                             description);
             drop();
@@ -251,7 +252,7 @@ struct SshTransport::Impl {
         }
         sftp = sftp_new(session);
         if (!sftp || sftp_init(sftp) != SSH_OK) {
-            Error e = error("transport.connect",
+            Error e = error(ErrorCode::TransportConnect,
                             QStringLiteral("%1: cannot start SFTP (is the sftp subsystem enabled?): %2")
                                 .arg(description, fromC(ssh_get_error(session))),
                             description);
@@ -268,7 +269,7 @@ struct SshTransport::Impl {
     {
         ssh_key key = nullptr;
         if (ssh_get_server_publickey(session, &key) != SSH_OK)
-            return error("transport.hostkey", QStringLiteral("%1 sent no host key").arg(description), description);
+            return error(ErrorCode::TransportHostKey, QStringLiteral("%1 sent no host key").arg(description), description);
         unsigned char* hash = nullptr;
         size_t hashLen = 0;
         QString fingerprint;
@@ -289,7 +290,7 @@ struct SshTransport::Impl {
             return Done{};
         case SSH_KNOWN_HOSTS_CHANGED:
         case SSH_KNOWN_HOSTS_OTHER:
-            return error("transport.hostkey",
+            return error(ErrorCode::TransportHostKey,
                          QStringLiteral("the host key of %1 has CHANGED: it now offers %2 key %3, which does not match "
                                         "the key recorded in %4. Someone may be intercepting the connection, or the "
                                         "host was reinstalled. If you trust the new key, remove the old line for %5 "
@@ -301,21 +302,21 @@ struct SshTransport::Impl {
             break;
         case SSH_KNOWN_HOSTS_ERROR:
         default:
-            return error("transport.hostkey",
+            return error(ErrorCode::TransportHostKey,
                          QStringLiteral("cannot check the host key of %1 against %2: %3")
                              .arg(hostPort, knownHosts, fromC(ssh_get_error(session))),
                          description);
         }
         const bool accepted = callbacks.acceptNewHostKey && callbacks.acceptNewHostKey(hostPort, keyType, fingerprint);
         if (!accepted)
-            return error("transport.hostkey",
+            return error(ErrorCode::TransportHostKey,
                          QStringLiteral("the host key of %1 is unknown (%2 key %3) and was not accepted; check the "
                                         "fingerprint with the cluster's administrators, then connect again and "
                                         "accept it (--accept-new-host-key)")
                              .arg(hostPort, keyType, fingerprint),
                          description);
         if (ssh_session_update_known_hosts(session) != SSH_OK)
-            return error("transport.hostkey",
+            return error(ErrorCode::TransportHostKey,
                          QStringLiteral("cannot record the host key of %1 in %2: %3")
                              .arg(hostPort, knownHosts, fromC(ssh_get_error(session))),
                          description);
@@ -324,7 +325,7 @@ struct SshTransport::Impl {
 
     Error authError(const QString& why, int offered)
     {
-        return error("transport.auth",
+        return error(ErrorCode::TransportAuth,
                      QStringLiteral("authentication as %1@%2 failed%3 (the server offers: %4)")
                          .arg(user, host, why.isEmpty() ? QString() : QStringLiteral(": ") + why, authMethodNames(offered)),
                      description);
@@ -415,8 +416,12 @@ struct SshTransport::Impl {
 
     int keyboardInteractive(bool* aborted)
     {
+        // Bounded: a server that keeps sending rounds (with or without prompts) is refused.
+        constexpr int kMaxRounds = 16, kMaxEmptyRounds = 4;
+        int rounds = 0, empty = 0;
         int rc = ssh_userauth_kbdint(session, nullptr, nullptr);
         while (rc == SSH_AUTH_INFO) {
+            if (++rounds > kMaxRounds) return SSH_AUTH_DENIED;
             const int n = ssh_userauth_kbdint_getnprompts(session);
             QList<SshCallbacks::Prompt> prompts;
             for (int i = 0; i < n; ++i) {
@@ -425,6 +430,7 @@ struct SshTransport::Impl {
                 prompts.append({fromC(text), echo != 0});
             }
             // Servers (PAM) may send rounds without prompts; they expect an empty answer.
+            if (n == 0 && ++empty > kMaxEmptyRounds) return SSH_AUTH_DENIED;
             if (n > 0) {
                 const std::optional<QStringList> answers = callbacks.keyboardInteractive(
                     fromC(ssh_userauth_kbdint_getname(session)), fromC(ssh_userauth_kbdint_getinstruction(session)), prompts);
@@ -446,7 +452,7 @@ struct SshTransport::Impl {
     Error connectionError(const QString& during)
     {
         broken = true;
-        return error("transport.connect",
+        return error(ErrorCode::TransportConnect,
                      QStringLiteral("lost the connection to %1 during %2: %3")
                          .arg(description, during, fromC(session ? ssh_get_error(session) : "no session")),
                      description);
@@ -467,18 +473,19 @@ struct SshTransport::Impl {
         return Done{};
     }
 
-    // Runs one operation; when it fails because the session died, reopens the session and runs
-    // it once more (every operation is idempotent).
+    // Runs one operation; when it fails because the session died, reopens the session and, for an
+    // idempotent operation, runs it once more. Any other one returns its error: it may have run.
     template <typename T, typename Op>
-    Expected<T> withSession(Op op)
+    Expected<T> withSession(Op op, Idempotent idempotent = Idempotent::Yes)
     {
         std::lock_guard<std::mutex> lock(mutex);
         for (int attempt = 0;; ++attempt) {
             if (Status st = ensureConnected(); !st)
                 return st.error();
+            notSent = false;
             Expected<T> result = op();
             const bool died = !result && !usable();
-            if (!died || attempt > 0) {
+            if (!died || attempt > 0 || (idempotent == Idempotent::No && !notSent)) {
                 if (usable())
                     idle.start();
                 else
@@ -521,13 +528,13 @@ struct SshTransport::Impl {
         switch (code) {
         case SSH_FX_NO_SUCH_FILE:
         case SSH_FX_NO_SUCH_PATH:
-            return error("transport.nofile", QStringLiteral("%1: no such file or folder on %2").arg(path, description), path);
+            return error(ErrorCode::TransportNoFile, QStringLiteral("%1: no such file or folder on %2").arg(path, description), path);
         case SSH_FX_PERMISSION_DENIED:
         case SSH_FX_WRITE_PROTECT:
-            return error("transport.permission",
+            return error(ErrorCode::TransportPermission,
                          QStringLiteral("%1: permission denied on %2 (cannot %3)").arg(path, description, action), path);
         default:
-            return error("transport.io",
+            return error(ErrorCode::TransportIo,
                          QStringLiteral("%1: cannot %2 on %3 (SFTP status %4: %5)")
                              .arg(path, action, description)
                              .arg(code)
@@ -541,16 +548,21 @@ struct SshTransport::Impl {
         QElapsedTimer clock;
         clock.start();
         ssh_channel channel = ssh_channel_new(session);
-        if (!channel)
+        if (!channel) {
+            notSent = true;
             return connectionError(QStringLiteral("exec"));
+        }
         auto finish = [&](auto result) {
             ssh_channel_close(channel);
             ssh_channel_free(channel);
             return result;
         };
         roundTrips += 1;
-        if (ssh_channel_open_session(channel) != SSH_OK || ssh_channel_request_exec(channel, command.toUtf8().constData()) != SSH_OK) {
-            Error e = alive() ? error("transport.io",
+        // A channel that did not open carried no command: that failure may be retried whatever
+        // the command. Once the exec request is on its way, nobody knows whether it ran.
+        if (ssh_channel_open_session(channel) != SSH_OK) notSent = true;
+        if (notSent || ssh_channel_request_exec(channel, command.toUtf8().constData()) != SSH_OK) {
+            Error e = alive() ? error(ErrorCode::TransportIo,
                                       QStringLiteral("%1 refused to run a command: %2").arg(description, fromC(ssh_get_error(session))),
                                       description)
                               : connectionError(QStringLiteral("exec"));
@@ -579,7 +591,7 @@ struct SshTransport::Impl {
             if (left <= 0) {
                 ssh_channel_request_send_signal(channel, "KILL");
                 return finish(Expected<ExecResult>(
-                    error("transport.timeout",
+                    error(ErrorCode::TransportTimeout,
                           QStringLiteral("'%1' did not finish within %2 s on %3")
                               .arg(command.left(60) + (command.size() > 60 ? QStringLiteral("…") : QString()))
                               .arg(timeoutMs / 1000.0)
@@ -740,7 +752,7 @@ struct SshTransport::Impl {
             if (dir && *dir)
                 continue;  // it exists (EEXIST, or a parent we may not write to)
             if (dir)
-                return error("transport.io",
+                return error(ErrorCode::TransportIo,
                              QStringLiteral("%1: cannot create the folder on %2: %3 is a file").arg(rawPath, description, prefix),
                              rawPath);
             return mkdirError;
@@ -765,9 +777,9 @@ SshTransport::~SshTransport() = default;
 
 QString SshTransport::describe() const { return d->description; }
 
-Expected<ExecResult> SshTransport::exec(const QString& command, int timeoutMs)
+Expected<ExecResult> SshTransport::exec(const QString& command, int timeoutMs, Idempotent idempotent)
 {
-    return d->withSession<ExecResult>([&] { return d->exec(command, timeoutMs); });
+    return d->withSession<ExecResult>([&] { return d->exec(command, timeoutMs); }, idempotent);
 }
 
 Status SshTransport::writeFile(const QString& path, const QByteArray& data, int mode)

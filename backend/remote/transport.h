@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/expected.h"
+#include "core/status.h"
 
 #include <QByteArray>
 #include <QString>
@@ -29,9 +29,10 @@ struct TransportStats {
     quint64 connects = 0;    ///< successful (re)connects
 };
 
-/// A tag type for operations that return nothing but may fail.
-struct Done {};
-using Status = Expected<Done>;
+/// Whether a command may simply be run again when the connection dropped while it ran. Reads,
+/// polls and lookups may; sbatch, scontrol requeue, a signal, a deploy build or a data generation
+/// may not (the first one may have happened), and the caller gets the error instead.
+enum class Idempotent { No, Yes };
 
 /// How the app reaches the machine where runs live: a cluster over SSH, or this machine. One
 /// object per profile; the calls block, so they run on the profile's worker thread (never the GUI
@@ -46,8 +47,10 @@ public:
     virtual QString describe() const = 0;
 
     /// Runs `command` with /bin/sh semantics on the far side (a login environment is not
-    /// assumed). A non-zero exit is not an error: it is in the result.
-    virtual Expected<ExecResult> exec(const QString& command, int timeoutMs = 60000) = 0;
+    /// assumed). A non-zero exit is not an error: it is in the result. A transport that reconnects
+    /// runs the command again after a dropped connection only when it is `idempotent`; file
+    /// operations (below) are always repeated safely.
+    virtual Expected<ExecResult> exec(const QString& command, int timeoutMs = 60000, Idempotent idempotent = Idempotent::No) = 0;
 
     /// Writes `data` to `path` through a temporary file and a rename, so a reader never sees half
     /// a file; `mode` is the permission bits of the result.

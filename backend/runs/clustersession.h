@@ -78,4 +78,3 @@ private:
 
 }  // namespace scaledesk
 
-Q_DECLARE_METATYPE(scaledesk::Error)

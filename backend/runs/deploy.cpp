@@ -67,8 +67,8 @@ Expected<QString> deployedTrainer(Transport& t, const ClusterProfile& p)
     if (!root) return root.error();
     auto current = t.readAt(*root + QStringLiteral("/current"), 0, 4096);
     if (!current) {
-        if (current.error().code == QLatin1String("transport.nofile"))
-            return Error{QStringLiteral("deploy.missing"),
+        if (current.error().code == ErrorCode::TransportNoFile)
+            return Error{ErrorCode::DeployMissing,
                          QStringLiteral("no trainer deployed yet; run `scaledesk deploy --profile %1`").arg(p.name), t.describe()};
         return current.error();
     }
@@ -86,7 +86,7 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
 
     if (!o.prebuiltBinary.isEmpty()) {
         QFile bin(o.prebuiltBinary);
-        if (!bin.open(QIODevice::ReadOnly)) return Error{QStringLiteral("deploy.io"), bin.errorString(), o.prebuiltBinary};
+        if (!bin.open(QIODevice::ReadOnly)) return Error{ErrorCode::DeployIo, bin.errorString(), o.prebuiltBinary};
         const QByteArray data = bin.readAll();
         result.hash = QString::fromLatin1(QCryptographicHash::hash(data, QCryptographicHash::Sha256).toHex().left(16));
         const QString dir = *root + QStringLiteral("/bin-") + result.hash;
@@ -98,10 +98,10 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
             say(QStringLiteral("uploading %1 (%2 MB)").arg(o.prebuiltBinary).arg(data.size() / 1e6, 0, 'f', 1));
             if (auto ok = t.makeDirs(dir); !ok) return ok.error();
             if (auto ok = t.writeFile(result.trainerPath, data, 0755); !ok) return ok.error();
-            auto check = t.exec(shellJoin({result.trainerPath, QStringLiteral("--version")}), 60000);
+            auto check = t.exec(shellJoin({result.trainerPath, QStringLiteral("--version")}), 60000, Idempotent::Yes);
             if (!check) return check.error();
             if (check->exitCode != 0)
-                return Error{QStringLiteral("deploy.mismatch"),
+                return Error{ErrorCode::DeployMismatch,
                              QStringLiteral("the uploaded trainer does not run there (the cluster does not match this machine): %1")
                                  .arg(QString::fromUtf8(check->err + check->out).trimmed().left(400)),
                              t.describe()};
@@ -113,14 +113,14 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
 
     // CMake reads ';' in a path as a list separator and cannot build there.
     if (root->contains(QLatin1Char(';')))
-        return Error{QStringLiteral("deploy.path"),
+        return Error{ErrorCode::DeployPath,
                      QStringLiteral("CMake cannot build under a path that contains ';' (%1); choose another remote_root, or deploy a "
                                     "prebuilt trainer")
                          .arg(*root),
                      t.describe()};
     const QStringList files = trainerSourceFiles(o.sourceDir);
     if (!files.contains(QStringLiteral("CMakeLists.txt")) || files.size() < 3)
-        return Error{QStringLiteral("deploy.sources"), QStringLiteral("no trainer sources here"), o.sourceDir};
+        return Error{ErrorCode::DeploySources, QStringLiteral("no trainer sources here"), o.sourceDir};
     result.hash = contentHash(o.sourceDir, files);
     const QString dir = *root + QLatin1Char('/') + result.hash;
     result.trainerPath = dir + QStringLiteral("/build/trainer/scaledesk-train");
@@ -140,7 +140,7 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
             made << parent;
         }
         QFile f(QDir(o.sourceDir).filePath(rel));
-        if (!f.open(QIODevice::ReadOnly)) return Error{QStringLiteral("deploy.io"), f.errorString(), f.fileName()};
+        if (!f.open(QIODevice::ReadOnly)) return Error{ErrorCode::DeployIo, f.errorString(), f.fileName()};
         if (auto ok = t.writeFile(remote, f.readAll()); !ok) return ok.error();
     }
     say(QStringLiteral("building there with the profile's setup lines (log: %1/build.log)").arg(dir));
@@ -158,7 +158,7 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
                         3 * 3600 * 1000);
     if (!built) return built.error();
     if (built->exitCode != 0)
-        return Error{QStringLiteral("deploy.build"),
+        return Error{ErrorCode::DeployBuild,
                      QStringLiteral("the trainer build failed (exit %1); the end of %2/build.log:\n%3")
                          .arg(built->exitCode)
                          .arg(dir, QString::fromUtf8(built->out).trimmed()),

@@ -34,20 +34,4 @@ private:
     QMap<QString, qint64> m_logOffsets;
 };
 
-/// The poll interval of a live view: short while runs write, backing off when they are idle.
-class PollSchedule {
-public:
-    PollSchedule(int activeMs = 1000, int maxIdleMs = 30000) : m_active(activeMs), m_max(maxIdleMs), m_current(activeMs) {}
-    /// After a poll: `grew` when any followed file grew. Returns the wait before the next one.
-    int next(bool grew)
-    {
-        m_current = grew ? m_active : std::min(m_max, m_current * 2);
-        return m_current;
-    }
-    int current() const { return m_current; }
-
-private:
-    int m_active, m_max, m_current;
-};
-
 }  // namespace scaledesk

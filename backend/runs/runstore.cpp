@@ -4,20 +4,49 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
+#include <QLockFile>
+#include <QMutex>
 #include <QSaveFile>
+#include <QSet>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
 
+#include <map>
+
 namespace scaledesk {
 
 namespace {
-constexpr int kSchema = 1;
+constexpr int kSchema = 2;
+constexpr int kLockWaitMs = 30000;
+
+// One mutex per run (by workspace and id) for the threads of this process; the lock file is for
+// other processes, and QLockFile is not meant to be shared between threads.
+std::shared_ptr<QMutex> runMutex(const QString& key)
+{
+    static QMutex guard;
+    static std::map<QString, std::shared_ptr<QMutex>> mutexes;
+    QMutexLocker locker(&guard);
+    auto& m = mutexes[key];
+    if (!m) m = std::make_shared<QMutex>();
+    return m;
+}
+
+// Workspaces whose index passed PRAGMA quick_check in this process: later opens (one per worker
+// thread or pool task) check only the schema version, so opening a store stays cheap.
+bool indexChecked(const QString& path, bool mark)
+{
+    static QMutex guard;
+    static QSet<QString> checked;
+    QMutexLocker locker(&guard);
+    if (mark) checked.insert(path);
+    return checked.contains(path);
+}
 
 Error ioError(const QString& what, const QString& path)
 {
-    return Error{QStringLiteral("store.io"), what, path};
+    return Error{ErrorCode::StoreIo, what, path};
 }
 }  // namespace
 
@@ -34,12 +63,62 @@ QString Workspace::profilesDir() const { return m_root + QStringLiteral("/profil
 QString Workspace::runsDir() const { return m_root + QStringLiteral("/runs"); }
 QString Workspace::runDir(const QString& runId) const { return runsDir() + QLatin1Char('/') + runId; }
 QString Workspace::indexPath() const { return m_root + QStringLiteral("/index.sqlite"); }
+QString Workspace::relative(const QString& path) const
+{
+    return path.startsWith(m_root + QLatin1Char('/')) ? path.mid(m_root.size() + 1) : path;
+}
+
+QString Workspace::absolute(const QString& path) const
+{
+    if (path.isEmpty() || path.startsWith(QLatin1Char('/')) || path.startsWith(QLatin1Char('~'))) return path;
+    return m_root + QLatin1Char('/') + path;
+}
+
+bool Workspace::hasRun(const QString& runId) const { return QFile::exists(runDir(runId) + QStringLiteral("/run.json")); }
+
+RunSummary RunSummary::of(const RunRecord& r)
+{
+    RunSummary s;
+    s.id = r.id;
+    s.sweep = r.sweep;
+    s.profile = r.profile;
+    s.strategy = r.strategy;
+    s.nodes = r.nodes;
+    s.ranksPerNode = r.ranksPerNode;
+    s.state = r.state;
+    s.jobId = r.jobId;
+    s.created = r.created().toString(Qt::ISODateWithMs);
+    s.updated = r.history.isEmpty() ? QString() : r.history.last().when.toString(Qt::ISODateWithMs);
+    return s;
+}
 
 Status Workspace::ensure() const
 {
     for (const QString& d : {m_root, profilesDir(), runsDir()})
         if (!QDir().mkpath(d)) return ioError(QStringLiteral("cannot create the workspace folder"), d);
     return Done{};
+}
+
+struct RunLock::Impl {
+    std::shared_ptr<QMutex> mutex;
+    std::unique_ptr<QLockFile> file;
+};
+
+RunLock::RunLock(const Workspace& ws, const QString& runId) : m_impl(std::make_unique<Impl>())
+{
+    const QString dir = ws.runDir(runId);
+    m_impl->mutex = runMutex(dir);
+    m_impl->mutex->lock();
+    QDir().mkpath(dir);
+    m_impl->file = std::make_unique<QLockFile>(dir + QStringLiteral("/.lock"));
+    m_impl->file->setStaleLockTime(0);  // stale only when its process is gone, however long it holds it
+    m_locked = m_impl->file->tryLock(kLockWaitMs);
+}
+
+RunLock::~RunLock()
+{
+    if (m_locked) m_impl->file->unlock();
+    m_impl->mutex->unlock();
 }
 
 bool RunStore::validRunId(const QString& id, QString* why)
@@ -81,22 +160,40 @@ Expected<std::unique_ptr<RunStore>> RunStore::open(const Workspace& workspace)
     return store;
 }
 
+Expected<RunStore*> RunStore::forThisThread(const Workspace& workspace)
+{
+    thread_local std::map<QString, std::unique_ptr<RunStore>> stores;
+    auto& store = stores[workspace.root()];
+    if (!store) {
+        auto opened = open(workspace);
+        if (!opened) {
+            stores.erase(workspace.root());
+            return opened.error();
+        }
+        store = std::move(opened).value();
+    }
+    return store.get();
+}
+
 bool RunStore::indexUsable(QString* why)
 {
     QSqlDatabase db = QSqlDatabase::database(m_connection);
     QSqlQuery q(db);
-    if (!q.exec(QStringLiteral("PRAGMA quick_check")) || !q.next()) {
-        *why = QStringLiteral("unreadable (%1)").arg(q.lastError().text());
-        return false;
-    }
-    if (q.value(0).toString() != QLatin1String("ok")) {
-        *why = QStringLiteral("corrupt (%1)").arg(q.value(0).toString());
-        return false;
+    if (!indexChecked(m_workspace.indexPath(), false)) {
+        if (!q.exec(QStringLiteral("PRAGMA quick_check")) || !q.next()) {
+            *why = QStringLiteral("unreadable (%1)").arg(q.lastError().text());
+            return false;
+        }
+        if (q.value(0).toString() != QLatin1String("ok")) {
+            *why = QStringLiteral("corrupt (%1)").arg(q.value(0).toString());
+            return false;
+        }
     }
     if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next() || q.value(0).toInt() != kSchema) {
         *why = QStringLiteral("missing or of another schema");
         return false;
     }
+    indexChecked(m_workspace.indexPath(), true);
     return true;
 }
 
@@ -115,6 +212,12 @@ Status RunStore::openIndex()
     }
     QString why;
     if (m_rebuildReason.isEmpty() && indexUsable(&why)) return Done{};
+    // Another process (the window and the command line share workspaces) may be rebuilding it
+    // right now: one rebuild at a time, and none when the other one has just made it usable.
+    QLockFile rebuilding(m_workspace.indexPath() + QStringLiteral(".lock"));
+    rebuilding.setStaleLockTime(0);
+    if (!rebuilding.tryLock(kLockWaitMs)) return ioError(QStringLiteral("another process holds the index lock"), rebuilding.fileName());
+    if (m_rebuildReason.isEmpty() && indexUsable(&why)) return Done{};
     if (m_rebuildReason.isEmpty()) m_rebuildReason = existed ? QStringLiteral("the index was ") + why : QStringLiteral("there was no index");
     if (auto n = rebuildIndex(); !n) return n.error();
     return Done{};
@@ -123,24 +226,37 @@ Status RunStore::openIndex()
 Expected<int> RunStore::rebuildIndex()
 {
     const QString path = m_workspace.indexPath();
-    {
-        QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-        db.close();
-    }
-    for (const QString& suffix : {QString(), QStringLiteral("-journal"), QStringLiteral("-wal"), QStringLiteral("-shm")})
-        QFile::remove(path + suffix);
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-    if (!db.open()) return ioError(QStringLiteral("cannot create the run index: ") + db.lastError().text(), path);
+    // A readable database is rebuilt in place, in one transaction, so a process that has it open
+    // keeps a valid file; only one that cannot be read at all is deleted and made anew.
+    bool readable = db.isOpen();
+    if (readable) {
+        QSqlQuery check(db);
+        readable = check.exec(QStringLiteral("PRAGMA quick_check")) && check.next() && check.value(0).toString() == QLatin1String("ok");
+    }
+    if (!readable) {
+        db.close();
+        for (const QString& suffix : {QString(), QStringLiteral("-journal"), QStringLiteral("-wal"), QStringLiteral("-shm")})
+            QFile::remove(path + suffix);
+        if (!db.open()) return ioError(QStringLiteral("cannot create the run index: ") + db.lastError().text(), path);
+    }
     QSqlQuery q(db);
-    const QString create = QStringLiteral(
-        "CREATE TABLE runs (id TEXT PRIMARY KEY, sweep TEXT, profile TEXT, strategy TEXT, nodes INTEGER,"
-        " ranks_per_node INTEGER, state TEXT, job_id TEXT, created TEXT, updated TEXT)");
-    if (!q.exec(create) || !q.exec(QStringLiteral("CREATE INDEX runs_sweep ON runs(sweep)")) ||
-        !q.exec(QStringLiteral("CREATE INDEX runs_state ON runs(state)")))
-        return ioError(QStringLiteral("cannot create the run index: ") + q.lastError().text(), path);
+    auto fail = [&](const QString& what) -> Expected<int> {
+        const QString why = q.lastError().text();
+        db.rollback();
+        return ioError(what + why, path);
+    };
+    if (!db.transaction()) return ioError(QStringLiteral("cannot write the run index: ") + db.lastError().text(), path);
+    if (!q.exec(QStringLiteral("DROP TABLE IF EXISTS runs")) ||
+        !q.exec(QStringLiteral(
+            "CREATE TABLE runs (id TEXT PRIMARY KEY, sweep TEXT, profile TEXT, strategy TEXT, nodes INTEGER,"
+            " ranks_per_node INTEGER, state TEXT, job_id TEXT, created TEXT, updated TEXT, config_file TEXT, config_name TEXT)")) ||
+        !q.exec(QStringLiteral("CREATE INDEX runs_sweep ON runs(sweep)")) ||
+        !q.exec(QStringLiteral("CREATE INDEX runs_state ON runs(state)")) ||
+        !q.exec(QStringLiteral("CREATE INDEX runs_config ON runs(config_file, config_name)")))
+        return fail(QStringLiteral("cannot create the run index: "));
     m_warnings.clear();
     int n = 0;
-    db.transaction();
     const QDir runs(m_workspace.runsDir());
     for (const QString& id : runs.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
         auto r = load(id);
@@ -154,44 +270,83 @@ Expected<int> RunStore::rebuildIndex()
         }
         ++n;
     }
-    if (!q.exec(QStringLiteral("PRAGMA user_version = %1").arg(kSchema))) {
-        db.rollback();
-        return ioError(QStringLiteral("cannot write the run index: ") + q.lastError().text(), path);
-    }
-    db.commit();
+    if (!q.exec(QStringLiteral("PRAGMA user_version = %1").arg(kSchema))) return fail(QStringLiteral("cannot write the run index: "));
+    if (!db.commit()) return ioError(QStringLiteral("cannot write the run index: ") + db.lastError().text(), path);
+    indexChecked(path, true);
     return n;
 }
 
 Status RunStore::upsert(const RunRecord& r)
 {
+    const RunSummary s = RunSummary::of(r);
     QSqlQuery q(QSqlDatabase::database(m_connection));
     q.prepare(QStringLiteral(
-        "INSERT OR REPLACE INTO runs (id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-    q.addBindValue(r.id);
-    q.addBindValue(r.sweep);
-    q.addBindValue(r.profile);
-    q.addBindValue(r.strategy);
-    q.addBindValue(r.nodes);
-    q.addBindValue(r.ranksPerNode);
-    q.addBindValue(runStateName(r.state));
-    q.addBindValue(r.jobId);
-    q.addBindValue(r.created().toString(Qt::ISODateWithMs));
-    q.addBindValue(r.history.isEmpty() ? QString() : r.history.last().when.toString(Qt::ISODateWithMs));
+        "INSERT OR REPLACE INTO runs (id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated,"
+        " config_file, config_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    for (const QVariant& v : {QVariant(s.id), QVariant(s.sweep), QVariant(s.profile), QVariant(s.strategy), QVariant(s.nodes),
+                              QVariant(s.ranksPerNode), QVariant(runStateName(s.state)), QVariant(s.jobId), QVariant(s.created),
+                              QVariant(s.updated), QVariant(m_workspace.relative(r.configFile)), QVariant(r.configName)})
+        q.addBindValue(v);
     if (!q.exec())
         return ioError(QStringLiteral("cannot update the run index: ") + q.lastError().text(), m_workspace.indexPath());
     return Done{};
 }
 
+Status RunStore::create(const RunRecord& record)
+{
+    QString why;
+    if (!validRunId(record.id, &why)) return Error{ErrorCode::RunId, why, record.id};
+    RunLock lock(m_workspace, record.id);
+    if (!lock.isLocked())
+        return ioError(QStringLiteral("cannot lock the run record"), m_workspace.runDir(record.id));
+    if (exists(record.id))
+        return Error{ErrorCode::RunExists, QStringLiteral("a run with this id exists; choose another name"), record.id};
+    return write(record);
+}
+
+Expected<RunRecord> RunStore::update(const QString& runId, const std::function<Status(RunRecord&)>& change, const RunLock* held)
+{
+    if (!exists(runId)) return Error{ErrorCode::RunUnknown, QStringLiteral("no such run"), runId};
+    std::unique_ptr<RunLock> own;
+    if (!held) {
+        own = std::make_unique<RunLock>(m_workspace, runId);
+        if (!own->isLocked())
+            return ioError(QStringLiteral("cannot lock the run record (another process holds it)"), m_workspace.runDir(runId));
+    }
+    auto current = load(runId);
+    if (!current) return current.error();
+    RunRecord r = *current;
+    if (auto ok = change(r); !ok) return ok.error();
+    if (r.id != runId) return Error{ErrorCode::Usage, QStringLiteral("an update cannot change a run's id"), runId};
+    if (r.toJson() == current->toJson()) return r;  // nothing changed: no write, no index churn
+    if (auto ok = write(r); !ok) return ok.error();
+    return r;
+}
+
 Status RunStore::save(const RunRecord& record)
 {
     QString why;
-    if (!validRunId(record.id, &why)) return Error{QStringLiteral("run.id"), why, record.id};
+    if (!validRunId(record.id, &why)) return Error{ErrorCode::RunId, why, record.id};
+    RunLock lock(m_workspace, record.id);
+    if (!lock.isLocked())
+        return ioError(QStringLiteral("cannot lock the run record"), m_workspace.runDir(record.id));
+    return write(record);
+}
+
+Status RunStore::write(const RunRecord& record)
+{
+    QString why;
+    if (!validRunId(record.id, &why)) return Error{ErrorCode::RunId, why, record.id};
     const QString dir = m_workspace.runDir(record.id);
     if (!QDir().mkpath(dir)) return ioError(QStringLiteral("cannot create the run folder"), dir);
     QSaveFile f(dir + QStringLiteral("/run.json"));
     if (!f.open(QIODevice::WriteOnly)) return ioError(f.errorString(), f.fileName());
-    f.write(QJsonDocument(record.toJson()).toJson(QJsonDocument::Indented));
+    // Paths inside the workspace are kept relative to it (the local profile's run folders, the
+    // workspace's configs), so a copied or moved workspace acts on itself, not on the original.
+    RunRecord relative = record;
+    relative.remoteDir = m_workspace.relative(record.remoteDir);
+    relative.configFile = m_workspace.relative(record.configFile);
+    f.write(QJsonDocument(relative.toJson()).toJson(QJsonDocument::Indented));
     if (!f.commit()) return ioError(QStringLiteral("cannot write: ") + f.errorString(), f.fileName());
     return upsert(record);
 }
@@ -201,26 +356,25 @@ Expected<RunRecord> RunStore::load(const QString& runId) const
     const QString path = m_workspace.runDir(runId) + QStringLiteral("/run.json");
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) {
-        if (!f.exists()) return Error{QStringLiteral("run.unknown"), QStringLiteral("no such run"), runId};
+        if (!f.exists()) return Error{ErrorCode::RunUnknown, QStringLiteral("no such run"), runId};
         return ioError(f.errorString(), path);
     }
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &pe);
     if (pe.error != QJsonParseError::NoError || !doc.isObject())
-        return Error{QStringLiteral("run.corrupt"),
+        return Error{ErrorCode::RunCorrupt,
                      QStringLiteral("not a run record: %1 at byte %2").arg(pe.errorString()).arg(pe.offset), path};
     RunRecord r;
     QString error;
-    if (!RunRecord::fromJson(doc.object(), &r, &error)) return Error{QStringLiteral("run.corrupt"), error, path};
+    if (!RunRecord::fromJson(doc.object(), &r, &error)) return Error{ErrorCode::RunCorrupt, error, path};
     if (r.id != runId)
-        return Error{QStringLiteral("run.corrupt"), QStringLiteral("field 'id' is '%1', not the folder name").arg(r.id), path};
+        return Error{ErrorCode::RunCorrupt, QStringLiteral("field 'id' is '%1', not the folder name").arg(r.id), path};
+    r.remoteDir = m_workspace.absolute(r.remoteDir);
+    r.configFile = m_workspace.absolute(r.configFile);
     return r;
 }
 
-bool RunStore::exists(const QString& runId) const
-{
-    return QFile::exists(m_workspace.runDir(runId) + QStringLiteral("/run.json"));
-}
+bool RunStore::exists(const QString& runId) const { return m_workspace.hasRun(runId); }
 
 QList<RunSummary> RunStore::list(const QString& sweep) const
 {
@@ -248,6 +402,16 @@ QList<RunSummary> RunStore::list(const QString& sweep) const
         out << s;
     }
     return out;
+}
+
+QString RunStore::latestRunOf(const QString& configFile, const QString& configName) const
+{
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare(QStringLiteral("SELECT id FROM runs WHERE config_file = ? AND config_name = ? ORDER BY created DESC, id DESC LIMIT 1"));
+    q.addBindValue(m_workspace.relative(configFile));
+    q.addBindValue(configName);
+    if (!q.exec() || !q.next()) return QString();
+    return q.value(0).toString();
 }
 
 QStringList RunStore::activeRunIds() const

@@ -5,7 +5,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <QDir>
 #include <QFile>
+#include <QLockFile>
 #include <QFileInfo>
 #include <QSaveFile>
 
@@ -31,7 +33,7 @@ Expected<QString> ensureGeneratedData(Transport& t, const ClusterProfile& profil
     if (t.stat(dir + QStringLiteral("/valid.h5"))) return dir;
     auto made = t.exec(QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96").arg(shellQuote(dir), shellQuote(trainer)), 600000);
     if (!made) return made.error();
-    if (made->exitCode != 0) return Error{QStringLiteral("data.make"), QString::fromUtf8(made->err + made->out).trimmed(), dir};
+    if (made->exitCode != 0) return Error{ErrorCode::DataMake, QString::fromUtf8(made->err + made->out).trimmed(), dir};
     return dir;
 }
 
@@ -39,7 +41,7 @@ Expected<QString> profileTrainer(Transport& t, const ClusterProfile& p)
 {
     if (p.trainerDeploy) return deployedTrainer(t, p);
     if (p.trainerPath.isEmpty())
-        return Error{QStringLiteral("trainer.missing"),
+        return Error{ErrorCode::TrainerMissing,
                      QStringLiteral("no scaledesk-train for profile %1: set trainer.path, or SCALEDESK_TRAIN").arg(p.name), QString()};
     return p.trainerPath;
 }
@@ -52,16 +54,16 @@ RunSubmitter::RunSubmitter(RunStore& store, Transport& transport, Scheduler& sch
 Status RunSubmitter::checkConfig(const QString& configFile, const QString& configName)
 {
     if (!QFileInfo(configFile).isFile())
-        return Error{QStringLiteral("config.missing"), QStringLiteral("no such config file"), configFile};
+        return Error{ErrorCode::ConfigMissing, QStringLiteral("no such config file"), configFile};
     try {
         const YAML::Node root = YAML::LoadFile(configFile.toStdString());
         if (!root.IsMap())
-            return Error{QStringLiteral("config.invalid"), QStringLiteral("expected a mapping of named configs"), configFile};
+            return Error{ErrorCode::ConfigInvalid, QStringLiteral("expected a mapping of named configs"), configFile};
         if (!root[configName.toStdString()])
-            return Error{QStringLiteral("config.invalid"),
+            return Error{ErrorCode::ConfigInvalid,
                          QStringLiteral("no config named '%1' in the file").arg(configName), configFile};
     } catch (const YAML::Exception& e) {
-        return Error{QStringLiteral("config.yaml"), QStringLiteral("malformed YAML: ") + QString::fromStdString(e.msg),
+        return Error{ErrorCode::ConfigYaml, QStringLiteral("malformed YAML: ") + QString::fromStdString(e.msg),
                      QStringLiteral("%1:%2:%3").arg(configFile).arg(e.mark.line + 1).arg(e.mark.column + 1)};
     }
     return Done{};
@@ -86,6 +88,10 @@ JobRequest RunSubmitter::request(const RunPoint& point, const SubmitOptions& o) 
     r.trainerPath = o.trainerPath;
     r.trainerArgs = o.trainerArgs;
     r.dataDir = o.dataDir;
+    // Data under the remote root is linked relative to the run folder (<root>/runs/<id>), so a
+    // copied or moved root (the local profile's lives in the workspace) keeps working.
+    if (!m_remoteRoot.isEmpty() && r.dataDir.startsWith(m_remoteRoot + QLatin1Char('/')))
+        r.dataDir = QDir(m_remoteRoot + QStringLiteral("/runs/") + point.runId).relativeFilePath(r.dataDir);
     return r;
 }
 
@@ -97,12 +103,10 @@ Expected<QString> RunSubmitter::render(const RunPoint& point, const SubmitOption
 Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOptions& o)
 {
     QString why;
-    if (!RunStore::validRunId(point.runId, &why)) return Error{QStringLiteral("run.id"), why, point.runId};
-    if (m_store.exists(point.runId))
-        return Error{QStringLiteral("run.exists"), QStringLiteral("a run with this id exists; choose another name"), point.runId};
+    if (!RunStore::validRunId(point.runId, &why)) return Error{ErrorCode::RunId, why, point.runId};
     QFile config(o.configFile);
     if (!config.open(QIODevice::ReadOnly))
-        return Error{QStringLiteral("config.missing"), config.errorString(), o.configFile};
+        return Error{ErrorCode::ConfigMissing, config.errorString(), o.configFile};
     const QByteArray configBytes = config.readAll();
 
     RunRecord rec;
@@ -118,46 +122,84 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
     rec.localBatch = point.localBatch;
     rec.scaling = point.scaling;
     rec.transition(RunState::Draft);
+    // Held for the whole submit: a poll (of this process or another) leaves a run alone while its
+    // submit is under way, and reconciles it only once the submitting process is gone.
+    const QString localDir = m_store.workspace().runDir(rec.id);
+    QDir().mkpath(localDir);
+    QLockFile submitting(localDir + QStringLiteral("/.submitting"));
+    submitting.setStaleLockTime(0);
+    if (!submitting.tryLock(0)) return Error{ErrorCode::RunExists, QStringLiteral("another process is submitting this run"), rec.id};
+    // Recorded before the first remote action (create refuses an id that exists).
+    rec.submitStep = QStringLiteral("upload");
+    rec.transition(RunState::Submitting, QStringLiteral("uploading to %1").arg(m_transport.describe()));
+    if (auto ok = m_store.create(rec); !ok) return ok.error();
+
+    // Every later step changes the stored record under its lock, never a copy of it.
+    auto record = [&](const std::function<void(RunRecord&)>& change) -> Status {
+        auto saved = m_store.update(rec.id, [&](RunRecord& r) {
+            change(r);
+            return Status(Done{});
+        });
+        if (!saved) return saved.error();
+        rec = *saved;
+        return Done{};
+    };
     auto fail = [&](const Error& e) -> Expected<RunRecord> {
-        rec.transition(RunState::SubmitFailed, QStringLiteral("failed to submit: ") + e.text());
-        m_store.save(rec);
+        if (auto ok = record([&](RunRecord& r) { r.transition(RunState::SubmitFailed, QStringLiteral("failed to submit: ") + e.text()); }); !ok)
+            return ok.error();
         return e;
     };
 
-    // Recorded before the first remote action.
-    rec.submitStep = QStringLiteral("upload");
-    rec.transition(RunState::Submitting, QStringLiteral("uploading to %1").arg(m_transport.describe()));
-    if (auto ok = m_store.save(rec); !ok) return ok.error();
     // The exact config the run gets, in the mirror too: comparisons and reports read it there.
     {
         QSaveFile local(m_store.workspace().runDir(rec.id) + QStringLiteral("/config.yaml"));
-        if (local.open(QIODevice::WriteOnly)) {
-            local.write(configBytes);
-            local.commit();
-        }
+        if (!local.open(QIODevice::WriteOnly) || local.write(configBytes) != configBytes.size() || !local.commit())
+            return fail(Error{ErrorCode::StoreIo, QStringLiteral("cannot write the run's config: ") + local.errorString(), local.fileName()});
     }
 
     auto dir = remoteRunDir(point.runId);
     if (!dir) return fail(dir.error());
-    rec.remoteDir = *dir;
+    if (auto ok = record([&](RunRecord& r) { r.remoteDir = *dir; }); !ok) return ok.error();
     if (auto ok = m_transport.makeDirs(rec.remoteDir); !ok) return fail(ok.error());
     if (auto ok = m_transport.writeFile(rec.remoteDir + QStringLiteral("/config.yaml"), configBytes); !ok) return fail(ok.error());
     const QString script = m_scheduler.renderScript(request(point, o));
     if (auto ok = m_transport.writeFile(rec.remoteDir + QLatin1Char('/') + m_scheduler.scriptName(), script.toUtf8(), 0755); !ok)
         return fail(ok.error());
 
-    rec.submitStep = QStringLiteral("sbatch");
-    rec.transition(RunState::Submitting, QStringLiteral("handing the job to %1").arg(m_scheduler.kind()));
-    if (auto ok = m_store.save(rec); !ok) return ok.error();
+    if (auto ok = record([&](RunRecord& r) {
+            r.submitStep = QStringLiteral("sbatch");
+            r.transition(RunState::Submitting, QStringLiteral("handing the job to %1").arg(m_scheduler.kind()));
+        });
+        !ok)
+        return ok.error();
     faultPoint("before-sbatch");
     auto job = m_scheduler.submit(rec.remoteDir);
     faultPoint("after-sbatch");
-    if (!job) return fail(job.error());
+    if (!job) {
+        // A timeout or a dropped connection says nothing about whether the scheduler took the
+        // job: the run stays `submitting` at the sbatch step, and the poller looks the job up
+        // (by name and folder) until it is found or known not to exist. Never submitted again blindly.
+        const ErrorCode c = job.error().code;
+        if (c == ErrorCode::TransportTimeout || c == ErrorCode::TransportConnect || c == ErrorCode::TransportIo) {
+            if (auto ok = record([&](RunRecord& r) {
+                    r.submitStep = QStringLiteral("sbatch-unknown");
+                    r.transition(RunState::Submitting,
+                                 QStringLiteral("the submit's outcome is unknown (%1); looking for the job").arg(job.error().text()));
+                });
+                !ok)
+                return ok.error();
+            return rec;
+        }
+        return fail(job.error());
+    }
 
-    rec.jobId = *job;
-    rec.submitStep = QStringLiteral("recorded");
-    rec.transition(RunState::Queued, QStringLiteral("%1: job %2").arg(m_scheduler.kind(), rec.jobId));
-    if (auto ok = m_store.save(rec); !ok) return ok.error();
+    if (auto ok = record([&](RunRecord& r) {
+            r.jobId = *job;
+            r.submitStep = QStringLiteral("recorded");
+            r.transition(RunState::Queued, QStringLiteral("%1: job %2").arg(m_scheduler.kind(), r.jobId));
+        });
+        !ok)
+        return ok.error();
     return rec;
 }
 

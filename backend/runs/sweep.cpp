@@ -7,7 +7,7 @@ namespace scaledesk {
 namespace {
 Error invalid(const QString& field, const QString& what)
 {
-    return Error{QStringLiteral("sweep.invalid"), QStringLiteral("%1: %2").arg(field, what), QString()};
+    return Error{ErrorCode::SweepInvalid, QStringLiteral("%1: %2").arg(field, what), QString()};
 }
 }  // namespace
 

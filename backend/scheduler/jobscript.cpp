@@ -34,7 +34,7 @@ QStringList dataLinkLines(const JobRequest& r)
 {
     if (r.dataDir.isEmpty()) return {};
     return {QStringLiteral("# relative data paths of the config resolve against the run folder"),
-            QStringLiteral("[ -e data ] || ln -s %1 data").arg(shellQuote(r.dataDir))};
+            QStringLiteral("[ -e data ] || ln -s -- %1 data").arg(shellQuote(r.dataDir))};
 }
 
 QString renderJobScript(const JobRequest& r)

@@ -14,8 +14,10 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     lines << QStringLiteral("#!/bin/bash");
     lines << QStringLiteral("# Rendered by ScaleDesk for a local run; started in the run folder by the local scheduler.");
     lines << QStringLiteral("set -u");
+    lines << QStringLiteral("# One job.sh per run folder: a second one (a requeue while this one runs) leaves at once.");
+    lines << QStringLiteral("exec 9>>job.lock");
+    lines << QStringLiteral("if ! flock -n 9; then echo \"scaledesk: another job.sh runs in $PWD; this one does not start\" >&2; exit 1; fi");
     lines << QStringLiteral("echo $$ > job.pid");
-    lines << QStringLiteral("rm -f exit_code");
     lines << QStringLiteral("export OMP_NUM_THREADS=%1").arg(r.profile.slurm.cpusPerTask);
     if (!r.profile.setup.trimmed().isEmpty()) {
         lines << QStringLiteral("# --- profile setup (verbatim) ---") << r.profile.setup.trimmed()
@@ -60,14 +62,18 @@ Expected<QString> LocalScheduler::submit(const QString& runDir)
 {
     // setsid: its own session, so the job outlives the app and a cancel can reach the whole group.
     const QString command =
-        QStringLiteral("cd %1 && rm -f exit_code cancel_requested && setsid nohup /bin/bash job.sh > job.out 2>&1 < /dev/null & echo $!")
+        // The last job's ending is cleared before the new one starts (a poll in between would read
+        // it as the new job's), unless a job.sh still runs there: that one keeps its files, and the
+        // new job.sh leaves at once (it cannot take the folder's lock).
+        QStringLiteral("cd %1 && { ! flock -n job.lock true || rm -f exit_code cancel_requested; } && "
+                       "{ setsid nohup /bin/bash job.sh >> job.out 2>&1 < /dev/null & echo $!; }")
             .arg(shellQuote(runDir));
     auto r = m_transport.exec(command, 30000);
     if (!r) return r.error();
     const QString pid = QString::fromUtf8(r->out).trimmed();
     static const QRegularExpression numeric(QStringLiteral("^[0-9]+$"));
     if (r->exitCode != 0 || !numeric.match(pid).hasMatch())
-        return Error{QStringLiteral("scheduler.rejected"),
+        return Error{ErrorCode::SchedulerRejected,
                      QStringLiteral("cannot start job.sh: %1").arg(QString::fromUtf8(r->err + r->out).trimmed()), runDir};
     return pid;
 }
@@ -113,7 +119,9 @@ QHash<QString, JobStatus> LocalScheduler::parseQuery(const QByteArray& output, c
                 st.schedulerState = QStringLiteral("STOPPED");
                 st.reason = QStringLiteral("exit 75: checkpointed; requeue resumes it");
             }
-        } else if (line == QLatin1String("cancelled") && st.known) {
+        } else if (line == QLatin1String("cancelled") && st.known && st.state == RunState::Failed) {
+            // Killed after a cancel. A job that exited 0 (or 75, checkpointed) despite a cancel
+            // ended the way its exit code says.
             st.state = RunState::Cancelled;
             st.schedulerState = QStringLiteral("CANCELLED");
         }
@@ -125,7 +133,7 @@ QHash<QString, JobStatus> LocalScheduler::parseQuery(const QByteArray& output, c
 Expected<QString> LocalScheduler::findJob(const JobRef& ref)
 {
     auto pid = m_transport.readAt(ref.runDir + QStringLiteral("/job.pid"), 0, 64);
-    if (!pid) return pid.error().code == QLatin1String("transport.nofile") ? Expected<QString>(QString()) : Expected<QString>(pid.error());
+    if (!pid) return pid.error().code == ErrorCode::TransportNoFile ? Expected<QString>(QString()) : Expected<QString>(pid.error());
     return QString::fromUtf8(*pid).trimmed();
 }
 
@@ -133,24 +141,27 @@ Status LocalScheduler::cancel(const JobRef& job, const QString& signal)
 {
     static const QRegularExpression sig(QStringLiteral("^[A-Z0-9]{1,10}$"));
     if (!signal.isEmpty() && !sig.match(signal).hasMatch())
-        return Error{QStringLiteral("scheduler.signal"), QStringLiteral("not a signal name: '%1'").arg(signal), job.runDir};
+        return Error{ErrorCode::SchedulerSignal, QStringLiteral("not a signal name: '%1'").arg(signal), job.runDir};
+    // A pid is the job only while job.sh runs in the run folder (pids are reused). A job that has
+    // ended is left alone, and no cancel is noted for it: the poll records how it really ended.
+    const QString alive = QStringLiteral("d=%1; p=%2; if [ -f \"$d/exit_code\" ] || ! kill -0 \"$p\" 2>/dev/null || "
+                                         "[ \"$(readlink /proc/$p/cwd)\" != \"$d\" ]; then echo 'the job is not running (it has ended)' >&2; exit 3; fi; ")
+                              .arg(shellQuote(job.runDir), shellQuote(job.jobId));
     QString command;
     if (signal.isEmpty()) {
         // Ask nicely (the trainer checkpoints on TERM), then kill the whole session after 30 s.
-        command = QStringLiteral("d=%1; p=%2; touch \"$d/cancel_requested\"; "
-                                 "[ \"$(readlink /proc/$p/cwd)\" = \"$d\" ] || exit 0; kill -TERM \"$p\"; "
-                                 "( for i in $(seq 1 60); do kill -0 \"$p\" 2>/dev/null || exit 0; sleep 0.5; done; "
-                                 "kill -KILL -- -\"$p\" ) >/dev/null 2>&1 </dev/null &")
-                      .arg(shellQuote(job.runDir), shellQuote(job.jobId));
+        command = alive + QStringLiteral("touch \"$d/cancel_requested\"; kill -TERM \"$p\"; "
+                                         "( for i in $(seq 1 60); do kill -0 \"$p\" 2>/dev/null || exit 0; sleep 0.5; done; "
+                                         "kill -KILL -- -\"$p\" ) >/dev/null 2>&1 </dev/null &");
     } else {
-        command = QStringLiteral("d=%1; p=%2; [ \"$(readlink /proc/$p/cwd)\" = \"$d\" ] && kill -%3 \"$p\"")
-                      .arg(shellQuote(job.runDir), shellQuote(job.jobId), signal);
+        command = alive + QStringLiteral("kill -%1 \"$p\"").arg(signal);
     }
     auto r = m_transport.exec(command, 30000);
     if (!r) return r.error();
+    if (r->exitCode == 3) return Error{ErrorCode::SchedulerUnknownJob, QString::fromUtf8(r->err).trimmed(), job.runDir};
     if (r->exitCode != 0)
-        return Error{QStringLiteral("scheduler.rejected"),
-                     QStringLiteral("the job is not running (%1)").arg(QString::fromUtf8(r->err).trimmed()), job.runDir};
+        return Error{ErrorCode::SchedulerRejected, QStringLiteral("cannot signal the job: %1").arg(QString::fromUtf8(r->err + r->out).trimmed()),
+                     job.runDir};
     return Done{};
 }
 

@@ -31,7 +31,7 @@ struct JobStatus {
 class Scheduler {
 public:
     virtual ~Scheduler() = default;
-    virtual QString kind() const = 0;        ///< "slurm" or "local"
+    virtual QString kind() const = 0;        ///< "slurm" or "local", for messages
     virtual QString scriptName() const = 0;  ///< the job script in the run folder
     virtual QString renderScript(const JobRequest& request) const = 0;
 
@@ -50,9 +50,12 @@ public:
     /// ref.runDir, or an empty string when there is none.
     virtual Expected<QString> findJob(const JobRef& ref) = 0;
 
-    /// Cancels, or with `signal` (e.g. "USR1") only signals, the job.
+    /// Cancels, or with `signal` (e.g. "USR1") only signals, the job. ErrorCode::SchedulerUnknownJob:
+    /// the scheduler no longer knows it.
     virtual Status cancel(const JobRef& job, const QString& signal = QString()) = 0;
     /// Runs the job again (it resumes from its checkpoint); returns its id, which may change.
+    /// ErrorCode::SchedulerUnknownJob: the scheduler no longer knows the job (it must be submitted
+    /// again); any other error says nothing about whether it was requeued.
     virtual Expected<QString> requeue(const JobRef& job) = 0;
 };
 

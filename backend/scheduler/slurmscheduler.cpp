@@ -43,15 +43,15 @@ RunState SlurmScheduler::mapState(const QString& s0)
     return RunState::Failed;  // FAILED, NODE_FAIL, BOOT_FAIL, OUT_OF_MEMORY, and anything new
 }
 
-Expected<ExecResult> SlurmScheduler::run(const QString& command, const QString& what)
+Expected<ExecResult> SlurmScheduler::run(const QString& command, const QString& what, Idempotent idempotent)
 {
-    auto r = m_transport.exec(command, 60000);
+    auto r = m_transport.exec(command, m_execTimeoutMs, idempotent);
     if (!r) return r.error();
     if (r->exitCode != 0) {
         QString msg = QString::fromUtf8(r->err).trimmed();
         if (msg.isEmpty()) msg = QString::fromUtf8(r->out).trimmed();
         if (msg.isEmpty()) msg = QStringLiteral("exit code %1").arg(r->exitCode);
-        return Error{QStringLiteral("scheduler.rejected"), what + QStringLiteral(": ") + msg, m_transport.describe()};
+        return Error{ErrorCode::SchedulerRejected, what + QStringLiteral(": ") + msg, m_transport.describe()};
     }
     return r;
 }
@@ -65,7 +65,7 @@ Expected<QString> SlurmScheduler::submit(const QString& runDir)
     const QString id = firstLine(r->out).section(QLatin1Char(';'), 0, 0);
     static const QRegularExpression numeric(QStringLiteral("^[0-9]+$"));
     if (!numeric.match(id).hasMatch())
-        return Error{QStringLiteral("scheduler.parse"), QStringLiteral("sbatch printed no job id: '%1'").arg(firstLine(r->out)),
+        return Error{ErrorCode::SchedulerParse, QStringLiteral("sbatch printed no job id: '%1'").arg(firstLine(r->out)),
                      m_transport.describe()};
     return id;
 }
@@ -133,7 +133,7 @@ QHash<QString, JobStatus> SlurmScheduler::parseQuery(const QByteArray& output, c
 
 Expected<QString> SlurmScheduler::findJob(const JobRef& ref)
 {
-    auto r = run(squeueCommand(), QStringLiteral("squeue failed"));
+    auto r = run(squeueCommand(), QStringLiteral("squeue failed"), Idempotent::Yes);
     if (!r) return r.error();
     for (const QByteArray& raw : r->out.split('\n')) {
         const QStringList f = QString::fromUtf8(raw).trimmed().split(QLatin1Char('|'));
@@ -142,21 +142,43 @@ Expected<QString> SlurmScheduler::findJob(const JobRef& ref)
     return QString();
 }
 
+namespace {
+// Job ids come from sbatch --parsable and from the run record: digits (an array task: 12_3). Anything
+// else never reaches scancel or scontrol, where "--user=me" would be an option.
+Status checkJobId(const JobRef& job)
+{
+    static const QRegularExpression id(QStringLiteral("^[0-9]+(_[0-9]+)?$"));
+    if (id.match(job.jobId).hasMatch()) return Done{};
+    return Error{ErrorCode::SchedulerParse, QStringLiteral("not a SLURM job id: '%1'").arg(job.jobId), job.runDir};
+}
+
+bool forgotten(const Error& e) { return e.message.contains(QLatin1String("Invalid job id specified")); }
+}  // namespace
+
 Status SlurmScheduler::cancel(const JobRef& job, const QString& signal)
 {
+    if (auto ok = checkJobId(job); !ok) return ok;
     QStringList args{QStringLiteral("scancel")};
     // --batch: the batch shell gets the signal, as with --signal=B:USR1; the job script forwards it.
     if (!signal.isEmpty()) args << QStringLiteral("--batch") << QStringLiteral("--signal=") + signal;
     args << job.jobId;
-    auto r = run(shellJoin(args), QStringLiteral("scancel failed"));
-    if (!r) return r.error();
+    // A plain cancel may be repeated (cancelling twice is cancelling); a signal sent twice is not.
+    auto r = run(shellJoin(args), QStringLiteral("scancel failed"), signal.isEmpty() ? Idempotent::Yes : Idempotent::No);
+    if (!r) {
+        if (forgotten(r.error())) return Error{ErrorCode::SchedulerUnknownJob, r.error().message, r.error().location};
+        return r.error();
+    }
     return Done{};
 }
 
 Expected<QString> SlurmScheduler::requeue(const JobRef& job)
 {
+    if (auto ok = checkJobId(job); !ok) return ok.error();
     auto r = run(shellJoin({QStringLiteral("scontrol"), QStringLiteral("requeue"), job.jobId}), QStringLiteral("scontrol requeue failed"));
-    if (!r) return r.error();
+    if (!r) {
+        if (forgotten(r.error())) return Error{ErrorCode::SchedulerUnknownJob, r.error().message, r.error().location};
+        return r.error();
+    }
     return job.jobId;
 }
 

@@ -8,7 +8,8 @@ namespace scaledesk {
 /// before 20.02), sacct when accounting exists, scancel and scontrol requeue.
 class SlurmScheduler final : public Scheduler {
 public:
-    explicit SlurmScheduler(Transport& transport) : m_transport(transport) {}
+    /// `commandTimeoutMs`: how long one SLURM command may take (the profile's slurm.command_timeout).
+    explicit SlurmScheduler(Transport& transport, int commandTimeoutMs = 60000) : m_transport(transport), m_execTimeoutMs(commandTimeoutMs) {}
     QString kind() const override { return QStringLiteral("slurm"); }
     QString scriptName() const override { return QStringLiteral("job.sbatch"); }
     QString renderScript(const JobRequest& request) const override { return renderJobScript(request); }
@@ -23,8 +24,9 @@ public:
     static RunState mapState(const QString& slurmState);
 
 private:
-    Expected<ExecResult> run(const QString& command, const QString& what);
+    Expected<ExecResult> run(const QString& command, const QString& what, Idempotent idempotent = Idempotent::No);
     Transport& m_transport;
+    int m_execTimeoutMs;
 };
 
 }  // namespace scaledesk

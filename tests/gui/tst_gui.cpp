@@ -38,6 +38,8 @@
 #include <QTest>
 #include <QXmlStreamReader>
 #include <QTimer>
+#include <QDate>
+#include <QSettings>
 
 #include <cmath>
 
@@ -50,6 +52,13 @@ private:
     QTemporaryDir m_tmp;
 
 private slots:
+    void initTestCase()
+    {
+        // The launch dialog remembers its settings: in this test's own folder, never the user's.
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_tmp.filePath(QStringLiteral("settings")));
+        QSettings::setDefaultFormat(QSettings::NativeFormat);
+    }
+
     void runModelPassesTheModelTester()
     {
         RunListModel model;
@@ -221,7 +230,11 @@ private slots:
         QVERIFY(d.summary().startsWith(QStringLiteral("2 job(s) on local")));
         QStringList ids;
         for (const RunPoint& p : d.request().points) ids << p.runId + QStringLiteral("/%1").arg(p.worldSize());
-        QCOMPARE(ids, (QStringList{QStringLiteral("sweep1-ddp-1x1-r1/1"), QStringLiteral("sweep1-ddp-1x2-r1/2")}));
+        // The default sweep name is unique: <config>-<date>-<n>.
+        const QString sweep = QStringLiteral("cpu-tiny-%1-1").arg(QDate::currentDate().toString(QStringLiteral("yyyyMMdd")));
+        QCOMPARE(d.sweepEdit()->text(), sweep);
+        QCOMPARE(ids, (QStringList{sweep + QStringLiteral("-ddp-1x1-r1/1"), sweep + QStringLiteral("-ddp-1x2-r1/2")}));
+        QVERIFY(d.makeDataCheck()->isChecked());  // a cpu config on the local profile: its data is generated
         QCOMPARE(d.request().options.configName, QStringLiteral("cpu-tiny"));
         QVERIFY2(d.preview().contains(QStringLiteral("mpirun")), qPrintable(d.preview()));  // the local job script
         d.nodesEdit()->setText(QStringLiteral("1,x"));
@@ -250,13 +263,13 @@ private slots:
         WorkspaceController controller(root);
         LaunchDialog d(root, QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"));
         QVERIFY2(d.canLaunch(), qPrintable(d.whyNot()));
-        LaunchDialog::Request r = d.request();
+        LaunchRequest r = d.request();
         r.makeData = true;
         QList<RunSummary> seen;
         connect(&controller, &WorkspaceController::runsChanged, this, [&](const QList<RunSummary>& runs) { seen = runs; });
         controller.launch(r);
         QTRY_VERIFY_WITH_TIMEOUT(seen.size() == 1 && seen[0].state == RunState::Completed, 180000);
-        QCOMPARE(seen[0].id, QStringLiteral("sweep1-ddp-1x1-r1"));
+        QCOMPARE(seen[0].id, r.points.first().runId);
         QVERIFY(controller.reader(seen[0].id).read({}).newPoints > 0);
 #endif
     }
@@ -380,6 +393,109 @@ private slots:
         QTRY_COMPARE(w.compareView()->runs().size(), 2);
         QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.compareView()));
         QTRY_VERIFY(w.compareView()->chart()->pointsShown() > 0);
+#endif
+    }
+
+    // Cancel, Checkpoint & stop and Requeue follow the run's state: enabled where the lifecycle
+    // layer allows them, disabled with its reason as the tooltip elsewhere, and with no run shown.
+    void actionButtonsFollowTheRunState()
+    {
+        const QString root = m_tmp.filePath(QStringLiteral("states-ws"));
+        const QList<RunState> states{RunState::Submitting, RunState::Queued, RunState::Running, RunState::Requeued, RunState::Completed,
+                                     RunState::Failed, RunState::Cancelled, RunState::SubmitFailed, RunState::Lost};
+        {
+            auto store = RunStore::open(Workspace(root));
+            QVERIFY(store);
+            for (RunState st : states) {
+                RunRecord r;
+                r.id = QStringLiteral("state-") + runStateName(st);
+                r.profile = QStringLiteral("offline");  // no such profile: no poll moves these states on
+                r.remoteDir = QStringLiteral("/nowhere/") + r.id;
+                r.jobId = st == RunState::Submitting ? QString() : QStringLiteral("1");
+                r.submitStep = st == RunState::SubmitFailed ? QStringLiteral("sbatch") : QStringLiteral("recorded");
+                r.transition(st);
+                QVERIFY((*store)->save(r));
+            }
+        }
+        WorkspaceController controller(root);
+        RunView view(controller);
+        for (QPushButton* b : {view.cancelButton(), view.stopButton(), view.requeueButton()}) {
+            QVERIFY(!b->isEnabled());
+            QCOMPARE(b->toolTip(), QStringLiteral("Select a run first."));
+        }
+        for (RunState st : states) {
+            const QString id = QStringLiteral("state-") + runStateName(st);
+            view.showRun(id);
+            QTRY_VERIFY(controller.snapshot(id));
+            RunRecord r = controller.snapshot(id)->record;
+            for (auto [button, action] : {std::pair{view.cancelButton(), RunAction::Cancel}, std::pair{view.stopButton(), RunAction::CheckpointStop},
+                                          std::pair{view.requeueButton(), RunAction::Requeue}}) {
+                const ActionCheck c = checkAction(action, r);
+                QCOMPARE(button->isEnabled(), c.allowed);
+                QCOMPARE(button->toolTip(), c.reason);
+                if (!c.allowed) QVERIFY(!button->toolTip().isEmpty());
+            }
+            // Spot checks of the rule itself, as a user reads it.
+            if (st == RunState::Running) QVERIFY(view.cancelButton()->isEnabled() && view.stopButton()->isEnabled() && !view.requeueButton()->isEnabled());
+            if (st == RunState::Queued) QVERIFY(view.stopButton()->toolTip().contains(QStringLiteral("not running yet")));
+            if (st == RunState::Completed) QVERIFY(!view.cancelButton()->isEnabled() && view.requeueButton()->isEnabled());
+        }
+    }
+
+    // The window's launch and cancel go through the lifecycle layer: the sweep's partial-failure
+    // policy is the command line's (tests/backend/cli), and a cancel is in the run's history.
+    void windowLaunchAndCancelFollowTheLifecycleLayer()
+    {
+#ifndef SCALEDESK_TRAIN_BIN
+        QSKIP("the trainer is not built (SCALEDESK_BUILD_TRAINER=OFF)");
+#else
+        qputenv("SCALEDESK_TRAIN", SCALEDESK_TRAIN_BIN);
+        const QString root = m_tmp.filePath(QStringLiteral("policy-ws"));
+        WorkspaceController controller(root);
+        LaunchDialog d(root, QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"));
+        d.sweepEdit()->setText(QStringLiteral("pf"));
+        d.configCombo()->setCurrentText(QStringLiteral("cpu-short"));
+        QVERIFY2(d.canLaunch(), qPrintable(d.whyNot()));
+        LaunchRequest r = d.request();
+        r.makeData = true;
+        r.points = {r.points[0], r.points[0], r.points[0]};
+        for (int i = 0; i < 3; ++i) {
+            r.points[i].repetition = i + 1;
+            r.points[i].runId = QStringLiteral("pf-ddp-1x1-r%1").arg(i + 1);
+        }
+        QDir().mkpath(root + QStringLiteral("/local/runs"));
+        QFile blocker(root + QStringLiteral("/local/runs/pf-ddp-1x1-r2"));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        QSignalSpy launched(&controller, &WorkspaceController::launchFinished);
+        controller.launch(r);
+        QTRY_COMPARE_WITH_TIMEOUT(launched.size(), 1, 120000);
+        QCOMPARE(launched.at(0).at(0).toBool(), false);
+        QVERIFY2(launched.at(0).at(1).toString().contains(QStringLiteral("2 of 3 run(s) submitted; 1 failed")), qPrintable(launched.at(0).at(1).toString()));
+        auto state = [&](const QString& id) {
+            for (const RunSummary& s : controller.runs())
+                if (s.id == id) return s.state;
+            return RunState::Draft;
+        };
+        QTRY_COMPARE(state(QStringLiteral("pf-ddp-1x1-r2")), RunState::SubmitFailed);
+        QVERIFY(isActive(state(QStringLiteral("pf-ddp-1x1-r1"))) || state(QStringLiteral("pf-ddp-1x1-r1")) == RunState::Completed);
+        // Cancel the third once it runs: recorded in its history, and it ends cancelled.
+        const QString id = QStringLiteral("pf-ddp-1x1-r3");
+        QTRY_COMPARE_WITH_TIMEOUT(state(id), RunState::Running, 120000);
+        QSignalSpy acted(&controller, &WorkspaceController::actionFinished);
+        controller.cancel(id);
+        QTRY_COMPARE_WITH_TIMEOUT(acted.size(), 1, 60000);
+        QVERIFY2(acted.at(0).at(2).toBool(), qPrintable(acted.at(0).at(3).toString()));
+        QTRY_COMPARE_WITH_TIMEOUT(state(id), RunState::Cancelled, 120000);
+        bool noted = false;
+        for (const auto& h : controller.snapshot(id)->record.history) noted = noted || h.note == QLatin1String("cancel requested by the user");
+        QVERIFY(noted);
+        // Cancelling again is refused by the same rule the command line uses.
+        controller.cancel(id);
+        QTRY_COMPARE_WITH_TIMEOUT(acted.size(), 2, 30000);
+        QVERIFY(!acted.at(1).at(2).toBool());
+        QVERIFY2(acted.at(1).at(3).toString().contains(QStringLiteral("already ended")), qPrintable(acted.at(1).at(3).toString()));
+        QTRY_VERIFY_WITH_TIMEOUT(!isActive(state(QStringLiteral("pf-ddp-1x1-r1"))), 180000);
 #endif
     }
 

@@ -12,6 +12,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QDir>
+#include <QSignalSpy>
+#include "config/profiles.h"
 
 using namespace scaledesk;
 using namespace scaledesk::gui;
@@ -104,6 +107,73 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!messages.isEmpty(), 30000);
         QVERIFY2(messages.join(QLatin1Char('\n')).contains(QStringLiteral("profile pass")), qPrintable(messages.join(QLatin1Char('\n'))));
         QVERIFY(!label.isEmpty());
+    }
+
+    // SLURM forgets finished jobs (MinJobAge). A requeue from the window then submits the run
+    // folder again, through the same lifecycle layer as `scaledesk requeue`.
+    void windowRequeueResubmitsWhenSlurmForgotTheJob()
+    {
+#ifndef SCALEDESK_TRAIN_BIN
+        QSKIP("the trainer is not built");
+#else
+        QVERIFY2(!qEnvironmentVariableIsEmpty("SLURM_CONF"), "the SLURM sandbox is not configured");
+        qputenv("SCALEDESK_SSH_CONFIG", (sandboxDir() + QStringLiteral("/ssh_config")).toUtf8());
+        qunsetenv("SSH_AUTH_SOCK");
+        const QString root = m_tmp.filePath(QStringLiteral("ws-requeue"));
+        QDir().mkpath(root + QStringLiteral("/profiles"));
+        QVERIFY(QFile::copy(sandboxDir() + QStringLiteral("/known_hosts"), m_tmp.filePath(QStringLiteral("known_hosts-rq"))));
+        QFile p(root + QStringLiteral("/profiles/sb.yaml"));
+        QVERIFY(p.open(QIODevice::WriteOnly));
+        p.write(QStringLiteral("kind: ssh+slurm\nhost: sandbox\nknown_hosts: \"%1\"\nremote_root: \"%2\"\nmaster_port: 29660\n"
+                               "slurm:\n  cpus_per_task: 1\n  time_limit: \"00:10:00\"\n  mpi: pmix\n  signal_seconds: 0\n"
+                               "trainer:\n  path: \"%3\"\n")
+                    .arg(m_tmp.filePath(QStringLiteral("known_hosts-rq")), m_tmp.filePath(QStringLiteral("remote-rq")),
+                         QStringLiteral(SCALEDESK_TRAIN_BIN))
+                    .toUtf8());
+        p.close();
+        auto profile = findProfile(Workspace(root), QStringLiteral("sb"));
+        QVERIFY2(profile, qPrintable(profile ? QString() : profile.error().text()));
+        const QString id = QStringLiteral("forgotten");
+        {
+            WorkspaceController controller(root);
+            LaunchRequest r;
+            r.profile = *profile;
+            RunPoint pt;
+            pt.runId = id;
+            pt.strategy = QStringLiteral("ddp");
+            r.points = {pt};
+            r.options.configFile = QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml");
+            r.options.configName = QStringLiteral("cpu-tiny");
+            r.makeData = true;
+            QSignalSpy launched(&controller, &WorkspaceController::launchFinished);
+            controller.launch(r);
+            QTRY_COMPARE_WITH_TIMEOUT(launched.size(), 1, 180000);
+            QVERIFY2(launched.at(0).at(0).toBool(), qPrintable(launched.at(0).at(1).toString()));
+            QTRY_VERIFY_WITH_TIMEOUT(controller.snapshot(id) && controller.snapshot(id)->record.state == RunState::Completed, 300000);
+        }
+        // As if SLURM had forgotten it: the record names a job id it has never seen.
+        {
+            auto store = RunStore::open(Workspace(root));
+            QVERIFY(store);
+            QVERIFY((*store)->update(id, [](RunRecord& r) {
+                r.jobId = QStringLiteral("999999");
+                return Status(Done{});
+            }));
+        }
+        WorkspaceController controller(root);
+        controller.loadRun(id);
+        QTRY_VERIFY(controller.snapshot(id));
+        QVERIFY(controller.check(RunAction::Requeue, id).allowed);
+        QVERIFY(!controller.check(RunAction::Requeue, id).confirm.isEmpty());  // completed: the window asks first
+        QSignalSpy acted(&controller, &WorkspaceController::actionFinished);
+        controller.requeue(id, true);
+        QTRY_COMPARE_WITH_TIMEOUT(acted.size(), 1, 120000);
+        QVERIFY2(acted.at(0).at(2).toBool(), qPrintable(acted.at(0).at(3).toString()));
+        const RunRecord after = controller.snapshot(id)->record;
+        QVERIFY(after.jobId != QLatin1String("999999"));
+        QVERIFY2(after.message.contains(QStringLiteral("resubmitted by the user (slurm no longer knew job 999999)")), qPrintable(after.message));
+        QTRY_VERIFY_WITH_TIMEOUT(controller.snapshot(id)->record.state == RunState::Completed, 300000);
+#endif
     }
 };
 

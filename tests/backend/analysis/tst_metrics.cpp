@@ -5,6 +5,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace scaledesk;
@@ -134,6 +135,44 @@ private slots:
         const Series* loss = m.series(QStringLiteral("step/loss"));
         QVERIFY(loss);
         QCOMPARE(loss->steps(), (std::vector<double>{1, 2}));
+    }
+
+    // A line without end is dropped as it comes: fed in small chunks, the parser never holds more
+    // than the chunk (the caller's buffer stays small) and the lines after it are read.
+    void aLineWithoutEndIsDroppedAsItComes()
+    {
+        RunMetrics m;
+        MetricsParser p(m);
+        const QByteArray first = j("{'kind':'step','step':1,'t':1,'loss':0.5}") + "\n";
+        QCOMPARE(p.feed(first.constData(), std::size_t(first.size())), std::size_t(first.size()));
+        const QByteArray chunk(256 * 1024, 'a');
+        QByteArray pending;
+        std::size_t largest = 0;
+        for (int i = 0; i < 64; ++i) {  // 16 MiB without a newline
+            pending += chunk;
+            largest = std::max(largest, std::size_t(pending.size()));
+            pending = pending.mid(qsizetype(p.feed(pending.constData(), std::size_t(pending.size()))));
+        }
+        QVERIFY2(largest <= (1u << 20) + chunk.size(), qPrintable(QString::number(largest)));
+        pending += "tail of the long line\n" + j("{'kind':'step','step':2,'t':2,'loss':0.4}") + "\n";
+        pending = pending.mid(qsizetype(p.feed(pending.constData(), std::size_t(pending.size()))));
+        p.finish(pending.constData(), std::size_t(pending.size()));
+        QCOMPARE(m.warnings.size(), 1);
+        QCOMPARE(m.warnings[0].kind, MetricWarning::Kind::TooLong);
+        QCOMPARE(m.series(QStringLiteral("step/loss"))->steps(), (std::vector<double>{1, 2}));
+    }
+
+    // Distinct fields are found by a hash, not a scan, and their number is capped with a warning.
+    void manyDistinctFieldsAreCapped()
+    {
+        QByteArray bytes;
+        for (int i = 0; i < 25000; ++i) bytes += QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%1,\"f%1\":1}\n").arg(i + 1).toUtf8();
+        const RunMetrics m = parseAll(bytes, 1 << 16);
+        QCOMPARE(int(m.tags().size()), 20000);
+        QCOMPARE(m.warnings.size(), 1);
+        QVERIFY(m.warnings[0].message.contains(QStringLiteral("distinct fields")));
+        QVERIFY(m.series(QStringLiteral("step/f19999")));
+        QVERIFY(!m.series(QStringLiteral("step/f20001")));
     }
 
     void resumedRunKeepsTheNewerSteps()

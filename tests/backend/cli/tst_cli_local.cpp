@@ -4,6 +4,7 @@
 #include "clitest.h"
 
 #include <QTemporaryDir>
+#include <QDir>
 
 using namespace scaledesk::test;
 
@@ -179,7 +180,12 @@ private slots:
         QCOMPARE(m_cli.state(id), QStringLiteral("cancelled"));
         const auto again = m_cli.run({QStringLiteral("cancel"), id});
         QCOMPARE(again.exitCode, 1);
-        QVERIFY2(again.err.contains(QStringLiteral("the run has ended (cancelled)")), qPrintable(again.err));
+        QVERIFY2(again.err.contains(QStringLiteral("the run has already ended (cancelled)")), qPrintable(again.err));
+        QVERIFY(m_cli.record(id).value(QStringLiteral("history")).toVariant().toList().size() > 0);
+        bool noted = false;
+        for (const auto& h : m_cli.record(id).value(QStringLiteral("history")).toArray())
+            noted = noted || h.toObject().value(QStringLiteral("note")).toString() == QLatin1String("cancel requested by the user");
+        QVERIFY(noted);  // the cancel is in the run's history
     }
 
     void signalCheckpointsAndRequeueResumes()
@@ -203,6 +209,144 @@ private slots:
         const QStringList h = m_cli.history(id);
         QCOMPARE(h.join(QLatin1Char(' ')), QStringLiteral("draft submitting queued running cancelled queued running completed"));
         QVERIFY2(done.out.contains(QStringLiteral("requeued by the user")), qPrintable(done.out));
+    }
+
+    // A run that completed while nobody polled it, then cancelled: it stays completed, exit 0.
+    void cancelAfterCompletionKeepsTheRunCompleted()
+    {
+        const QString id = QStringLiteral("late-cancel");
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"),
+                                  QStringLiteral("--name"), id, QStringLiteral("--make-data")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        const QString exitCode = m_cli.workspace + QStringLiteral("/local/runs/") + id + QStringLiteral("/exit_code");
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(exitCode), 180000);
+        QCOMPARE(m_cli.state(id), QStringLiteral("queued"));  // no poll has seen it run, let alone end
+        const auto c = m_cli.run({QStringLiteral("cancel"), id});
+        QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
+        QVERIFY2(c.out.contains(QStringLiteral("completed")), qPrintable(c.out));
+        QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
+        QVERIFY(!m_cli.history(id).contains(QStringLiteral("cancelled")));
+        QVERIFY(m_cli.record(id).value(QStringLiteral("message")).toString().contains(QStringLiteral("exit 0")));
+    }
+
+    // Each action is refused, with the lifecycle layer's reason and exit code 1, where it makes
+    // no sense; the record does not change.
+    void actionsAreRefusedWhereTheyMakeNoSense()
+    {
+        const QString done = QStringLiteral("loc-ddp-1x1-r1");  // completed by sweepRunsEveryPoint
+        QCOMPARE(m_cli.state(done), QStringLiteral("completed"));
+        const auto before = m_cli.record(done);
+        struct Case {
+            QStringList args;
+            QString says;
+        };
+        const QList<Case> refused = {
+            {{QStringLiteral("cancel"), done}, QStringLiteral("already ended (completed)")},
+            {{QStringLiteral("cancel"), QStringLiteral("--signal"), QStringLiteral("USR1"), done}, QStringLiteral("already ended")},
+            {{QStringLiteral("requeue"), done}, QStringLiteral("confirm to run it again")},
+        };
+        for (const Case& c : refused) {
+            const auto r = m_cli.run(c.args);
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains(c.says), qPrintable(r.err));
+        }
+        QCOMPARE(m_cli.record(done), before);
+        // A run that was just submitted is queued: no checkpoint to take, nothing to requeue.
+        const QString id = QStringLiteral("refusals");
+        const auto s = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-short"),
+                                  QStringLiteral("--name"), id, QStringLiteral("--make-data")});
+        QVERIFY2(s.exitCode == 0, qPrintable(s.all()));
+        QCOMPARE(m_cli.state(id), QStringLiteral("queued"));
+        const auto stop = m_cli.run({QStringLiteral("cancel"), QStringLiteral("--signal"), QStringLiteral("USR1"), id});
+        QCOMPARE(stop.exitCode, 1);
+        QVERIFY2(stop.err.contains(QStringLiteral("not running yet")), qPrintable(stop.err));
+        const auto requeue = m_cli.run({QStringLiteral("requeue"), id});
+        QCOMPARE(requeue.exitCode, 1);
+        QVERIFY2(requeue.err.contains(QStringLiteral("is still queued")), qPrintable(requeue.err));
+        const auto cancel = m_cli.run({QStringLiteral("cancel"), id});
+        QVERIFY2(cancel.exitCode == 0, qPrintable(cancel.all()));
+        m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("120"), id});
+        QVERIFY(m_cli.state(id) == QLatin1String("cancelled") || m_cli.state(id) == QLatin1String("completed"));
+        // A completed run runs again when confirmed.
+        const auto forced = m_cli.run({QStringLiteral("requeue"), QStringLiteral("--force"), done});
+        QVERIFY2(forced.exitCode == 0, qPrintable(forced.all()));
+        QCOMPARE(m_cli.state(done), QStringLiteral("queued"));
+        m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300"), done});
+        QCOMPARE(m_cli.state(done), QStringLiteral("completed"));
+    }
+
+    // The window follows the same policy (tests/gui): the lifecycle layer is the only place it lives.
+    void aSweepFollowsThePartialFailurePolicy_data()
+    {
+        QTest::addColumn<QString>("policy");
+        QTest::newRow("continue") << QStringLiteral("continue");
+        QTest::newRow("stop") << QStringLiteral("stop");
+    }
+    void aSweepFollowsThePartialFailurePolicy()
+    {
+        QFETCH(QString, policy);
+        const QString sweep = QStringLiteral("pf") + policy;
+        const QStringList ids{sweep + QStringLiteral("-ddp-1x1-r1"), sweep + QStringLiteral("-ddp-1x1-r2"), sweep + QStringLiteral("-ddp-1x1-r3")};
+        // The second point's run folder cannot be made: a file is in its way.
+        QDir().mkpath(m_cli.workspace + QStringLiteral("/local/runs"));
+        QFile blocker(m_cli.workspace + QStringLiteral("/local/runs/") + ids[1]);
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--sweep"),
+                                  sweep, QStringLiteral("--repetitions"), QStringLiteral("3"), QStringLiteral("--make-data"),
+                                  QStringLiteral("--on-failure"), policy});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(ids[1]), qPrintable(r.err));
+        QCOMPARE(m_cli.state(ids[0]), QStringLiteral("queued"));
+        QCOMPARE(m_cli.state(ids[1]), QStringLiteral("submit-failed"));
+        if (policy == QLatin1String("stop")) {
+            QVERIFY(m_cli.record(ids[2]).isEmpty());  // never recorded
+            QVERIFY2(r.err.contains(QStringLiteral("1 not tried")), qPrintable(r.err));
+        } else {
+            QCOMPARE(m_cli.state(ids[2]), QStringLiteral("queued"));
+        }
+        m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")});
+    }
+
+    // Only no arguments, or --workspace DIR alone, open the window; anything else is the command
+    // line's, and what it does not know is a usage error naming the nearest command.
+    void unknownCommandsAndOptionsAreUsageErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("says");
+        QTest::newRow("misspelt command") << QStringList{QStringLiteral("stauts")} << QStringLiteral("unknown command 'stauts'; did you mean 'status'?");
+        QTest::newRow("unknown command") << QStringList{QStringLiteral("improt"), QStringLiteral("x")} << QStringLiteral("unknown command 'improt'; did you mean '");
+        QTest::newRow("unknown option") << QStringList{QStringLiteral("--bogus")} << QStringLiteral("--bogus");
+        QTest::newRow("unknown command option") << QStringList{QStringLiteral("status"), QStringLiteral("--bogus")} << QStringLiteral("--bogus");
+    }
+    void unknownCommandsAndOptionsAreUsageErrors()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, says);
+        Cli noDisplay = m_cli;
+        noDisplay.env.remove(QStringLiteral("DISPLAY"));
+        noDisplay.env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        noDisplay.env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        const auto r = noDisplay.run(args, 60);
+        QVERIFY2(!r.crashed, "it hung or crashed");
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(says), qPrintable(r.err));
+        QVERIFY2(r.all().contains(QStringLiteral("Usage:")) || r.all().contains(QStringLiteral("--help")), qPrintable(r.all()));
+        QVERIFY(!r.err.contains(QStringLiteral("no display")));  // never the window
+    }
+    void onlyTheWorkspaceOptionOpensTheWindow()
+    {
+        // No display here: the window's path says so; the command line's path would not.
+        Cli noDisplay = m_cli;
+        noDisplay.env.remove(QStringLiteral("DISPLAY"));
+        noDisplay.env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        noDisplay.env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        const auto r = noDisplay.run({}, 60);  // Cli adds --workspace DIR
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("no display")), qPrintable(r.err));
+        const auto help = m_cli.run({QStringLiteral("--help")}, 60);
+        QCOMPARE(help.exitCode, 0);
+        QVERIFY(help.out.contains(QStringLiteral("opens the window")));
     }
 };
 

@@ -15,7 +15,7 @@ private slots:
         const auto pm = loadClusterProfile(dir + QStringLiteral("perlmutter.yaml"));
         QVERIFY2(pm.hasValue(), qPrintable(pm.hasValue() ? QString() : pm.error().text()));
         QCOMPARE(pm->name, QStringLiteral("perlmutter"));
-        QCOMPARE(pm->kind, QStringLiteral("ssh+slurm"));
+        QCOMPARE(pm->kind, ProfileKind::SshSlurm);
         QCOMPARE(pm->slurm.gpusPerNode, 4);
         QCOMPARE(pm->slurm.account, QStringLiteral("m0000_g"));
         QVERIFY(pm->slurm.requeue);

@@ -13,6 +13,8 @@
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <thread>
 #include <QThread>
 
 #include <memory>
@@ -154,9 +156,10 @@ private slots:
 
     void cleanupTestCase()
     {
-        if (m_root)
-            m_root->exec(QStringLiteral("rm -rf ") + m_area.mid(2).prepend(QStringLiteral("\"$HOME\"/"))
-                         + QStringLiteral(" /tmp/scaledesk-ssh-private-%1").arg(m_port));
+        if (!m_root) return;
+        const auto removed = m_root->exec(QStringLiteral("rm -rf ") + m_area.mid(2).prepend(QStringLiteral("\"$HOME\"/"))
+                                          + QStringLiteral(" /tmp/scaledesk-ssh-private-%1").arg(m_port));
+        QVERIFY2(removed && removed->exitCode == 0, "cleanup of the test area failed");
     }
 
     void describeNamesTheTarget()
@@ -204,7 +207,7 @@ private slots:
         clock.start();
         const Expected<ExecResult> r = m_root->exec(QStringLiteral("sleep 6; echo never"), 700);
         QVERIFY(!r);
-        QCOMPARE(r.error().code, QStringLiteral("transport.timeout"));
+        QCOMPARE(r.error().code, ErrorCode::TransportTimeout);
         QVERIFY2(r.error().message.contains(QStringLiteral("'sleep 6; echo never'")), qPrintable(r.error().message));
         QVERIFY2(clock.elapsed() < 5000, "the timeout did not end the call");
         // The session survives a timeout: same connection, next command runs.
@@ -218,7 +221,7 @@ private slots:
         SshTransport kbd(kbdOptions(), answering(readText(sandboxFile(QStringLiteral("kbd-password"))), &rounds));
         const Expected<ExecResult> killed = kbd.exec(QStringLiteral("sleep 37"), 300);
         QVERIFY(!killed);
-        QCOMPARE(killed.error().code, QStringLiteral("transport.timeout"));
+        QCOMPARE(killed.error().code, ErrorCode::TransportTimeout);
         QTRY_VERIFY_WITH_TIMEOUT(kbd.exec(QStringLiteral("pgrep -fx 'sleep 37'"))->exitCode == 1, 3000);
         const QString longCommand = QStringLiteral("sleep 6 # ") + QString(100, QLatin1Char('z'));
         const Expected<ExecResult> cut = m_root->exec(longCommand, 300);
@@ -325,7 +328,7 @@ private slots:
         const QString path = operation == QLatin1String("readAt-dir") ? remote(QStringLiteral("no-such-dir/file"))
                                                                      : remote(QStringLiteral("no-such-file"));
         const Error e = operation == QLatin1String("stat") ? m_root->stat(path).error() : m_root->readAt(path, 0, 10).error();
-        QCOMPARE(e.code, QStringLiteral("transport.nofile"));
+        QCOMPARE(e.code, ErrorCode::TransportNoFile);
         QVERIFY2(e.message.contains(path), qPrintable(e.message));
     }
 
@@ -359,7 +362,7 @@ private slots:
             path = privateDir + QStringLiteral("/new.txt");
             e = kbd.writeFile(path, "x").error();
         }
-        QCOMPARE(e.code, QStringLiteral("transport.permission"));
+        QCOMPARE(e.code, ErrorCode::TransportPermission);
         QVERIFY2(e.message.contains(path), qPrintable(e.message));
         QVERIFY(kbd.exec(QStringLiteral("rm -f ~/unreadable.txt")));
     }
@@ -437,7 +440,7 @@ private slots:
         SshTransport broken(o);
         const Expected<ExecResult> failed = broken.exec(QStringLiteral("true"));
         QVERIFY(!failed);
-        QCOMPARE(failed.error().code, QStringLiteral("transport.connect"));
+        QCOMPARE(failed.error().code, ErrorCode::TransportConnect);
     }
 
     void keyFileNotAuthorised()
@@ -447,7 +450,7 @@ private slots:
         SshTransport t(o);
         const Expected<ExecResult> r = t.exec(QStringLiteral("true"));
         QVERIFY(!r);
-        QCOMPARE(r.error().code, QStringLiteral("transport.auth"));
+        QCOMPARE(r.error().code, ErrorCode::TransportAuth);
         QVERIFY2(r.error().message.contains(QStringLiteral("root@127.0.0.1")) && r.error().message.contains(QStringLiteral("publickey")),
                  qPrintable(r.error().message));
     }
@@ -489,7 +492,7 @@ private slots:
             QCOMPARE(r->out, QByteArray("in\n"));
         } else {
             QVERIFY(!r);
-            QCOMPARE(r.error().code, QStringLiteral("transport.auth"));
+            QCOMPARE(r.error().code, ErrorCode::TransportAuth);
             QVERIFY2(r.error().message.contains(o.identityFile), qPrintable(r.error().message));
         }
     }
@@ -531,7 +534,7 @@ private slots:
         SshTransport t(kbdOptions(), cb);
         const Expected<ExecResult> r = t.exec(QStringLiteral("true"));
         QVERIFY(!r);
-        QCOMPARE(r.error().code, QStringLiteral("transport.auth"));
+        QCOMPARE(r.error().code, ErrorCode::TransportAuth);
         QVERIFY2(r.error().message.contains(m_kbdUser + QStringLiteral("@127.0.0.1")), qPrintable(r.error().message));
         QVERIFY2(r.error().message.contains(QStringLiteral("keyboard-interactive")), qPrintable(r.error().message));
         QCOMPARE(rounds > 0, mode != 2);
@@ -559,7 +562,7 @@ private slots:
         SshTransport t(o, cb);
         const Expected<ExecResult> r = t.exec(QStringLiteral("true"));
         QVERIFY(!r);
-        QCOMPARE(r.error().code, QStringLiteral("transport.hostkey"));
+        QCOMPARE(r.error().code, ErrorCode::TransportHostKey);
         QVERIFY2(r.error().message.contains(m_fingerprint), qPrintable(r.error().message));
         QVERIFY2(r.error().message.contains(QStringLiteral("--accept-new-host-key")), qPrintable(r.error().message));
         QCOMPARE(asked, withCallback ? 1 : 0);
@@ -609,7 +612,7 @@ private slots:
         SshTransport t(o, cb);
         const Expected<ExecResult> r = t.exec(QStringLiteral("true"));
         QVERIFY(!r);
-        QCOMPARE(r.error().code, QStringLiteral("transport.hostkey"));
+        QCOMPARE(r.error().code, ErrorCode::TransportHostKey);
         const QString& m = r.error().message;
         QVERIFY2(m.contains(QStringLiteral("127.0.0.1:%1").arg(m_port)) && m.contains(m_fingerprint) && m.contains(QStringLiteral("CHANGED"))
                      && m.contains(o.knownHostsFile),
@@ -629,7 +632,7 @@ private slots:
         clock.start();
         const Expected<ExecResult> r = t.exec(QStringLiteral("true"));
         QVERIFY(!r);
-        QCOMPARE(r.error().code, QStringLiteral("transport.connect"));
+        QCOMPARE(r.error().code, ErrorCode::TransportConnect);
         QVERIFY2(r.error().message.contains(QStringLiteral("root@127.0.0.1:1")), qPrintable(r.error().message));
         QVERIFY(clock.elapsed() < 5000);
         QCOMPARE(t.stats().connects, quint64(0));
@@ -651,6 +654,34 @@ private slots:
         QCOMPARE(t.stats().connects, quint64(1));
     }
 
+    // A command that is not safe to repeat (sbatch, a signal) is never run twice: when the session
+    // dies while it runs, the caller gets the error, and the command ran exactly once.
+    void aCommandThatMustNotRepeatIsNotRetried()
+    {
+        SshOptions o = rootOptions();
+        o.keepaliveS = 0;
+        SshTransport t(o);
+        QVERIFY(t.exec(QStringLiteral("true")));
+        const QString marker = QStringLiteral("/tmp/scaledesk-once-%1").arg(QRandomGenerator::global()->generate());
+        // It counts its runs in a file, then outlives the session that started it.
+        std::thread killer([&] {
+            QThread::msleep(700);
+            killSessions();
+        });
+        const Expected<ExecResult> r =
+            t.exec(QStringLiteral("echo run >> %1; sleep 3").arg(marker), 60000, Idempotent::No);
+        killer.join();
+        QVERIFY(!r);
+        QVERIFY2(r.error().code == ErrorCode::TransportConnect || r.error().code == ErrorCode::TransportIo, qPrintable(r.error().text()));
+        QThread::msleep(500);
+        QFile f(marker);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArray("run\n"));
+        f.remove();
+        // The transport reconnects on the next call.
+        QVERIFY(t.exec(QStringLiteral("true"), 60000, Idempotent::Yes));
+    }
+
     void reconnectsAfterTheSessionDrops_data()
     {
         QTest::addColumn<int>("keepaliveS");
@@ -669,7 +700,8 @@ private slots:
         killSessions();
         if (keepaliveS > 0)
             QThread::msleep(1200);
-        const Expected<ExecResult> r = t.exec(QStringLiteral("echo again"));
+        // A command that is safe to repeat (a read, a poll) runs on the new session.
+        const Expected<ExecResult> r = t.exec(QStringLiteral("echo again"), 60000, Idempotent::Yes);
         QVERIFY2(r, qPrintable(r ? QString() : r.error().text()));
         QCOMPARE(r->out, QByteArray("again\n"));
         QCOMPARE(t.stats().connects, quint64(2));

@@ -71,7 +71,8 @@ public:
     ~TailHarness()
     {
         if (writer.joinable()) writer.join();
-        if (ssh && !jobId.isEmpty()) ssh->exec(QStringLiteral("scancel %1").arg(shellQuote(jobId)));
+        if (ssh && !jobId.isEmpty())
+            if (auto done = ssh->exec(QStringLiteral("scancel %1").arg(shellQuote(jobId))); !done) qWarning("cleanup: %s", qPrintable(done.error().text()));
     }
 
     /// Appends `lines` step records (t = the time of the write) to metrics.jsonl and a log line per

@@ -29,7 +29,7 @@ QStringList* record(RemoteOperation* op, QObject* context)
     QObject::connect(op, &RemoteOperation::progress, context, [log](const QString& m) { *log << QStringLiteral("progress:") + m; });
     QObject::connect(op, &RemoteOperation::succeeded, context,
                      [log](const QVariant& v) { *log << QStringLiteral("succeeded:") + v.toString(); });
-    QObject::connect(op, &RemoteOperation::failed, context, [log](const Error& e) { *log << QStringLiteral("failed:") + e.code; });
+    QObject::connect(op, &RemoteOperation::failed, context, [log](const Error& e) { *log << QStringLiteral("failed:") + errorCodeName(e.code); });
     QObject::connect(op, &RemoteOperation::cancelled, context, [log] { *log << QStringLiteral("cancelled"); });
     QObject::connect(op, &RemoteOperation::finished, context, [log] { *log << QStringLiteral("finished"); });
     return log;
@@ -80,7 +80,7 @@ private slots:
         QTRY_COMPARE(finished.size(), 1);
         QCOMPARE(failed.size(), 1);
         QCOMPARE(succeeded.size(), 0);
-        QCOMPARE(failed.at(0).at(0).value<Error>().code, QStringLiteral("transport.nofile"));
+        QCOMPARE(failed.at(0).at(0).value<Error>().code, ErrorCode::TransportNoFile);
     }
 
     void operationsRunOneAtATimeInOrder()

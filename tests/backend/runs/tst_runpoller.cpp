@@ -3,8 +3,10 @@
 #include "scheduler/localscheduler.h"
 #include "remote/localtransport.h"
 #include "runs/runpoller.h"
+#include "scheduler/shellquote.h"
 
 #include <QDir>
+#include <QHash>
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -24,6 +26,24 @@ QByteArray slurp(const QString& path)
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray("<missing>");
 }
+// The local transport, with every command run by bash (an SSH login shell), not /bin/sh.
+class BashTransport final : public Transport {
+public:
+    QString describe() const override { return m_local.describe(); }
+    Expected<ExecResult> exec(const QString& command, int timeoutMs, Idempotent idempotent) override
+    {
+        return m_local.exec(QStringLiteral("exec /bin/bash -c ") + shellQuote(command), timeoutMs, idempotent);
+    }
+    Status writeFile(const QString& p, const QByteArray& d, int mode) override { return m_local.writeFile(p, d, mode); }
+    Expected<RemoteFileInfo> stat(const QString& p) override { return m_local.stat(p); }
+    Expected<QByteArray> readAt(const QString& p, qint64 o, qint64 n) override { return m_local.readAt(p, o, n); }
+    Status makeDirs(const QString& p) override { return m_local.makeDirs(p); }
+    Expected<QString> absolutePath(const QString& p) override { return m_local.absolutePath(p); }
+    TransportStats stats() const override { return m_local.stats(); }
+
+private:
+    LocalTransport m_local;
+};
 }  // namespace
 
 class TestRunPoller : public QObject {
@@ -39,11 +59,12 @@ private:
         r.id = QStringLiteral("poll 'me' $(x)");
         r.profile = QStringLiteral("local");
         r.remoteDir = m_remote;
+        r.ranksPerNode = 2;  // rank-1.log is followed
         r.transition(RunState::Submitting, QStringLiteral("uploading"));
         r.transition(RunState::Queued, QStringLiteral("local: job"));
         r.jobId = QString::number(m_job.processId());
         r.submitStep = QStringLiteral("recorded");
-        store.save(r);
+        if (auto ok = store.save(r); !ok) qFatal("%s", qPrintable(ok.error().text()));
         return r;
     }
 
@@ -61,6 +82,77 @@ private slots:
     {
         m_job.kill();
         m_job.waitForFinished();
+    }
+
+    // A run folder on a shared file system may hold files anyone named: nothing in a name ever
+    // reaches the shell, the real files' mirror stays exact, and the odd names are reported.
+    void hostileFileNamesNeverExecute()
+    {
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        const RunRecord rec = runningRecord(**store);
+        const QString mirror = (*store)->workspace().runDir(rec.id);
+        // Anything that ran would leave its file in the run folder (the poll's shell works there).
+        const QString pwned = m_remote + QStringLiteral("/pwned");
+        const QList<QByteArray> names = {
+            "metrics.jsonl\n123 456 metrics.jsonl",
+            "$(touch pwned-dollar)",
+            "`touch pwned-tick`",
+            "a[$(touch pwned-arith)]",
+            // The shape that ran a command under bash through the old `stat | while read`: a name that
+            // matches a followed pattern and puts an arithmetic subscript where a size is read.
+            "rank-1\na[$(>pwned-subscript)] 0 x.log",
+            "-rf",
+            "rank-1.log\n@data 9223372036854775807",
+            QByteArray(255, 'x'),
+            "bad-\xff\xfe-utf8",
+            "slurm-$(id).out",
+        };
+        for (const QByteArray& n : names) {
+            QFile f(QFile::decodeName(m_remote.toLocal8Bit() + '/' + n));
+            QVERIFY2(f.open(QIODevice::WriteOnly), n.constData());
+            f.write("5 6 7\n");
+        }
+        append(m_remote + QStringLiteral("/metrics.jsonl"), "{\"kind\":\"step\",\"step\":1,\"t\":1}\n");
+        append(m_remote + QStringLiteral("/rank-1.log"), "rank one\n");
+        BashTransport t;  // a login shell that is bash, as on most clusters
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        auto r = poller.poll({rec.id});
+        QVERIFY2(r, qPrintable(r ? QString() : r.error().text()));
+        for (const char* suffix : {"-dollar", "-tick", "-arith", "-subscript"}) QVERIFY2(!QFile::exists(pwned + QLatin1String(suffix)), suffix);
+        QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), slurp(m_remote + QStringLiteral("/metrics.jsonl")));
+        QCOMPARE(slurp(mirror + QStringLiteral("/rank-1.log")), QByteArray("rank one\n"));
+        // Only the files it asked for are in the mirror.
+        const QStringList mirrored = QDir(mirror).entryList(QDir::Files | QDir::Hidden);
+        for (const QString& m : mirrored)
+            QVERIFY2(QStringList({QStringLiteral("metrics.jsonl"), QStringLiteral("rank-1.log"), QStringLiteral("run.json"), QStringLiteral(".lock")}).contains(m),
+                     qPrintable(m));
+        QVERIFY2(r->problems.join(QLatin1Char('\n')).contains(QStringLiteral("entries with unusual names in the run folder are ignored")),
+                 qPrintable(r->problems.join(QLatin1Char('\n'))));
+    }
+
+    // The answer's framing is parsed with bounds: a huge or negative length, names not asked
+    // for, a cut-off answer; nothing loops, nothing is read out of bounds.
+    void parsingAnAnswerIsBounded_data()
+    {
+        QTest::addColumn<QByteArray>("answer");
+        QTest::addColumn<int>("files");
+        QTest::newRow("overflowing length") << QByteArray("@run 0\n@file 3 1 metrics.jsonl\n@data 9223372036854775807\nabc\n@end 3\n") << 1;
+        QTest::newRow("negative length") << QByteArray("@run 0\n@file 3 1 metrics.jsonl\n@data -5\nabc\n@end 3\n") << 1;
+        QTest::newRow("not asked") << QByteArray("@run 0\n@file 3 1 config.yaml\n@data 3\nabc\n@end 3\n") << 0;
+        QTest::newRow("another run") << QByteArray("@run 7\n@file 3 1 metrics.jsonl\n") << 0;
+        QTest::newRow("name with a space") << QByteArray("@run 0\n@file 3 1 metrics.jsonl x\n") << 0;
+        QTest::newRow("cut off") << QByteArray("@run 0\n@file 30 1 metrics.jsonl\n@data 30\nabc") << 1;
+        QTest::newRow("sizes not numbers") << QByteArray("@run 0\n@file 1e9 x metrics.jsonl\n") << 0;
+    }
+    void parsingAnAnswerIsBounded()
+    {
+        QFETCH(QByteArray, answer);
+        QFETCH(int, files);
+        const auto seen = RunPoller::parseFiles(answer, {{0, {QStringLiteral("metrics.jsonl")}}});
+        QCOMPARE(seen.value(0).files.size(), files);
+        for (const auto& f : seen.value(0).files) QVERIFY(!f.inlined);  // no bytes were trusted
+        QVERIFY(!seen.contains(7));
     }
 
     void mirrorsExactlyInOneRoundTrip()
@@ -146,21 +238,22 @@ private slots:
         auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
         const RunRecord rec = runningRecord(**store);
         const QString mirror = (*store)->workspace().runDir(rec.id);
-        append(m_remote + QStringLiteral("/slurm-7.out"), "first attempt, a long line of log output\n");
+        const QString log = QStringLiteral("slurm-%1.out").arg(rec.jobId);  // the job's own output
+        append(m_remote + QLatin1Char('/') + log, "first attempt, a long line of log output\n");
         LocalTransport t;
         LocalScheduler s(t);
         RunPoller poller(**store, t, s);
         QVERIFY(poller.poll({rec.id}));
-        QFile f(m_remote + QStringLiteral("/slurm-7.out"));
+        QFile f(m_remote + QLatin1Char('/') + log);
         QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));  // the requeued job reopens its log
         f.write("second\n");
         f.close();
         auto r = poller.poll({rec.id});
         QVERIFY(r);
         QCOMPARE(r->problems.size(), 1);
-        QVERIFY2(r->problems[0].contains(QStringLiteral("slurm-7.out shrank")), qPrintable(r->problems[0]));
-        QCOMPARE(slurp(mirror + QStringLiteral("/slurm-7.out")), QByteArray("second\n"));
-        QCOMPARE(slurp(mirror + QStringLiteral("/slurm-7.out.prev")), QByteArray("first attempt, a long line of log output\n"));
+        QVERIFY2(r->problems[0].contains(log + QStringLiteral(" shrank")), qPrintable(r->problems[0]));
+        QCOMPARE(slurp(mirror + QLatin1Char('/') + log), QByteArray("second\n"));
+        QCOMPARE(slurp(mirror + QLatin1Char('/') + log + QStringLiteral(".prev")), QByteArray("first attempt, a long line of log output\n"));
     }
 
     void finishedJobTakesItsExitCode()

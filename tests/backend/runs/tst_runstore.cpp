@@ -137,7 +137,7 @@ private slots:
         QVERIFY2((*store)->warnings()[0].contains(QStringLiteral("bad/run.json")), qPrintable((*store)->warnings()[0]));
         auto bad = (*store)->load(QStringLiteral("bad"));
         QVERIFY(!bad);
-        QCOMPARE(bad.error().code, QStringLiteral("run.corrupt"));
+        QCOMPARE(bad.error().code, ErrorCode::RunCorrupt);
     }
 
     void invalidRunIdsAreRefused_data()
@@ -157,7 +157,7 @@ private slots:
         r.id = id;
         const auto ok = (*store)->save(r);
         QVERIFY(!ok);
-        QCOMPARE(ok.error().code, QStringLiteral("run.id"));
+        QCOMPARE(ok.error().code, ErrorCode::RunId);
         QCOMPARE(QDir(ws().runsDir()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
     }
 

@@ -12,7 +12,7 @@ namespace {
 JobRequest request(const QString& runId, int nodes, int ranks)
 {
     JobRequest r;
-    r.profile.kind = QStringLiteral("ssh+slurm");
+    r.profile.kind = ProfileKind::SshSlurm;
     r.profile.slurm.gpusPerNode = 4;
     r.profile.slurm.cpusPerTask = 32;
     r.profile.slurm.account = QStringLiteral("m1234_g");

@@ -62,7 +62,7 @@ private:
                                  QStringLiteral("128"), QStringLiteral("--val-box"), QStringLiteral("96")},
                                 &code, runDir);
         if (code != 0) qWarning() << out;
-        r.profile.kind = QStringLiteral("ssh+slurm");
+        r.profile.kind = ProfileKind::SshSlurm;
         r.profile.slurm.cpusPerTask = 1;
         r.profile.slurm.timeLimit = QStringLiteral("00:10:00");
         r.profile.slurm.mpi = QStringLiteral("pmix");

@@ -77,7 +77,10 @@ int main(int argc, char** argv)
             r.remoteDir = remoteRoot + QStringLiteral("/runs/r%1").arg(i);
             r.jobId = ids[i].trimmed();
             r.transition(RunState::Queued, QStringLiteral("bench"));
-            (*store)->save(r);
+            if (auto ok = (*store)->save(r); !ok) {
+                std::fprintf(stderr, "bench_poll: %s\n", qPrintable(ok.error().text()));
+                return 1;
+            }
             runIds << r.id;
         }
         RunPoller poller(**store, ssh, slurm);
@@ -115,7 +118,7 @@ int main(int argc, char** argv)
         t.restart();
         for (int i = 0; i < n; ++i) {
             const QString dir = remoteRoot + QStringLiteral("/runs/r%1").arg(i);
-            ssh.exec(QStringLiteral("squeue -h -j %1 -o %%T").arg(ids[i].trimmed()));
+            if (auto q = ssh.exec(QStringLiteral("squeue -h -j %1 -o %%T").arg(ids[i].trimmed()))) naiveBytes += quint64(q->out.size());
             for (const char* f : {"metrics.jsonl", "epochs.csv"}) {
                 auto c = ssh.exec(QStringLiteral("cat %1/%2").arg(shellQuote(dir), QLatin1String(f)));
                 if (c) naiveBytes += quint64(c->out.size());
@@ -135,7 +138,7 @@ int main(int argc, char** argv)
             QElapsedTimer wall;
             wall.start();
             for (int k = 0; k < 10; ++k) {
-                poller.poll(runIds);
+                if (auto polled = poller.poll(runIds); !polled) std::fprintf(stderr, "bench_poll: %s\n", qPrintable(polled.error().text()));
                 QThread::msleep(1000);
             }
             std::printf("%-6d idle poller, 1 s interval: %.2f%% of one core (%.3f s CPU in %.1f s)\n", n,
@@ -143,8 +146,9 @@ int main(int argc, char** argv)
         }
         QString cancel = QStringLiteral("scancel");
         for (const QString& id : ids) cancel += QLatin1Char(' ') + shellQuote(id.trimmed());
-        ssh.exec(cancel, 60000);
+        if (auto done = ssh.exec(cancel, 60000); !done) std::fprintf(stderr, "bench_poll: cleanup: %s\n", qPrintable(done.error().text()));
     }
-    ssh.exec(QStringLiteral("rm -rf %1").arg(shellQuote(remoteRoot)));
+    if (auto done = ssh.exec(QStringLiteral("rm -rf %1").arg(shellQuote(remoteRoot))); !done)
+        std::fprintf(stderr, "bench_poll: cleanup: %s\n", qPrintable(done.error().text()));
     return 0;
 }

@@ -7,6 +7,7 @@
 //     TensorBoard and W&B users describe.
 //
 //   tests/sandbox/slurm-sandbox.sh start; tests/sandbox/ssh-sandbox.sh start; ninja -C build bench-tail
+#include "runs/pollscheduler.h"
 #include "tailharness.h"
 
 #include <QCoreApplication>
@@ -37,11 +38,14 @@ Latency follow(int writes, int gapMs, int fixedIntervalMs)
         std::exit(1);
     }
     h.startWriter(writes, gapMs * 1000);
-    PollSchedule schedule(1000, 30000);
+    PollScheduler schedule;
+    QElapsedTimer clock;
+    clock.start();
     std::vector<double> lat;
     Latency out;
     std::size_t seen = 0;
     while (true) {
+        schedule.started(clock.elapsed());
         auto r = h.poll();
         ++out.polls;
         if (r) {
@@ -53,7 +57,8 @@ Latency follow(int writes, int gapMs, int fixedIntervalMs)
         const Series* loss = h.reader->metrics().series(QStringLiteral("step/loss"));
         for (; loss && seen < loss->size(); ++seen) lat.push_back(arrived - loss->times()[seen]);
         if (seen >= std::size_t(writes)) break;
-        const int wait = fixedIntervalMs > 0 ? fixedIntervalMs : schedule.next(news.newPoints > 0);
+        schedule.finished(clock.elapsed(), PollScheduler::Outcome{bool(r), news.newPoints > 0, false, true, true});
+        const qint64 wait = fixedIntervalMs > 0 ? fixedIntervalMs : qMax<qint64>(0, schedule.nextAt() - clock.elapsed());
         QThread::msleep(static_cast<unsigned long>(wait));
     }
     std::sort(lat.begin(), lat.end());

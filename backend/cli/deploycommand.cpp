@@ -1,0 +1,49 @@
+// scaledesk deploy --profile P [--prebuilt FILE | --sources DIR]
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "cli/terminal.h"
+#include "runs/deploy.h"
+
+#include <CLI/CLI.hpp>
+
+namespace scaledesk::cli {
+
+namespace {
+class DeployCommand final : public Command {
+public:
+    void add(CLI::App& app, SharedOptions& shared) override
+    {
+        m_app = app.add_subcommand("deploy", "put the trainer on the cluster: build the bundled sources there, or upload a binary");
+        m_app->add_option("--profile", m_profile, "profile name")->required();
+        m_app->add_option("--prebuilt", m_prebuilt, "upload this scaledesk-train instead of building (the cluster must match)");
+        m_app->add_option("--sources", m_sources,
+                          "build these trainer sources there (default: the ones the app carries; given, it wins over the profile's prebuilt)");
+        addHostKeyFlag(*m_app, shared);
+    }
+    bool chosen() const override { return m_app->parsed(); }
+    int run(Context& ctx) override
+    {
+        auto p = findProfile(ctx.ws, q(m_profile));
+        if (!p) return fail(p.error());
+        Connection c = ctx.connect(*p);
+        DeployOptions o;
+        o.sourceDir = m_sources.empty() ? bundledTrainerSources() : q(m_sources);
+        o.prebuiltBinary = q(m_prebuilt);
+        if (o.prebuiltBinary.isEmpty() && p->trainerPrebuilt && m_sources.empty()) o.prebuiltBinary = findLocalTrainer();
+        o.progress = [](const QString& s) { out(QStringLiteral("deploy: ") + s); };
+        auto r = deployTrainer(*c.transport, *p, o);
+        if (!r) return fail(r.error());
+        c.rememberSecrets();
+        out(QStringLiteral("trainer %1 %2: %3").arg(r->hash, r->reused ? QStringLiteral("reused") : QStringLiteral("deployed"), r->trainerPath));
+        return 0;
+    }
+
+private:
+    CLI::App* m_app = nullptr;
+    std::string m_profile, m_prebuilt, m_sources;
+};
+}  // namespace
+
+std::unique_ptr<Command> deployCommand() { return std::make_unique<DeployCommand>(); }
+
+}  // namespace scaledesk::cli

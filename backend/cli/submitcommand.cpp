@@ -1,0 +1,182 @@
+// scaledesk submit: one run, or every point of a scaling sweep, through the lifecycle layer.
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "cli/terminal.h"
+#include "remote/localtransport.h"
+#include "runs/deploy.h"
+#include "runs/runactions.h"
+#include "scheduler/jobscript.h"
+#include "scheduler/shellquote.h"
+
+#include <CLI/CLI.hpp>
+
+#include <QDateTime>
+
+#include <numeric>
+
+namespace scaledesk::cli {
+
+namespace {
+Expected<QList<int>> intList(const std::string& s, const char* option)
+{
+    QList<int> v;
+    for (const QString& part : q(s).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        v << part.trimmed().toInt(&ok);
+        if (!ok) return Error{ErrorCode::Usage, QStringLiteral("%1 takes comma-separated integers, not '%2'").arg(QLatin1String(option), part), QString()};
+    }
+    return v;
+}
+
+class SubmitCommand final : public Command {
+public:
+    void add(CLI::App& app, SharedOptions& shared) override
+    {
+        m_configFile = (bundledTrainerSources() + QStringLiteral("/configs/unet.yaml")).toStdString();
+        m_app = app.add_subcommand("submit", "submit one run or a scaling sweep");
+        auto* s = m_app;
+        s->add_option("--profile", m_profile, "profile name")->capture_default_str();
+        s->add_option("--config-file", m_configFile, "YAML of named configs")->capture_default_str();
+        s->add_option("--config", m_config, "named config, e.g. cpu-tiny")->required();
+        s->add_option("--name", m_name, "run id of a single run (default: <config>-<UTC time>)");
+        s->add_option("--sweep", m_sweep, "sweep name: run every point of nodes x ranks x strategies x repetitions");
+        s->add_option("--nodes", m_nodes, "node counts, comma-separated")->capture_default_str();
+        s->add_option("--ranks-per-node", m_ranks, "ranks (GPUs or CPU ranks) per node, comma-separated")->capture_default_str();
+        s->add_option("--strategies", m_strategies, "ddp, fused, zero1; comma-separated")->capture_default_str();
+        s->add_option("--repetitions", m_reps, "repetitions of each point")->capture_default_str();
+        s->add_option("--scaling", m_scaling, "weak (global batch = ranks x local) or strong (fixed --global-batch)")
+            ->check(CLI::IsMember({"weak", "strong"}))
+            ->capture_default_str();
+        s->add_option("--global-batch", m_globalBatch, "strong scaling: the fixed global batch");
+        s->add_option("--local-batch", m_localBatch, "weak scaling: per-rank batch (default: the config's)");
+        s->add_option("--time", m_time, "time limit HH:MM:SS or D-HH:MM:SS (default: the profile's)")
+            ->check(CLI::Validator(
+                [](std::string& v) {
+                    return isSlurmTimeLimit(QString::fromStdString(v)) ? std::string() : std::string("not a SLURM time limit: ") + v;
+                },
+                "TIME"));
+        s->add_option("--data", m_data, "folder on the cluster that the run's `data` links to");
+        s->add_flag("--make-data", m_makeData, "generate the cpu configs' data once under <remote root>/data/generated and link it");
+        s->add_option("--on-failure", m_onFailure,
+                      "a sweep point that fails to submit: continue (try every point; each failure is recorded) or stop (leave the rest out)")
+            ->check(CLI::IsMember({"continue", "stop"}))
+            ->capture_default_str();
+        s->add_flag("--dry-run", m_dryRun, "print the job scripts and the submit commands; record and send nothing");
+        s->add_flag("--wait", m_wait, "poll until every submitted run has ended; exit 1 unless all completed");
+        s->add_option("--timeout", m_timeout, "with --wait: give up after this many seconds");
+        s->add_option("trainer_args", m_trainerArgs, "extra scaledesk-train flags (after --)");
+        addHostKeyFlag(*s, shared);
+    }
+    bool chosen() const override { return m_app->parsed(); }
+
+    int run(Context& ctx) override
+    {
+        auto req = request(ctx);
+        if (!req) return fail(req.error());
+        if (m_dryRun) return dryRun(*req);
+        if (auto ok = RunActions::checkLaunch(ctx.ws, *req); !ok) return fail(ok.error());
+        auto c = ctx.connection(req->profile.name);
+        if (!c) return fail(c.error());
+        RunActions actions(ctx.store, *(*c)->transport, *(*c)->scheduler);
+        auto launched = actions.launch(*req, [](const QString& m) { out(m); });
+        if (!launched) return fail(launched.error());
+        (*c)->rememberSecrets();
+        for (const auto& [id, e] : launched->failed) err(QStringLiteral("scaledesk: %1: %2").arg(id, e.text()));
+        for (const QString& id : launched->notTried) err(QStringLiteral("scaledesk: %1: not submitted (--on-failure stop)").arg(id));
+        if (!launched->complete()) err(QStringLiteral("scaledesk: ") + launched->summary());
+        int failures = int(launched->failed.size() + launched->notTried.size());
+        QStringList submitted;
+        for (const auto& r : launched->submitted) submitted << r.id;
+        if (m_wait && !submitted.isEmpty()) {
+            if (!ctx.waitForRuns(submitted, m_timeout, 2.0)) {
+                err(QStringLiteral("scaledesk: --timeout reached with runs still active"));
+                return 1;
+            }
+            for (const QString& id : submitted)
+                if (auto r = ctx.store.load(id); !r || r->state != RunState::Completed) ++failures;
+        }
+        return failures == 0 ? 0 : 1;
+    }
+
+private:
+    Expected<LaunchRequest> request(const Context& ctx) const
+    {
+        auto p = findProfile(ctx.ws, q(m_profile));
+        if (!p) return p.error();
+        LaunchRequest req;
+        req.profile = *p;
+        if (!m_time.empty()) req.profile.slurm.timeLimit = q(m_time);
+        SweepSpec spec;
+        auto nodes = intList(m_nodes, "--nodes");
+        if (!nodes) return nodes.error();
+        auto ranks = intList(m_ranks, "--ranks-per-node");
+        if (!ranks) return ranks.error();
+        spec.nodes = *nodes;
+        spec.ranksPerNode = *ranks;
+        spec.strategies = q(m_strategies).split(QLatin1Char(','), Qt::SkipEmptyParts);
+        spec.repetitions = m_reps;
+        spec.scaling = m_scaling == "strong" ? SweepSpec::Scaling::Strong : SweepSpec::Scaling::Weak;
+        spec.globalBatch = m_globalBatch;
+        spec.localBatch = m_localBatch;
+        if (!m_sweep.empty()) {
+            spec.name = q(m_sweep);
+            auto expanded = expandSweep(spec);
+            if (!expanded) return expanded.error();
+            req.points = *expanded;
+        } else {
+            spec.name = QStringLiteral("single");
+            spec.repetitions = 1;
+            auto expanded = expandSweep(spec);  // validates the counts and the strategy
+            if (!expanded) return expanded.error();
+            RunPoint pt = expanded->first();
+            pt.sweep.clear();
+            pt.scaling.clear();
+            pt.runId = m_name.empty()
+                           ? QStringLiteral("%1-%2").arg(q(m_config), QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")))
+                           : q(m_name);
+            req.points = {pt};
+        }
+        req.options.configFile = q(m_configFile);
+        req.options.configName = q(m_config);
+        for (const auto& a : m_trainerArgs) req.options.trainerArgs << q(a);
+        req.options.dataDir = q(m_data);
+        req.makeData = m_makeData;
+        req.onFailure = m_onFailure == "stop" ? OnSubmitFailure::Stop : OnSubmitFailure::Continue;
+        if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) return ok.error();
+        return req;
+    }
+
+    // Never connects: paths on the cluster are shown as the profile gives them.
+    static int dryRun(LaunchRequest req)
+    {
+        const ClusterProfile& profile = req.profile;
+        req.options.trainerPath = profile.trainerDeploy ? QStringLiteral("<deployed trainer>") : profile.trainerPath;
+        if (req.makeData) req.options.dataDir = profile.remoteRoot + QStringLiteral("/data/generated");
+        LocalTransport unused;
+        const auto scheduler = makeScheduler(profile, unused);
+        for (const auto& pt : req.points) {
+            const JobRequest jr{profile, pt, req.options.configName, req.options.trainerPath, req.options.trainerArgs, req.options.dataDir};
+            const QString dir = profile.remoteRoot + QStringLiteral("/runs/") + pt.runId;
+            out(QStringLiteral("# ---- run %1: %2 ----").arg(pt.runId, scheduler->scriptName()));
+            out(scheduler->renderScript(jr).trimmed());
+            if (profile.isLocal()) out(QStringLiteral("# start: cd %1 && setsid nohup /bin/bash job.sh").arg(shellQuote(dir)));
+            else out(QStringLiteral("# submit: sbatch %1").arg(shellJoin(sbatchArguments(dir))));
+        }
+        out(QStringLiteral("# %1 job(s), %2 node(s) in all; nothing was recorded or sent (--dry-run)")
+                .arg(req.points.size())
+                .arg(std::accumulate(req.points.begin(), req.points.end(), 0, [](int a, const RunPoint& b) { return a + b.nodes; })));
+        return 0;
+    }
+
+    CLI::App* m_app = nullptr;
+    std::string m_profile = "local", m_configFile, m_config, m_name, m_sweep;
+    std::string m_nodes = "1", m_ranks = "1", m_strategies = "ddp", m_scaling = "weak", m_data, m_time, m_onFailure = "continue";
+    int m_reps = 1, m_globalBatch = 0, m_localBatch = 0, m_timeout = 0;
+    bool m_dryRun = false, m_makeData = false, m_wait = false;
+    std::vector<std::string> m_trainerArgs;
+};
+}  // namespace
+
+std::unique_ptr<Command> submitCommand() { return std::make_unique<SubmitCommand>(); }
+
+}  // namespace scaledesk::cli

@@ -1,0 +1,214 @@
+#include "runs/runactions.h"
+
+#include "runs/runpoller.h"
+#include "scheduler/jobscript.h"
+
+#include <QSet>
+
+namespace scaledesk {
+
+namespace {
+ActionCheck refuse(const QString& why) { return ActionCheck{false, why, QString()}; }
+ActionCheck allow(const QString& confirm = QString()) { return ActionCheck{true, QString(), confirm}; }
+
+// The refusal shared by every action on a run that is not yet with the scheduler.
+std::optional<ActionCheck> notSubmittedYet(const RunRecord& r)
+{
+    if (r.state == RunState::Draft) return refuse(QStringLiteral("the run was never submitted"));
+    if (r.state == RunState::Submitting)
+        return refuse(QStringLiteral("the run is still being submitted; wait until it is queued"));
+    return std::nullopt;
+}
+}  // namespace
+
+ActionCheck checkAction(RunAction action, const RunRecord& r)
+{
+    const QString state = runStateName(r.state);
+    switch (action) {
+    case RunAction::Cancel:
+        if (auto no = notSubmittedYet(r)) return *no;
+        if (!isActive(r.state)) return refuse(QStringLiteral("the run has already ended (%1)").arg(state));
+        if (r.jobId.isEmpty()) return refuse(QStringLiteral("the run has no job to cancel"));
+        return allow(QStringLiteral("Cancel run %1? Its job %2 is stopped and the run ends as cancelled; "
+                                    "requeue can resume it from its last checkpoint.")
+                         .arg(r.id, r.jobId));
+    case RunAction::CheckpointStop:
+        if (auto no = notSubmittedYet(r)) return *no;
+        if (!isActive(r.state)) return refuse(QStringLiteral("the run has already ended (%1)").arg(state));
+        if (r.state != RunState::Running)
+            return refuse(QStringLiteral("the job is not running yet (%1): there is nothing to checkpoint; cancel it instead").arg(state));
+        return allow();
+    case RunAction::Requeue:
+        if (auto no = notSubmittedYet(r)) return *no;
+        if (r.state == RunState::Requeued)
+            return refuse(QStringLiteral("the run is already requeued; it runs again when the scheduler starts it"));
+        if (isActive(r.state))
+            return refuse(QStringLiteral("the run is still %1; cancel it, or checkpoint and stop it, first").arg(state));
+        if (r.remoteDir.isEmpty() || (r.state == RunState::SubmitFailed && r.submitStep != QLatin1String("sbatch")))
+            return refuse(QStringLiteral("the run never reached the cluster (it failed while uploading); launch it again"));
+        if (r.state == RunState::Completed)
+            return allow(QStringLiteral("Run %1 completed. Run it again? It resumes from its last checkpoint.").arg(r.id));
+        return allow();
+    }
+    return refuse(QStringLiteral("unknown action"));
+}
+
+QString LaunchResult::summary() const
+{
+    const int total = int(submitted.size() + failed.size() + notTried.size());
+    QString s = complete() ? QStringLiteral("%1 run(s) submitted").arg(submitted.size())
+                           : QStringLiteral("%1 of %2 run(s) submitted").arg(submitted.size()).arg(total);
+    if (!failed.isEmpty())
+        s += QStringLiteral("; %1 failed (first: %2: %3)").arg(failed.size()).arg(failed.first().first, failed.first().second.text());
+    if (!notTried.isEmpty()) s += QStringLiteral("; %1 not tried").arg(notTried.size());
+    return s;
+}
+
+RunActions::RunActions(RunStore& store, Transport& transport, Scheduler& scheduler)
+    : m_store(store), m_transport(transport), m_scheduler(scheduler)
+{
+}
+
+Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
+{
+    if (req.points.isEmpty()) return Error{ErrorCode::SweepInvalid, QStringLiteral("nothing to launch: the sweep has no points"), QString()};
+    if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) return ok;
+    QSet<QString> ids;
+    QStringList taken;
+    for (const RunPoint& p : req.points) {
+        QString why;
+        if (!RunStore::validRunId(p.runId, &why)) return Error{ErrorCode::RunId, why, p.runId};
+        if (ids.contains(p.runId)) return Error{ErrorCode::RunId, QStringLiteral("two points of the launch have this run id"), p.runId};
+        ids.insert(p.runId);
+        if (ws.hasRun(p.runId)) taken << p.runId;
+    }
+    if (!taken.isEmpty())
+        return Error{ErrorCode::RunExists,
+                     QStringLiteral("%1 run id(s) exist already (%2); choose another name").arg(taken.size()).arg(taken.mid(0, 3).join(QStringLiteral(", "))),
+                     taken.first()};
+    return Done{};
+}
+
+Expected<LaunchResult> RunActions::launch(const LaunchRequest& req, const Progress& progress, const std::function<bool()>& stopRequested)
+{
+    auto say = [&](const QString& m) {
+        if (progress) progress(m);
+    };
+    if (auto ok = checkLaunch(m_store.workspace(), req); !ok) return ok.error();
+    SubmitOptions o = req.options;
+    if (o.trainerPath.isEmpty()) {
+        auto trainer = profileTrainer(m_transport, req.profile);
+        if (!trainer) return trainer.error();
+        o.trainerPath = *trainer;
+    }
+    if (req.makeData) {
+        say(QStringLiteral("making sure the cpu configs' data exists under %1/data/generated").arg(req.profile.remoteRoot));
+        auto data = ensureGeneratedData(m_transport, req.profile, o.trainerPath);
+        if (!data) return data.error();
+        o.dataDir = *data;
+    }
+    RunSubmitter submitter(m_store, m_transport, m_scheduler, req.profile);
+    LaunchResult result;
+    for (qsizetype i = 0; i < req.points.size(); ++i) {
+        const RunPoint& p = req.points[i];
+        if (stopRequested && stopRequested()) {
+            for (qsizetype j = i; j < req.points.size(); ++j) result.notTried << req.points[j].runId;
+            break;
+        }
+        auto r = submitter.submit(p, o);
+        if (r) {
+            result.submitted << *r;
+            say(QStringLiteral("%1: %2 (%3)").arg(r->id, runStateName(r->state), r->message));
+            continue;
+        }
+        result.failed << std::pair{p.runId, r.error()};
+        say(QStringLiteral("%1: %2").arg(p.runId, r.error().text()));
+        if (req.onFailure == OnSubmitFailure::Stop) {
+            for (qsizetype j = i + 1; j < req.points.size(); ++j) result.notTried << req.points[j].runId;
+            break;
+        }
+    }
+    return result;
+}
+
+Expected<RunRecord> RunActions::loadChecked(const QString& runId, RunAction action, bool confirmed)
+{
+    auto rec = m_store.load(runId);
+    if (!rec) return rec.error();
+    const ActionCheck check = checkAction(action, *rec);
+    if (!check.allowed) return Error{ErrorCode::ActionRefused, check.reason, runId};
+    // Only requeue of a completed run insists on an answer: it is the one action that starts
+    // something the user may not expect. The window asks every question; a typed command is the answer.
+    if (action == RunAction::Requeue && !check.confirm.isEmpty() && !confirmed)
+        return Error{ErrorCode::ActionRefused, QStringLiteral("the run completed; confirm to run it again (scaledesk requeue --force)"), runId};
+    return rec;
+}
+
+Expected<RunRecord> RunActions::signal(const QString& runId, RunAction action, const QString& signal, const QString& note)
+{
+    auto rec = loadChecked(runId, action, true);
+    if (!rec) return rec.error();
+    const JobRef ref{rec->jobId, rec->remoteDir, slurmJobName(rec->id)};
+    const Status sent = m_scheduler.cancel(ref, signal);
+    if (sent || sent.error().code == ErrorCode::SchedulerUnknownJob) {
+        auto noted = m_store.update(runId, [&](RunRecord& r) {
+            r.transition(r.state, sent ? note : QStringLiteral("%1, but the job had already ended").arg(note));
+            return Status(Done{});
+        });
+        if (!noted) return noted.error();
+    }
+    // The evidence, at once: what the scheduler and the run's files say now. A job that had ended
+    // is recorded as it ended, never as cancelled; one still stopping is followed by later polls.
+    RunPoller poller(m_store, m_transport, m_scheduler);
+    auto polled = poller.poll({runId});
+    auto now = m_store.load(runId);
+    if (!now) return now.error();
+    if (!sent && !(sent.error().code == ErrorCode::SchedulerUnknownJob && polled && isFinal(now->state))) return sent.error();
+    return now;
+}
+
+Expected<RunRecord> RunActions::cancel(const QString& runId)
+{
+    return signal(runId, RunAction::Cancel, QString(), QStringLiteral("cancel requested by the user"));
+}
+
+Expected<RunRecord> RunActions::checkpointStop(const QString& runId)
+{
+    return signal(runId, RunAction::CheckpointStop, QStringLiteral("USR1"), QStringLiteral("checkpoint and stop requested by the user (SIGUSR1)"));
+}
+
+Expected<RunRecord> RunActions::requeue(const QString& runId, bool confirmed)
+{
+    auto rec = loadChecked(runId, RunAction::Requeue, confirmed);
+    if (!rec) return rec.error();
+    const JobRef ref{rec->jobId, rec->remoteDir, slurmJobName(rec->id)};
+    Expected<QString> job = QString();
+    QString note;
+    if (rec->jobId.isEmpty()) {
+        job = m_scheduler.submit(rec->remoteDir);
+        note = QStringLiteral("submitted again by the user");
+    } else {
+        job = m_scheduler.requeue(ref);
+        note = QStringLiteral("requeued by the user");
+        // Only a job the scheduler has forgotten is submitted anew; after any other failure the
+        // requeue may have happened, and a second job for the folder is the one thing not to risk.
+        if (!job && job.error().code == ErrorCode::SchedulerUnknownJob) {
+            job = m_scheduler.submit(rec->remoteDir);
+            note = QStringLiteral("resubmitted by the user (%1 no longer knew job %2)").arg(m_scheduler.kind(), rec->jobId);
+        }
+    }
+    auto saved = m_store.update(runId, [&](RunRecord& r) {
+        if (!job) {
+            r.transition(r.state, QStringLiteral("requeue failed: ") + job.error().text());
+            return Status(Done{});
+        }
+        r.jobId = *job;
+        r.submitStep = QStringLiteral("recorded");
+        r.transition(RunState::Queued, QStringLiteral("%1: job %2").arg(note, r.jobId));
+        return Status(Done{});
+    });
+    if (!job) return job.error();
+    return saved;
+}
+
+}  // namespace scaledesk
