@@ -1,5 +1,6 @@
 #include "chartexport.h"
 
+#include <QBuffer>
 #include <QChart>
 #include <QChartView>
 #include <QFileInfo>
@@ -8,7 +9,6 @@
 #include <QPdfWriter>
 #include <QSaveFile>
 #include <QSvgGenerator>
-#include <QBuffer>
 
 namespace scaledesk::gui {
 

@@ -1,16 +1,15 @@
 #include "compareview.h"
 
 #include "analysis/analysisinputs.h"
-#include "chartstyle.h"
 #include "analysis/epochscsv.h"
+#include "chartstyle.h"
 #include "serieschart.h"
 #include "workspacecontroller.h"
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QFutureWatcher>
-#include <QtConcurrent>
 #include <QDragEnterEvent>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -20,6 +19,7 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <QtConcurrent>
 
 namespace scaledesk::gui {
 
@@ -49,9 +49,9 @@ CompareView::CompareView(WorkspaceController& controller, QWidget* parent) : QWi
     m_list->setToolTip(tr("Drag runs here from the navigator"));
     m_tags = new QListWidget;
     m_tags->setToolTip(tr("One chart per checked tag"));
-    for (const QString& t : {QStringLiteral("Loss/valid"), QStringLiteral("Loss/train"), QStringLiteral("step/loss"), QStringLiteral("Learning Rate"),
-                             QStringLiteral("Avg iters per sec"), QStringLiteral("epoch/samples_per_s"), QStringLiteral("step/step_s"),
-                             QStringLiteral("step/comm_exposed_s"), QStringLiteral("step/data_s")}) {
+    for (const QString& t : {QStringLiteral("Loss/valid"), QStringLiteral("Loss/train"), QStringLiteral("step/loss"),
+                             QStringLiteral("Learning Rate"), QStringLiteral("Avg iters per sec"), QStringLiteral("epoch/samples_per_s"),
+                             QStringLiteral("step/step_s"), QStringLiteral("step/comm_exposed_s"), QStringLiteral("step/data_s")}) {
         auto* item = new QListWidgetItem(t, m_tags);
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(t == QLatin1String("Loss/valid") ? Qt::Checked : Qt::Unchecked);
@@ -151,7 +151,8 @@ void CompareView::setTags(const QStringList& tags)
             auto* item = new QListWidgetItem(t, m_tags);
             item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         }
-    for (int i = 0; i < m_tags->count(); ++i) m_tags->item(i)->setCheckState(tags.contains(m_tags->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
+    for (int i = 0; i < m_tags->count(); ++i)
+        m_tags->item(i)->setCheckState(tags.contains(m_tags->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
     m_tags->blockSignals(false);
     redraw();
 }
@@ -189,7 +190,8 @@ void CompareView::dragEnterEvent(QDragEnterEvent* e)
 
 void CompareView::dropEvent(QDropEvent* e)
 {
-    const QStringList ids = QString::fromUtf8(e->mimeData()->data(QStringLiteral("application/x-scaledesk-runs"))).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    const QStringList ids =
+        QString::fromUtf8(e->mimeData()->data(QStringLiteral("application/x-scaledesk-runs"))).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     setRuns(m_ids + ids);
     e->acceptProposedAction();
 }

@@ -83,8 +83,10 @@ YamlEdit::YamlEdit(QWidget* parent) : QPlainTextEdit(parent), m_gutter(new Gutte
     setLineWrapMode(QPlainTextEdit::NoWrap);
     connect(this, &QPlainTextEdit::blockCountChanged, this, [this] { setViewportMargins(gutterWidth(), 0, 0, 0); });
     connect(this, &QPlainTextEdit::updateRequest, this, [this](const QRect& r, int dy) {
-        if (dy) m_gutter->scroll(0, dy);
-        else m_gutter->update(0, r.y(), m_gutter->width(), r.height());
+        if (dy)
+            m_gutter->scroll(0, dy);
+        else
+            m_gutter->update(0, r.y(), m_gutter->width(), r.height());
     });
     setViewportMargins(gutterWidth(), 0, 0, 0);
 }
@@ -166,8 +168,10 @@ ConfigEditor::ConfigEditor(WorkspaceController& controller, QWidget* parent) : Q
             static const QRegularExpression re(QStringLiteral(":(\\d+):(\\d+): (.*)$"));
             for (const QString& line : QString::fromUtf8(m_trainer.readAllStandardError()).split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
                 const auto m = re.match(line);
-                if (m.hasMatch()) m_trainerErrors.append({m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3)});
-                else if (line.contains(QLatin1String("error"))) m_trainerErrors.append({0, 0, line.section(QStringLiteral("error: "), 1)});
+                if (m.hasMatch())
+                    m_trainerErrors.append({m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3)});
+                else if (line.contains(QLatin1String("error")))
+                    m_trainerErrors.append({0, 0, line.section(QStringLiteral("error: "), 1)});
             }
         }
         showErrors(m_yamlErrors + m_trainerErrors);
@@ -212,7 +216,8 @@ bool ConfigEditor::open(const QString& path)
         if (kept != text) {
             text = kept;
             m_restored = autosaved.fileName();
-            m_banner->setText(tr("Restored text that was not saved (kept in %1). Save to keep it, or reopen the file to drop it.").arg(m_restored));
+            m_banner->setText(
+                tr("Restored text that was not saved (kept in %1). Save to keep it, or reopen the file to drop it.").arg(m_restored));
             m_banner->show();
         }
     }
@@ -270,8 +275,9 @@ void ConfigEditor::validateNow()
             m_trainer.kill();
             m_trainer.waitForFinished(1000);
         }
-        m_trainer.start(trainer, {QStringLiteral("--yaml_config"), m_tempFile, QStringLiteral("--config"), current->text(0),
-                                  QStringLiteral("--describe"), QStringLiteral("--threads"), QStringLiteral("1")});
+        m_trainer.start(trainer,
+                        {QStringLiteral("--yaml_config"), m_tempFile, QStringLiteral("--config"), current->text(0),
+                         QStringLiteral("--describe"), QStringLiteral("--threads"), QStringLiteral("1")});
     }
 }
 
@@ -331,7 +337,8 @@ void ConfigEditor::showResolved()
     auto values = resolvedConfigWithSources(m_tempFile, name);
     if (!values) return;
     for (auto it = values->begin(); it != values->end(); ++it) {
-        auto* item = new QTreeWidgetItem(m_resolved, {it.key(), it.value().value, tr("%1 (line %2)").arg(it.value().from).arg(it.value().line)});
+        auto* item =
+            new QTreeWidgetItem(m_resolved, {it.key(), it.value().value, tr("%1 (line %2)").arg(it.value().from).arg(it.value().line)});
         if (it.value().from != name) item->setForeground(2, QColor(0x77, 0x77, 0x77));
     }
     m_resolved->header()->setSectionResizeMode(QHeaderView::ResizeToContents);

@@ -49,8 +49,8 @@ public:
     bool validating() const { return m_trainer.state() != QProcess::NotRunning || m_debounce.isActive(); }
     QString autosavePath() const;
     QString restoredFrom() const { return m_restored; }
-    QTreeWidget* configsTree() const { return m_configs; }   ///< named config → what it inherits from
-    QTreeWidget* resolvedTree() const { return m_resolved; } ///< key, value, where it comes from
+    QTreeWidget* configsTree() const { return m_configs; }    ///< named config → what it inherits from
+    QTreeWidget* resolvedTree() const { return m_resolved; }  ///< key, value, where it comes from
 
 signals:
     void validityChanged(bool valid, const QString& why);

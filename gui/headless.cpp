@@ -1,10 +1,10 @@
 #include "headless.h"
 
+#include "analysis/comparison.h"
 #include "chartexport.h"
 #include "chartstyle.h"
-#include "analysis/comparison.h"
-#include "serieschart.h"
 #include "scalingcharts.h"
+#include "serieschart.h"
 
 #include <QChart>
 #include <QDir>
@@ -34,7 +34,8 @@ Status renderSeriesChart(const std::vector<CompareRun>& runs, const QString& tag
 {
     SeriesChart chart(tag);
     QList<SeriesChart::Curve> curves;
-    for (const CompareRun& r : runs) curves << SeriesChart::Curve{r.record.id, runColor(r.record.id), r.metrics.series(tag), r.metrics.startTime()};
+    for (const CompareRun& r : runs)
+        curves << SeriesChart::Curve{r.record.id, runColor(r.record.id), r.metrics.series(tag), r.metrics.startTime()};
     chart.resize(1600, 1000);
     chart.setYTitle(tag);
     chart.setCurves(curves);

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "cli/cli.h"
 #include "analysis/comparison.h"
+#include "cli/cli.h"
 
 namespace scaledesk::gui {
 

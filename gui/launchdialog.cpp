@@ -6,12 +6,10 @@
 #include "remote/localtransport.h"
 
 #include <QCheckBox>
-#include <QDate>
-#include <QDir>
-#include <QSettings>
-#include <QSignalBlocker>
 #include <QComboBox>
+#include <QDate>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -19,6 +17,8 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSettings>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -105,7 +105,8 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     m_makeData = new QCheckBox(tr("Generate the cpu configs' data on the cluster"));
     form->addRow(QString(), m_makeData);
     m_stopOnFailure = new QCheckBox(tr("Stop the sweep at the first point that fails to submit"));
-    m_stopOnFailure->setToolTip(tr("Otherwise every point is tried, and each one that fails is recorded as submit-failed with its reason."));
+    m_stopOnFailure->setToolTip(
+        tr("Otherwise every point is tried, and each one that fails is recorded as submit-failed with its reason."));
     form->addRow(QString(), m_stopOnFailure);
     m_summary = new QLabel;
     m_summary->setWordWrap(true);

@@ -36,8 +36,10 @@ int main(int argc, char** argv)
     QString workspace = scaledesk::gui::PreferencesDialog::workspace();
     if (workspace.isEmpty()) workspace = scaledesk::Workspace::defaultRoot();
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--workspace") == 0 && i + 1 < argc) workspace = QString::fromLocal8Bit(argv[i + 1]);
-        else if (std::strncmp(argv[i], "--workspace=", 12) == 0) workspace = QString::fromLocal8Bit(argv[i] + 12);
+        if (std::strcmp(argv[i], "--workspace") == 0 && i + 1 < argc)
+            workspace = QString::fromLocal8Bit(argv[i + 1]);
+        else if (std::strncmp(argv[i], "--workspace=", 12) == 0)
+            workspace = QString::fromLocal8Bit(argv[i] + 12);
     }
     scaledesk::gui::WorkspaceController controller(workspace);
     scaledesk::gui::MainWindow window(controller);

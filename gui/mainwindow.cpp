@@ -1,38 +1,38 @@
 #include "mainwindow.h"
 
 #include "compareview.h"
+#include "config/profiles.h"
 #include "configeditor.h"
-#include "runs/deploy.h"
 #include "launchdialog.h"
 #include "preferencesdialog.h"
-#include "config/profiles.h"
+#include "remote/sshtransport.h"
 #include "runlistmodel.h"
+#include "runs/deploy.h"
 #include "runview.h"
 #include "scalingview.h"
-#include "remote/sshtransport.h"
 #include "workspacecontroller.h"
 
 #include <QAction>
-#include <QBuffer>
-#include <QFileDialog>
-#include <QPainter>
-#include <QPdfWriter>
-#include <QSaveFile>
-#include <QSvgGenerator>
 #include <QApplication>
+#include <QBuffer>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFileSystemWatcher>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
+#include <QPainter>
+#include <QPdfWriter>
 #include <QProcess>
+#include <QSaveFile>
 #include <QSet>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
+#include <QSvgGenerator>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
@@ -114,7 +114,8 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     launch->setShortcut(QKeySequence(QStringLiteral("Ctrl+L")));
     connect(launch, &QAction::triggered, this, [this] {
         if (!m_editor->errors().isEmpty()) {
-            QMessageBox::information(this, tr("Launch"), tr("The config has errors; fix them first:\n%1").arg(m_editor->errors().join(QLatin1Char('\n'))));
+            QMessageBox::information(this, tr("Launch"),
+                                     tr("The config has errors; fix them first:\n%1").arg(m_editor->errors().join(QLatin1Char('\n'))));
             return;
         }
         if (m_editor->restoredFrom().isEmpty() == false || m_editor->editor()->document()->isModified()) m_editor->save();
@@ -124,15 +125,19 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     QAction* prefs = tools->addAction(tr("Preferences…"));
     connect(prefs, &QAction::triggered, this, [this] {
         PreferencesDialog d(this);
-        if (d.exec() == QDialog::Accepted) m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
+        if (d.exec() == QDialog::Accepted)
+            m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
     });
     m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
     QAction* exportView = tools->addAction(tr("Export view…"));
     connect(exportView, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export the view"), tr("view.png"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+        const QString path =
+            QFileDialog::getSaveFileName(this, tr("Export the view"), tr("view.png"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
         if (path.isEmpty()) return;
-        if (auto ok = exportWidget(m_tabs->currentWidget(), path); !ok) QMessageBox::warning(this, tr("Export failed"), ok.error().text());
-        else statusBar()->showMessage(tr("Exported the view to %1").arg(path), 15000);
+        if (auto ok = exportWidget(m_tabs->currentWidget(), path); !ok)
+            QMessageBox::warning(this, tr("Export failed"), ok.error().text());
+        else
+            statusBar()->showMessage(tr("Exported the view to %1").arg(path), 15000);
     });
     QAction* about = tools->addAction(tr("About"));
     connect(about, &QAction::triggered, this, [this] {
@@ -143,10 +148,11 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
             p.start(bin, {QStringLiteral("--version")});
             if (p.waitForFinished(5000)) trainer = QString::fromUtf8(p.readAllStandardOutput()).trimmed();
         }
-        QMessageBox::about(this, tr("About ScaleDesk"),
-                           tr("<h3>ScaleDesk %1</h3><p>Experiment manager and distributed trainer for SLURM clusters.</p>"
-                              "<p>Qt %2 · libssh %3<br>Trainer: %4</p>")
-                               .arg(QCoreApplication::applicationVersion(), QString::fromLatin1(qVersion()), libsshVersion(), trainer.toHtmlEscaped()));
+        QMessageBox::about(
+            this, tr("About ScaleDesk"),
+            tr("<h3>ScaleDesk %1</h3><p>Experiment manager and distributed trainer for SLURM clusters.</p>"
+               "<p>Qt %2 · libssh %3<br>Trainer: %4</p>")
+                .arg(QCoreApplication::applicationVersion(), QString::fromLatin1(qVersion()), libsshVersion(), trainer.toHtmlEscaped()));
     });
     QAction* poll = tools->addAction(tr("Refresh"));
     connect(poll, &QAction::triggered, &m_controller, &WorkspaceController::pollNow);
@@ -159,8 +165,10 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         const QString base = item->data(Qt::UserRole + 1).toString();
         const ProfileStatus st = m_controller.profileStatus(name);
         QString state = tr("not polled yet");
-        if (st.polls > 0 && st.polledOk) state = tr("connected, polled at %1").arg(st.lastOk.toString(QStringLiteral("HH:mm:ss")));
-        else if (st.polls > 0) state = tr("error: %1").arg(st.lastError);
+        if (st.polls > 0 && st.polledOk)
+            state = tr("connected, polled at %1").arg(st.lastOk.toString(QStringLiteral("HH:mm:ss")));
+        else if (st.polls > 0)
+            state = tr("error: %1").arg(st.lastError);
         if (st.polledOk && !st.lastError.isEmpty())
             state += tr(" (last error at %1: %2)").arg(st.lastErrorAt.toString(QStringLiteral("HH:mm:ss")), st.lastError);
         item->setText(base + QStringLiteral(": ") + state);

@@ -16,9 +16,9 @@ public:
     explicit PreferencesDialog(QWidget* parent = nullptr);
     void accept() override;
 
-    static QString workspace();     ///< empty: the default
-    static int activePollMs();      ///< default 1000
-    static int maxIdlePollMs();     ///< default 30000
+    static QString workspace();  ///< empty: the default
+    static int activePollMs();   ///< default 1000
+    static int maxIdlePollMs();  ///< default 30000
 
 private:
     QLineEdit* m_workspace;

@@ -64,7 +64,7 @@ SshCallbacks Prompter::callbacks(const QString& profileName)
             const auto a = ask([=]() -> std::optional<QString> {
                 bool ok = false;
                 const QString text = (name.isEmpty() ? QString() : name + QLatin1Char('\n')) +
-                                     (instruction.isEmpty() ? QString() : instruction + QLatin1Char('\n')) + pr.text;
+                    (instruction.isEmpty() ? QString() : instruction + QLatin1Char('\n')) + pr.text;
                 const QString v = QInputDialog::getText(QApplication::activeWindow(), tr("Login — %1").arg(profileName), text,
                                                         pr.echo ? QLineEdit::Normal : QLineEdit::Password, QString(), &ok);
                 return ok ? std::optional<QString>(v) : std::nullopt;

@@ -45,7 +45,9 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const
         case Id: return r.id;
         case State: return runStateName(r.state);
         case Strategy: return r.strategy;
-        case Ranks: return role == Qt::DisplayRole ? QVariant(r.nodes * r.ranksPerNode) : QVariant(QStringLiteral("%1 node(s) × %2").arg(r.nodes).arg(r.ranksPerNode));
+        case Ranks:
+            return role == Qt::DisplayRole ? QVariant(r.nodes * r.ranksPerNode)
+                                           : QVariant(QStringLiteral("%1 node(s) × %2").arg(r.nodes).arg(r.ranksPerNode));
         case Sweep: return r.sweep;
         case Profile: return r.profile;
         case Job: return r.jobId;

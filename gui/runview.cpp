@@ -5,11 +5,11 @@
 #include "workspacecontroller.h"
 
 #include <QCheckBox>
-#include <QJsonObject>
 #include <QComboBox>
 #include <QDesktopServices>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -107,8 +107,8 @@ RunView::RunView(WorkspaceController& controller, QWidget* parent) : QWidget(par
 
 void RunView::updateActions()
 {
-    for (auto [button, action] : {std::pair{m_cancel, RunAction::Cancel}, std::pair{m_stop, RunAction::CheckpointStop},
-                                  std::pair{m_requeue, RunAction::Requeue}}) {
+    for (auto [button, action] :
+         {std::pair{m_cancel, RunAction::Cancel}, std::pair{m_stop, RunAction::CheckpointStop}, std::pair{m_requeue, RunAction::Requeue}}) {
         const ActionCheck c = m_controller.check(action, m_runId);
         button->setEnabled(c.allowed);
         button->setToolTip(c.allowed ? QString() : c.reason);
@@ -157,7 +157,8 @@ void RunView::showHeader()
         timing = tr(", running for %1").arg(duration(elapsed));
         // Estimated remaining time: the pace so far over the steps left.
         const double total = m.value(QStringLiteral("tot_steps")).toDouble();
-        const Series* steps = m_controller.hasReader(m_runId) ? m_controller.reader(m_runId).metrics().series(QStringLiteral("step/loss")) : nullptr;
+        const Series* steps =
+            m_controller.hasReader(m_runId) ? m_controller.reader(m_runId).metrics().series(QStringLiteral("step/loss")) : nullptr;
         if (steps && !steps->empty() && total > 0) {
             const double done = steps->steps().back();
             if (done > 0 && done < total) timing += tr(", about %1 to go").arg(duration(qRound64(elapsed / done * (total - done))));
@@ -197,7 +198,8 @@ void RunView::showRun(const QString& runId)
     };
     const QColor c = runColor(runId);
     m_tagCount = int(m.tags().size());
-    m_charts[0]->setCurves({curve(QStringLiteral("step/loss"), tr("train (step)"), c), curve(QStringLiteral("Loss/valid"), tr("validation"), Qt::black)});
+    m_charts[0]->setCurves(
+        {curve(QStringLiteral("step/loss"), tr("train (step)"), c), curve(QStringLiteral("Loss/valid"), tr("validation"), Qt::black)});
     m_charts[1]->setCurves({curve(QStringLiteral("step/lr"), tr("learning rate"), c)});
     m_charts[2]->setCurves({curve(QStringLiteral("epoch/samples_per_s"), tr("samples/s (epoch)"), c)});
     m_charts[3]->setCurves({curve(QStringLiteral("step/compute_s"), tr("compute"), strategyColor(QStringLiteral("ddp"))),
@@ -218,7 +220,8 @@ void RunView::readNew()
     const RunSnapshot* snap = m_controller.snapshot(m_runId);
     const int rank = m_rank->currentData().toInt();
     QStringList logs;
-    if (rank > 0) logs << QStringLiteral("rank-%1.log").arg(rank);
+    if (rank > 0)
+        logs << QStringLiteral("rank-%1.log").arg(rank);
     else {
         if (snap && !snap->record.jobId.isEmpty()) logs << QStringLiteral("slurm-%1.out").arg(snap->record.jobId);
         logs << QStringLiteral("job.out");

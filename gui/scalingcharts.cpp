@@ -3,6 +3,7 @@
 #include "chartstyle.h"
 
 #include <QBarCategoryAxis>
+#include <QBarSeries>
 #include <QBarSet>
 #include <QChart>
 #include <QLegendMarker>
@@ -11,7 +12,6 @@
 #include <QScatterSeries>
 #include <QStackedBarSeries>
 #include <QValueAxis>
-#include <QBarSeries>
 
 #include <cmath>
 #include <map>
@@ -84,8 +84,7 @@ QString gaps(const ScalingReport& rep)
 
 // A line per strategy of value(g) against ranks, with markers; error bars from err(g) when given.
 QChart* lineChart(const ScalingReport& rep, const QString& title, const QString& yTitle, bool logY, double yBase,
-                  const std::function<double(const ReportGroupRow&)>& value,
-                  const std::function<double(const ReportGroupRow&)>& err = {})
+                  const std::function<double(const ReportGroupRow&)>& value, const std::function<double(const ReportGroupRow&)>& err = {})
 {
     auto* chart = new QChart;
     styleChart(chart, title + gaps(rep));
@@ -147,8 +146,9 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
 {
     QList<QPair<QString, QChart*>> charts;
     charts << qMakePair(QStringLiteral("epoch_time"),
-                        lineChart(rep, QStringLiteral("Average epoch time vs ranks"), QStringLiteral("Epoch time (s)"), true, 2,
-                                  [](const ReportGroupRow& g) { return g.epochS; }, [](const ReportGroupRow& g) { return g.epochSStd; }));
+                        lineChart(
+                            rep, QStringLiteral("Average epoch time vs ranks"), QStringLiteral("Epoch time (s)"), true, 2,
+                            [](const ReportGroupRow& g) { return g.epochS; }, [](const ReportGroupRow& g) { return g.epochSStd; }));
 
     QChart* speedup = lineChart(rep, QStringLiteral("Speedup of the average epoch time"), QStringLiteral("Speedup (×)"), true, 2,
                                 [](const ReportGroupRow& g) { return g.speedup; });
@@ -259,16 +259,19 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
                 set->setLabelColor(QColor(0x33, 0x33, 0x33));
                 for (int i = 0; i < categories.size(); ++i) set->append(0);
             }
-            if (g.reachedTarget > 0) set->replace(int(categories.indexOf(QStringLiteral("%1 ranks").arg(g.world))), g.timeToTargetS);
-            else never << QStringLiteral("%1 at %2 ranks").arg(g.strategy).arg(g.world);
+            if (g.reachedTarget > 0)
+                set->replace(int(categories.indexOf(QStringLiteral("%1 ranks").arg(g.world))), g.timeToTargetS);
+            else
+                never << QStringLiteral("%1 at %2 ranks").arg(g.strategy).arg(g.world);
         }
         for (auto& [name, set] : sets) series->append(set);
         series->setLabelsVisible(true);
         series->setLabelsFormat(QStringLiteral("@value s"));
         series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
         chart->addSeries(series);
-        styleChart(chart, QStringLiteral("Time to validation loss %1").arg(rep.target, 0, 'g', 5) +
-                              (never.isEmpty() ? QString() : QStringLiteral(" — not reached: ") + never.join(QStringLiteral(", "))));
+        styleChart(chart,
+                   QStringLiteral("Time to validation loss %1").arg(rep.target, 0, 'g', 5) +
+                       (never.isEmpty() ? QString() : QStringLiteral(" — not reached: ") + never.join(QStringLiteral(", "))));
         auto* x = new QBarCategoryAxis;
         x->append(categories);
         auto* y = new QValueAxis;

@@ -53,8 +53,10 @@ void ScalingView::setSweeps(const QStringList& sweeps)
     m_sweep->clear();
     m_sweep->addItems(sweeps);
     m_sweep->blockSignals(false);
-    if (sweeps.contains(current)) m_sweep->setCurrentText(current);
-    else if (!sweeps.isEmpty()) showSweep(sweeps.first());
+    if (sweeps.contains(current))
+        m_sweep->setCurrentText(current);
+    else if (!sweeps.isEmpty())
+        showSweep(sweeps.first());
 }
 
 int ScalingView::chartCount() const { return int(m_views.size()); }
@@ -92,15 +94,18 @@ void ScalingView::exportAll()
     if (dir.isEmpty()) return;
     QStringList written;
     Status ok = renderReportCharts(m_report, dir, {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}, &written);
-    for (const auto& [name, text] : {std::pair{QStringLiteral("groups.csv"), m_report.groupsCsv()}, std::pair{QStringLiteral("runs.csv"), m_report.runsCsv()},
-                                     std::pair{QStringLiteral("report.md"), m_report.markdown()}}) {
+    for (const auto& [name, text] :
+         {std::pair{QStringLiteral("groups.csv"), m_report.groupsCsv()}, std::pair{QStringLiteral("runs.csv"), m_report.runsCsv()},
+          std::pair{QStringLiteral("report.md"), m_report.markdown()}}) {
         if (!ok) break;
         QSaveFile f(dir + QLatin1Char('/') + name);
         if (!f.open(QIODevice::WriteOnly) || f.write(text.toUtf8()) < 0 || !f.commit())
             ok = Error{ErrorCode::ExportIo, f.errorString(), f.fileName()};
     }
-    if (!ok) QMessageBox::warning(this, tr("Export failed"), ok.error().text());
-    else QMessageBox::information(this, tr("Export"), tr("Wrote %1 files to %2.").arg(written.size() + 3).arg(dir));
+    if (!ok)
+        QMessageBox::warning(this, tr("Export failed"), ok.error().text());
+    else
+        QMessageBox::information(this, tr("Export"), tr("Wrote %1 files to %2.").arg(written.size() + 3).arg(dir));
 }
 
 }  // namespace scaledesk::gui

@@ -1,27 +1,27 @@
 #include "serieschart.h"
 
+#include "analysis/epochscsv.h"
 #include "chartexport.h"
 #include "chartstyle.h"
-#include "analysis/epochscsv.h"
 
 #include <QChart>
-#include <QGraphicsSimpleTextItem>
+#include <QContextMenuEvent>
+#include <QElapsedTimer>
+#include <QFileDialog>
 #include <QGraphicsItem>
-#include <QPainter>
+#include <QGraphicsSimpleTextItem>
+#include <QInputDialog>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
-#include <QValueAxis>
 #include <QLogValueAxis>
-#include <QWheelEvent>
-#include <QElapsedTimer>
-#include <QContextMenuEvent>
-#include <QFileDialog>
 #include <QMenu>
-#include <QInputDialog>
-#include <QRegularExpression>
 #include <QMessageBox>
+#include <QPainter>
+#include <QRegularExpression>
 #include <QSaveFile>
+#include <QValueAxis>
+#include <QWheelEvent>
 
 #include <cmath>
 #include <limits>
@@ -66,8 +66,10 @@ public:
             QPen pen = t->line->pen();
             pen.setWidth(1);  // a one-pixel pen draws lines directly; wider ones are stroked as paths
             p->setPen(pen);
-            if (poly.size() == 1) p->drawPoint(poly[0]);
-            else p->drawPolyline(poly);
+            if (poly.size() == 1)
+                p->drawPoint(poly[0]);
+            else
+                p->drawPolyline(poly);
         }
         p->restore();
     }
@@ -144,8 +146,9 @@ void SeriesChart::setCurves(const QList<Curve>& curves)
 void SeriesChart::setXAxis(XAxis axis)
 {
     m_axis = axis;
-    m_x->setTitleText(axis == XAxis::Step ? QStringLiteral("Step") : axis == XAxis::RelativeTime ? QStringLiteral("Time since start (s)")
-                                                                                              : QStringLiteral("Wall time (Unix s)"));
+    m_x->setTitleText(axis == XAxis::Step               ? QStringLiteral("Step")
+                          : axis == XAxis::RelativeTime ? QStringLiteral("Time since start (s)")
+                                                        : QStringLiteral("Wall time (Unix s)"));
     for (auto& t : m_tracks) t->builtFor = 0;
     m_zoomed = false;
     refresh();
@@ -324,8 +327,10 @@ void SeriesChart::refresh()
                 continue;
             }
             // Min and max in the order that keeps the line continuous with its neighbours.
-            if (c.first <= c.last) pts << QPointF(x, c.min) << QPointF(x, c.max);
-            else pts << QPointF(x, c.max) << QPointF(x, c.min);
+            if (c.first <= c.last)
+                pts << QPointF(x, c.min) << QPointF(x, c.max);
+            else
+                pts << QPointF(x, c.max) << QPointF(x, c.min);
         }
         t->points = pts;
         m_pointsShown += int(pts.size());
@@ -371,9 +376,12 @@ void SeriesChart::mouseReleaseEvent(QMouseEvent* e)
 void SeriesChart::keyPressEvent(QKeyEvent* e)
 {
     const double span = m_x->max() - m_x->min();
-    if (e->key() == Qt::Key_Left) m_x->setRange(m_x->min() - span * 0.1, m_x->max() - span * 0.1);
-    else if (e->key() == Qt::Key_Right) m_x->setRange(m_x->min() + span * 0.1, m_x->max() + span * 0.1);
-    else QChartView::keyPressEvent(e);
+    if (e->key() == Qt::Key_Left)
+        m_x->setRange(m_x->min() - span * 0.1, m_x->max() - span * 0.1);
+    else if (e->key() == Qt::Key_Right)
+        m_x->setRange(m_x->min() + span * 0.1, m_x->max() + span * 0.1);
+    else
+        QChartView::keyPressEvent(e);
 }
 
 void SeriesChart::mouseMoveEvent(QMouseEvent* e)

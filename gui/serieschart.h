@@ -28,7 +28,7 @@ public:
         QString label;
         QColor color;
         const Series* series = nullptr;  ///< owned by the caller; must outlive the chart or be removed
-        double runStart = 0;            ///< x origin of XAxis::RelativeTime
+        double runStart = 0;             ///< x origin of XAxis::RelativeTime
     };
     explicit SeriesChart(const QString& title, QWidget* parent = nullptr);
 
@@ -71,13 +71,13 @@ private:
     friend class CurvesItem;
     struct Track {
         Curve curve;
-        QLineSeries* line = nullptr;        // empty: the legend entry and the axes' owner
-        QList<QPointF> points;              // what CurvesItem draws
-        std::vector<double> xs;             // relative time (the other axes use the series' vectors)
-        std::vector<double> smoothed;       // when smoothing > 0
+        QLineSeries* line = nullptr;   // empty: the legend entry and the axes' owner
+        QList<QPointF> points;         // what CurvesItem draws
+        std::vector<double> xs;        // relative time (the other axes use the series' vectors)
+        std::vector<double> smoothed;  // when smoothing > 0
         std::unique_ptr<MinMaxIndex> smoothedIndex;
-        std::size_t builtFor = 0;           // series size the caches were built for
-        std::size_t builtTruncations = 0;   // and its truncation count then
+        std::size_t builtFor = 0;          // series size the caches were built for
+        std::size_t builtTruncations = 0;  // and its truncation count then
     };
     void refresh();
     void rebuildCaches(Track& t);

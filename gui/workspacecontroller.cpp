@@ -66,7 +66,7 @@ WorkspaceController::WorkspaceController(const QString& root, QObject* parent)
 
 WorkspaceController::~WorkspaceController()
 {
-    m_prompter->close();  // a worker waiting for an answer gives up now
+    m_prompter->close();                               // a worker waiting for an answer gives up now
     for (auto& [name, l] : m_loops) delete l.session;  // each waits for its running operation
 }
 
@@ -125,8 +125,10 @@ void WorkspaceController::refresh()
         [ws] {
             IndexRead out;
             auto store = RunStore::open(ws);
-            if (!store) out.error = store.error().text();
-            else out.runs = (*store)->list();
+            if (!store)
+                out.error = store.error().text();
+            else
+                out.runs = (*store)->list();
             return out;
         },
         [this, generation](const IndexRead& read) {
@@ -235,8 +237,10 @@ void WorkspaceController::tick()
             l.session = nullptr;
             if (old) {
                 old->cancelAll();
-                if (l.poll) connect(l.poll, &RemoteOperation::finished, old, &QObject::deleteLater);
-                else old->deleteLater();
+                if (l.poll)
+                    connect(l.poll, &RemoteOperation::finished, old, &QObject::deleteLater);
+                else
+                    old->deleteLater();
             }
             l.poll.clear();
             l.schedule.abandon(now);
@@ -271,21 +275,22 @@ void WorkspaceController::startPoll(const QString& profile, Loop& l)
         return;
     }
     const Workspace ws = m_workspace;
-    RemoteOperation* op = l.session->run(QStringLiteral("poll %1").arg(profile), [ws, ids](Transport& t, Scheduler& s, const auto&, const auto&) {
-        auto store = RunStore::forThisThread(ws);
-        if (!store) return Expected<QVariant>(store.error());
-        RunPoller poller(**store, t, s);
-        auto report = poller.poll(ids);
-        if (!report) return Expected<QVariant>(report.error());
-        PollResult out;
-        out.polled = ids;
-        out.changed = report->changed;
-        out.bytesNew = report->bytesNew;
-        out.problems = report->problems;
-        for (const QString& id : ids)
-            if (auto r = (*store)->load(id)) out.runs << snapshotOf(ws, *r);
-        return Expected<QVariant>(QVariant::fromValue(out));
-    });
+    RemoteOperation* op =
+        l.session->run(QStringLiteral("poll %1").arg(profile), [ws, ids](Transport& t, Scheduler& s, const auto&, const auto&) {
+            auto store = RunStore::forThisThread(ws);
+            if (!store) return Expected<QVariant>(store.error());
+            RunPoller poller(**store, t, s);
+            auto report = poller.poll(ids);
+            if (!report) return Expected<QVariant>(report.error());
+            PollResult out;
+            out.polled = ids;
+            out.changed = report->changed;
+            out.bytesNew = report->bytesNew;
+            out.problems = report->problems;
+            for (const QString& id : ids)
+                if (auto r = (*store)->load(id)) out.runs << snapshotOf(ws, *r);
+            return Expected<QVariant>(QVariant::fromValue(out));
+        });
     l.poll = op;
     connect(op, &RemoteOperation::succeeded, this, [this, profile](const QVariant& v) {
         const PollResult result = v.value<PollResult>();
@@ -362,9 +367,9 @@ void WorkspaceController::act(const QString& runId, RunAction action, bool confi
         auto store = RunStore::forThisThread(ws);
         if (!store) return Expected<QVariant>(store.error());
         RunActions actions(**store, t, s);
-        Expected<RunRecord> r = action == RunAction::Cancel           ? actions.cancel(runId)
-                                : action == RunAction::CheckpointStop ? actions.checkpointStop(runId)
-                                                                      : actions.requeue(runId, confirmed);
+        Expected<RunRecord> r = action == RunAction::Cancel ? actions.cancel(runId)
+            : action == RunAction::CheckpointStop           ? actions.checkpointStop(runId)
+                                                            : actions.requeue(runId, confirmed);
         if (!r) return Expected<QVariant>(r.error());
         return Expected<QVariant>(QVariant::fromValue(snapshotOf(ws, *r)));
     });
@@ -400,15 +405,16 @@ void WorkspaceController::launch(const LaunchRequest& request)
         return;
     }
     const Workspace ws = m_workspace;
-    RemoteOperation* op = l->session->run(
-        QStringLiteral("launch"), [ws, request](Transport& t, Scheduler& s, const ClusterSession::Progress& progress, const RemoteOperation& self) {
-            auto store = RunStore::forThisThread(ws);
-            if (!store) return Expected<QVariant>(store.error());
-            RunActions actions(**store, t, s);
-            auto r = actions.launch(request, progress, [&self] { return self.cancelRequested(); });
-            if (!r) return Expected<QVariant>(r.error());
-            return Expected<QVariant>(QVariant::fromValue(*r));
-        });
+    RemoteOperation* op =
+        l->session->run(QStringLiteral("launch"),
+                        [ws, request](Transport& t, Scheduler& s, const ClusterSession::Progress& progress, const RemoteOperation& self) {
+                            auto store = RunStore::forThisThread(ws);
+                            if (!store) return Expected<QVariant>(store.error());
+                            RunActions actions(**store, t, s);
+                            auto r = actions.launch(request, progress, [&self] { return self.cancelRequested(); });
+                            if (!r) return Expected<QVariant>(r.error());
+                            return Expected<QVariant>(QVariant::fromValue(*r));
+                        });
     const QString profile = request.profile.name;
     connect(op, &RemoteOperation::progress, this, [this](const QString& m) { emit message(m); });
     connect(op, &RemoteOperation::succeeded, this, [this, profile, ws](const QVariant& v) {

@@ -43,9 +43,9 @@ struct ProfileStatus {
     bool polledOk = false;  ///< the last poll worked
     QString lastError;      ///< why the last failed poll failed (kept after a recovery, with its time)
     QDateTime lastErrorAt;
-    QDateTime lastOk;       ///< when a poll last worked
+    QDateTime lastOk;  ///< when a poll last worked
     int polls = 0;
-    int failures = 0;       ///< failed polls in a row
+    int failures = 0;  ///< failed polls in a row
 };
 
 /// The workspace behind the window. It holds what the views show (the run list, each shown run's

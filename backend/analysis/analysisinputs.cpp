@@ -53,7 +53,8 @@ Expected<std::vector<CompareRun>> loadCompareRuns(const RunStore& store, const Q
         c.record = *r;
         c.metrics = loadRunMetrics(store.workspace().runDir(id) + QStringLiteral("/metrics.jsonl"));
         for (const auto& w : c.metrics.warnings)
-            warnings->append(QStringLiteral("%1: metrics.jsonl:%2: %3 (%4)").arg(id).arg(w.line).arg(w.message, metricWarningKindName(w.kind)));
+            warnings->append(
+                QStringLiteral("%1: metrics.jsonl:%2: %3 (%4)").arg(id).arg(w.line).arg(w.message, metricWarningKindName(w.kind)));
         c.config = loadRunConfig(store.workspace(), *r, warnings);
         runs.push_back(std::move(c));
     }

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "analysis/comparison.h"
-#include "runs/runstore.h"
 #include "analysis/scalingreport.h"
+#include "runs/runstore.h"
 
 #include <vector>
 

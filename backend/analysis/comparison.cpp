@@ -1,8 +1,8 @@
 #include "analysis/comparison.h"
 
-#include "config/configresolve.h"
 #include "analysis/epochscsv.h"
 #include "analysis/minmaxindex.h"
+#include "config/configresolve.h"
 
 #include <cmath>
 #include <limits>
@@ -46,7 +46,9 @@ Comparison compareRuns(const std::vector<CompareRun>& runs, const QStringList& t
                         t.bestStep = s->steps()[i];
                     }
                 if (!std::isfinite(t.finalValue))
-                    c.warnings << QStringLiteral("%1: the last '%2' value is %3").arg(run.record.id, tag, csvNumber(t.finalValue).isEmpty() ? QStringLiteral("NaN") : csvNumber(t.finalValue));
+                    c.warnings << QStringLiteral("%1: the last '%2' value is %3")
+                                      .arg(run.record.id, tag,
+                                           csvNumber(t.finalValue).isEmpty() ? QStringLiteral("NaN") : csvNumber(t.finalValue));
             }
             perTag.insert(tag, t);
         }
@@ -54,9 +56,11 @@ Comparison compareRuns(const std::vector<CompareRun>& runs, const QStringList& t
         QMap<QString, QString> cfg = run.config;
         cfg.insert(QStringLiteral("(run) strategy"), run.record.strategy);
         cfg.insert(QStringLiteral("(run) world size"), QString::number(run.record.nodes * run.record.ranksPerNode));
-        cfg.insert(QStringLiteral("(run) local batch"), run.record.localBatch > 0 ? QString::number(run.record.localBatch) : QStringLiteral("config"));
+        cfg.insert(QStringLiteral("(run) local batch"),
+                   run.record.localBatch > 0 ? QString::number(run.record.localBatch) : QStringLiteral("config"));
         cfg.insert(QStringLiteral("(run) config name"), run.record.configName);
-        if (run.config.isEmpty()) c.warnings << QStringLiteral("%1: its config is not known; only its run settings are compared").arg(run.record.id);
+        if (run.config.isEmpty())
+            c.warnings << QStringLiteral("%1: its config is not known; only its run settings are compared").arg(run.record.id);
         c.configs << cfg;
     }
     c.differingKeys = differingKeys(c.configs);
@@ -67,8 +71,8 @@ QString Comparison::csv() const
 {
     QStringList header{QStringLiteral("run_id")};
     for (const QString& t : tags)
-        header << csvField(t + QStringLiteral(" final")) << csvField(t + QStringLiteral(" final step")) << csvField(t + QStringLiteral(" best"))
-               << csvField(t + QStringLiteral(" best step"));
+        header << csvField(t + QStringLiteral(" final")) << csvField(t + QStringLiteral(" final step"))
+               << csvField(t + QStringLiteral(" best")) << csvField(t + QStringLiteral(" best step"));
     for (const QString& k : differingKeys) header << csvField(k);
     QStringList lines{header.join(QLatin1Char(','))};
     for (int i = 0; i < runIds.size(); ++i) {
@@ -85,7 +89,8 @@ QString Comparison::csv() const
 
 QString seriesCsv(const QList<const CompareRun*>& runs, const QString& tag, XAxis axis, double smoothing, double x0, double x1)
 {
-    QStringList lines{QStringLiteral("run_id,x,%1").arg(csvField(tag + (smoothing > 0 ? QStringLiteral(" (smoothed %1)").arg(smoothing) : QString())))};
+    QStringList lines{
+        QStringLiteral("run_id,x,%1").arg(csvField(tag + (smoothing > 0 ? QStringLiteral(" (smoothed %1)").arg(smoothing) : QString())))};
     for (const CompareRun* run : runs) {
         const Series* s = run->metrics.series(tag);
         if (!s) continue;

@@ -30,7 +30,7 @@ struct Comparison {
     QList<QString> runIds;
     QList<QMap<QString, TagSummary>> summaries;  ///< per run, by tag
     QStringList differingKeys;
-    QList<QMap<QString, QString>> configs;       ///< per run
+    QList<QMap<QString, QString>> configs;  ///< per run
     QStringList warnings;
 
     /// One row per run: run, strategy, world size, state, then final/best(step) per tag, then the
@@ -38,7 +38,8 @@ struct Comparison {
     QString csv() const;
 };
 
-Comparison compareRuns(const std::vector<CompareRun>& runs, const QStringList& tags = {QStringLiteral("Loss/train"), QStringLiteral("Loss/valid")});
+Comparison compareRuns(const std::vector<CompareRun>& runs,
+                       const QStringList& tags = {QStringLiteral("Loss/train"), QStringLiteral("Loss/valid")});
 
 /// x of a point on an axis: the step, seconds since the run's first record, or Unix time.
 double xOf(XAxis axis, const Series& s, std::size_t i, double runStart);

@@ -58,10 +58,8 @@ double number(const QByteArray& cell, bool* ok)
 
 EpochRow::EpochRow()
     : step(kNaN), wallS(kNaN), trainS(kNaN), valS(kNaN), samplesGlobal(kNaN), steps(kNaN), throughput(kNaN), dataWaitS(kNaN),
-      computeS(kNaN), allreduceWaitS(kNaN), maxRankWallS(kNaN), minRankWallS(kNaN), trainLoss(kNaN), valLoss(kNaN), lr(kNaN),
-      tEnd(kNaN)
-{
-}
+      computeS(kNaN), allreduceWaitS(kNaN), maxRankWallS(kNaN), minRankWallS(kNaN), trainLoss(kNaN), valLoss(kNaN), lr(kNaN), tEnd(kNaN)
+{}
 
 EpochTable parseEpochsCsv(const QByteArray& bytes, const QString& fileName)
 {
@@ -93,7 +91,11 @@ EpochTable parseEpochsCsv(const QByteArray& bytes, const QString& fileName)
         if (line.isEmpty()) continue;
         const QList<QByteArray> cells = line.split(',');
         if (cells.size() != header.size()) {
-            t.warnings << QStringLiteral("%1:%2: %3 cells for %4 columns; row skipped").arg(fileName).arg(ln + 1).arg(cells.size()).arg(header.size());
+            t.warnings << QStringLiteral("%1:%2: %3 cells for %4 columns; row skipped")
+                              .arg(fileName)
+                              .arg(ln + 1)
+                              .arg(cells.size())
+                              .arg(header.size());
             continue;
         }
         bool ok = false;
@@ -123,7 +125,10 @@ EpochTable parseEpochsCsv(const QByteArray& bytes, const QString& fileName)
         }
         if (!rowOk) continue;
         if (rowOfEpoch.contains(r.epoch)) {
-            t.warnings << QStringLiteral("%1:%2: epoch %3 appears again (a resumed run); the newer row is used").arg(fileName).arg(ln + 1).arg(r.epoch);
+            t.warnings << QStringLiteral("%1:%2: epoch %3 appears again (a resumed run); the newer row is used")
+                              .arg(fileName)
+                              .arg(ln + 1)
+                              .arg(r.epoch);
             t.rows[rowOfEpoch.value(r.epoch)] = r;
         } else {
             rowOfEpoch.insert(r.epoch, int(t.rows.size()));

@@ -10,15 +10,15 @@ namespace scaledesk {
 /// column the file lacks, or a cell that is not a number, is NaN.
 struct EpochRow {
     int epoch = 0;
-    double step, wallS, trainS, valS, samplesGlobal, steps, throughput, dataWaitS, computeS, allreduceWaitS, maxRankWallS,
-        minRankWallS, trainLoss, valLoss, lr, tEnd;
+    double step, wallS, trainS, valS, samplesGlobal, steps, throughput, dataWaitS, computeS, allreduceWaitS, maxRankWallS, minRankWallS,
+        trainLoss, valLoss, lr, tEnd;
     EpochRow();
 };
 
 struct EpochTable {
-    QList<EpochRow> rows;          ///< by epoch, one row per epoch (a repeated epoch keeps the newest)
-    QStringList missingColumns;    ///< known columns the header lacks
-    QStringList warnings;          ///< file:line: what was wrong and what was done about it
+    QList<EpochRow> rows;        ///< by epoch, one row per epoch (a repeated epoch keeps the newest)
+    QStringList missingColumns;  ///< known columns the header lacks
+    QStringList warnings;        ///< file:line: what was wrong and what was done about it
 };
 
 /// Parses epochs.csv. Needs the `epoch` and `wall_s` columns (else no rows and a warning);

@@ -10,9 +10,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <unordered_map>
-#include <string>
 #include <limits>
+#include <string>
+#include <unordered_map>
 
 namespace scaledesk {
 
@@ -24,10 +24,7 @@ constexpr std::size_t kMaxLine = 1 << 20;
 constexpr std::size_t kMaxSeries = 20000;
 
 // Numeric fields of step and epoch records that become series (others, like "kind", do not).
-bool isSkippedField(std::string_view key)
-{
-    return key == "kind" || key == "step" || key == "t" || key == "epoch" || key == "event";
-}
+bool isSkippedField(std::string_view key) { return key == "kind" || key == "step" || key == "t" || key == "epoch" || key == "event"; }
 }  // namespace
 
 QString metricWarningKindName(MetricWarning::Kind kind)
@@ -239,14 +236,17 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
     ++m_out.linesParsed;
     ondemand::document doc;
     if (auto e = d->parser.iterate(begin, len, capacity).get(doc); e != SUCCESS) {
-        if (e == UTF8_ERROR) warn(MetricWarning::Kind::Binary, QStringLiteral("bytes that are not UTF-8"));
-        else warn(MetricWarning::Kind::Malformed, QStringLiteral("not JSON"));
+        if (e == UTF8_ERROR)
+            warn(MetricWarning::Kind::Binary, QStringLiteral("bytes that are not UTF-8"));
+        else
+            warn(MetricWarning::Kind::Malformed, QStringLiteral("not JSON"));
         return;
     }
     ondemand::object obj;
     if (auto e = doc.get_object().get(obj); e != SUCCESS) {
         const bool binary = std::any_of(begin, begin + len, [](char c) { return (unsigned char)c < 0x20 && c != '\t'; });
-        warn(binary ? MetricWarning::Kind::Binary : (e == INCORRECT_TYPE ? MetricWarning::Kind::NotAnObject : MetricWarning::Kind::Malformed),
+        warn(binary ? MetricWarning::Kind::Binary
+                    : (e == INCORRECT_TYPE ? MetricWarning::Kind::NotAnObject : MetricWarning::Kind::Malformed),
              binary ? QStringLiteral("binary bytes where a JSON object belongs")
                     : (e == INCORRECT_TYPE ? QStringLiteral("a JSON value that is not an object") : QStringLiteral("not JSON")));
         return;
@@ -280,15 +280,17 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
             std::string_view raw = v.raw_json_token();
             raw = raw.substr(0, raw.find_first_of(",} \t"));
             const double x = raw == "NaN" ? kNaN
-                             : raw == "Infinity" ? std::numeric_limits<double>::infinity()
-                             : raw == "-Infinity" ? -std::numeric_limits<double>::infinity()
-                                                  : 0.0;
+                : raw == "Infinity"       ? std::numeric_limits<double>::infinity()
+                : raw == "-Infinity"      ? -std::numeric_limits<double>::infinity()
+                                          : 0.0;
             if (raw != "NaN" && raw != "Infinity" && raw != "-Infinity") {
                 bad = true;
                 break;
             }
-            if (key == "step" || key == "t") badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
-            else if (!isSkippedField(key) && nfields < 32) fields[nfields++] = {key, x};
+            if (key == "step" || key == "t")
+                badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
+            else if (!isSkippedField(key) && nfields < 32)
+                fields[nfields++] = {key, x};
             continue;
         }
         if (key == "kind") {
@@ -309,13 +311,18 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
                     break;
                 }
             }
-            if (key == "step") step = x;
-            else if (key == "t") t = x;
-            else if (!isSkippedField(key) && nfields < 32) fields[nfields++] = {key, x};
+            if (key == "step")
+                step = x;
+            else if (key == "t")
+                t = x;
+            else if (!isSkippedField(key) && nfields < 32)
+                fields[nfields++] = {key, x};
         } else if (type == ondemand::json_type::null) {
             // The trainer writes a non-finite loss as null: kept, as NaN.
-            if (key == "step" || key == "t") badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
-            else if (!isSkippedField(key) && nfields < 32) fields[nfields++] = {key, kNaN};
+            if (key == "step" || key == "t")
+                badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
+            else if (!isSkippedField(key) && nfields < 32)
+                fields[nfields++] = {key, kNaN};
         } else if (key == "step" || key == "t") {
             badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
         }
@@ -332,13 +339,17 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
     }
     if (kind.empty() || std::isnan(step) || std::isnan(t)) {
         warn(MetricWarning::Kind::MissingField,
-             QStringLiteral("no %1").arg(kind.empty() ? QStringLiteral("'kind'") : std::isnan(step) ? QStringLiteral("'step'") : QStringLiteral("'t'")));
+             QStringLiteral("no %1").arg(kind.empty()           ? QStringLiteral("'kind'")
+                                             : std::isnan(step) ? QStringLiteral("'step'")
+                                                                : QStringLiteral("'t'")));
         return;
     }
     m_out.noteTime(t);
     auto store = [&](Series* series, double value) {
         if (!series) {  // the cap on distinct fields: said once
-            if (!d->capped) warn(MetricWarning::Kind::BadValue, QStringLiteral("more than %1 distinct fields; the others are left out").arg(kMaxSeries));
+            if (!d->capped)
+                warn(MetricWarning::Kind::BadValue,
+                     QStringLiteral("more than %1 distinct fields; the others are left out").arg(kMaxSeries));
             d->capped = true;
             return;
         }

@@ -17,13 +17,13 @@ class MinMaxIndex;
 /// Why a line of metrics.jsonl (or a part of it) was not used. A bad line never stops the rest.
 struct MetricWarning {
     enum class Kind {
-        Malformed,     ///< not JSON, or cut off
-        Binary,        ///< control bytes or invalid UTF-8 where text was expected
-        NotAnObject,   ///< valid JSON, but not an object
-        MissingField,  ///< no "kind", "step" or "t"
-        BadValue,      ///< a field of the wrong type (a string where a number belongs)
-        RepeatedSteps, ///< steps seen before (a resumed run); the newer values were kept
-        TooLong,       ///< a line over the limit (1 MiB)
+        Malformed,      ///< not JSON, or cut off
+        Binary,         ///< control bytes or invalid UTF-8 where text was expected
+        NotAnObject,    ///< valid JSON, but not an object
+        MissingField,   ///< no "kind", "step" or "t"
+        BadValue,       ///< a field of the wrong type (a string where a number belongs)
+        RepeatedSteps,  ///< steps seen before (a resumed run); the newer values were kept
+        TooLong,        ///< a line over the limit (1 MiB)
     };
     Kind kind = Kind::Malformed;
     qint64 line = 0;  ///< 1-based line number in the file

@@ -107,8 +107,8 @@ MinMaxIndex::Range MinMaxIndex::range(const std::vector<double>& values, std::si
     return {a.any ? a.min : kNaN, a.any ? a.max : kNaN, a.nonFinite};
 }
 
-std::vector<Column> decimate(const std::vector<double>& xs, const std::vector<double>& values, const MinMaxIndex& index,
-                             double x0, double x1, int width, bool neighbours)
+std::vector<Column> decimate(const std::vector<double>& xs, const std::vector<double>& values, const MinMaxIndex& index, double x0,
+                             double x1, int width, bool neighbours)
 {
     std::vector<Column> out;
     const std::size_t n = std::min({xs.size(), values.size(), index.size()});

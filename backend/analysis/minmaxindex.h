@@ -13,7 +13,7 @@ namespace scaledesk {
 class MinMaxIndex {
 public:
     struct Range {
-        double min;          ///< NaN when the range holds no finite value
+        double min;  ///< NaN when the range holds no finite value
         double max;
         bool nonFinite = false;
     };
@@ -40,11 +40,11 @@ private:
 
 /// One pixel column of a decimated view.
 struct Column {
-    double x0 = 0, x1 = 0;          ///< x of the first and the last point in the column
-    double min = 0, max = 0;        ///< over the finite values; NaN when there are none
-    double first = 0, last = 0;     ///< the first and the last value (may be non-finite)
-    std::uint32_t count = 0;        ///< points in the column
-    bool nonFinite = false;         ///< the column holds a NaN or ±inf value
+    double x0 = 0, x1 = 0;       ///< x of the first and the last point in the column
+    double min = 0, max = 0;     ///< over the finite values; NaN when there are none
+    double first = 0, last = 0;  ///< the first and the last value (may be non-finite)
+    std::uint32_t count = 0;     ///< points in the column
+    bool nonFinite = false;      ///< the column holds a NaN or ±inf value
 };
 
 /// The points of (xs, values) with x in [x0, x1] for a chart `width` pixels wide: when there are
@@ -52,8 +52,8 @@ struct Column {
 /// pixel with min, max, first and last, so no spike is ever hidden. `xs` must be non-decreasing.
 /// With `neighbours`, the last point before x0 and the first after x1 are added as one-point
 /// columns, so a line can be drawn to the edges.
-std::vector<Column> decimate(const std::vector<double>& xs, const std::vector<double>& values, const MinMaxIndex& index,
-                             double x0, double x1, int width, bool neighbours = false);
+std::vector<Column> decimate(const std::vector<double>& xs, const std::vector<double>& values, const MinMaxIndex& index, double x0,
+                             double x1, int width, bool neighbours = false);
 
 /// TensorBoard's smoothing: an exponential moving average with the startup bias removed
 /// (divided by 1 − w^k after k finite values); non-finite values pass through and are skipped;

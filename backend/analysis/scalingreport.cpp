@@ -58,17 +58,15 @@ QString pct(double v) { return std::isnan(v) ? QStringLiteral("–") : QString::
 }  // namespace
 
 ReportRunRow::ReportRunRow()
-    : epochS(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), stepsPerEpoch(kNaN), computeS(kNaN), commS(kNaN), dataS(kNaN),
-      otherS(kNaN), bestValLoss(kNaN), timeToTargetS(kNaN)
-{
-}
+    : epochS(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), stepsPerEpoch(kNaN), computeS(kNaN), commS(kNaN), dataS(kNaN), otherS(kNaN),
+      bestValLoss(kNaN), timeToTargetS(kNaN)
+{}
 
 ReportGroupRow::ReportGroupRow()
     : epochS(kNaN), epochSStd(kNaN), epochSMin(kNaN), epochSMax(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), speedup(kNaN),
-      throughputSpeedup(kNaN), ideal(kNaN), efficiency(kNaN), strongEfficiency(kNaN), weakEfficiency(kNaN), computeS(kNaN),
-      commS(kNaN), dataS(kNaN), otherS(kNaN), timeToTargetS(kNaN)
-{
-}
+      throughputSpeedup(kNaN), ideal(kNaN), efficiency(kNaN), strongEfficiency(kNaN), weakEfficiency(kNaN), computeS(kNaN), commS(kNaN),
+      dataS(kNaN), otherS(kNaN), timeToTargetS(kNaN)
+{}
 
 ScalingReport::ScalingReport() : target(kNaN) {}
 
@@ -141,7 +139,8 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
                 row.dataS = mean(data);
                 row.otherS = row.epochS - row.computeS - row.commS - row.dataS;
                 if (std::isfinite(row.stepsPerEpoch) && row.stepsPerEpoch < options.minStepsPerEpoch)
-                    rep.warnings << QStringLiteral("%1: %2 steps per epoch per rank (under %3): timings are dominated by start-up and noise")
+                    rep.warnings << QStringLiteral(
+                                        "%1: %2 steps per epoch per rank (under %3): timings are dominated by start-up and noise")
                                         .arg(r.id)
                                         .arg(row.stepsPerEpoch)
                                         .arg(options.minStepsPerEpoch);
@@ -220,17 +219,26 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
             configIds << row.runId;
         }
         if (g.repetitions < maxRep)
-            rep.warnings << QStringLiteral("%1 at %2 ranks: %3 of %4 repetitions have data").arg(g.strategy).arg(g.world).arg(g.repetitions).arg(maxRep);
+            rep.warnings << QStringLiteral("%1 at %2 ranks: %3 of %4 repetitions have data")
+                                .arg(g.strategy)
+                                .arg(g.world)
+                                .arg(g.repetitions)
+                                .arg(maxRep);
         if (configs.size() > 1) {
             const QStringList diff = differingKeys(configs);
             if (!diff.isEmpty())
-                rep.warnings << QStringLiteral("%1 at %2 ranks: the repetitions' configs differ in %3").arg(g.strategy).arg(g.world).arg(diff.join(QStringLiteral(", ")));
+                rep.warnings << QStringLiteral("%1 at %2 ranks: the repetitions' configs differ in %3")
+                                    .arg(g.strategy)
+                                    .arg(g.world)
+                                    .arg(diff.join(QStringLiteral(", ")));
         }
         QList<double> sFinite;
         for (double v : s)
             if (std::isfinite(v)) sFinite << v;
         if (!sFinite.isEmpty() && *std::max_element(sFinite.begin(), sFinite.end()) != *std::min_element(sFinite.begin(), sFinite.end()))
-            rep.warnings << QStringLiteral("%1 at %2 ranks: the repetitions processed different numbers of samples per epoch").arg(g.strategy).arg(g.world);
+            rep.warnings << QStringLiteral("%1 at %2 ranks: the repetitions processed different numbers of samples per epoch")
+                                .arg(g.strategy)
+                                .arg(g.world);
         g.epochS = mean(t);
         g.epochSStd = stddev(t);
         if (!t.isEmpty()) {
@@ -268,7 +276,8 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         if (std::isfinite(ratio) && std::abs(ratio - 1) > 0.01 && std::abs(ratio - g.ideal) > 0.01 * g.ideal &&
             !unequalWarned.contains(g.strategy)) {
             unequalWarned.insert(g.strategy);
-            rep.warnings << QStringLiteral("%1: samples per epoch are neither equal nor proportional to the ranks (%2 at %3 ranks, %4 at %5)")
+            rep.warnings << QStringLiteral(
+                                "%1: samples per epoch are neither equal nor proportional to the ranks (%2 at %3 ranks, %4 at %5)")
                                 .arg(g.strategy)
                                 .arg(b.samplesPerEpoch)
                                 .arg(b.world)
@@ -285,11 +294,25 @@ QString ScalingReport::runsCsv() const
                                      "samples_per_epoch,throughput_samples_s,steps_per_epoch,compute_s,exposed_comm_s,data_wait_s,"
                                      "other_s,best_val_loss,time_to_target_s")};
     for (const auto& r : runs)
-        lines << QStringList{csvField(r.runId), csvField(r.strategy), QString::number(r.nodes), QString::number(r.ranksPerNode),
-                             QString::number(r.world), QString::number(r.repetition), r.state, r.used ? QStringLiteral("1") : QStringLiteral("0"),
-                             QString::number(r.epochsUsed), csvNumber(r.epochS), csvNumber(r.samplesPerEpoch), csvNumber(r.throughput),
-                             csvNumber(r.stepsPerEpoch), csvNumber(r.computeS), csvNumber(r.commS), csvNumber(r.dataS),
-                             csvNumber(r.otherS), csvNumber(r.bestValLoss), csvNumber(r.timeToTargetS)}
+        lines << QStringList{csvField(r.runId),
+                             csvField(r.strategy),
+                             QString::number(r.nodes),
+                             QString::number(r.ranksPerNode),
+                             QString::number(r.world),
+                             QString::number(r.repetition),
+                             r.state,
+                             r.used ? QStringLiteral("1") : QStringLiteral("0"),
+                             QString::number(r.epochsUsed),
+                             csvNumber(r.epochS),
+                             csvNumber(r.samplesPerEpoch),
+                             csvNumber(r.throughput),
+                             csvNumber(r.stepsPerEpoch),
+                             csvNumber(r.computeS),
+                             csvNumber(r.commS),
+                             csvNumber(r.dataS),
+                             csvNumber(r.otherS),
+                             csvNumber(r.bestValLoss),
+                             csvNumber(r.timeToTargetS)}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -301,12 +324,28 @@ QString ScalingReport::groupsCsv() const
                                      "strong_efficiency,weak_efficiency,compute_s,exposed_comm_s,data_wait_s,other_s,"
                                      "time_to_target_s,reached_target")};
     for (const auto& g : groups)
-        lines << QStringList{csvField(g.strategy), QString::number(g.world), QString::number(g.nodes), QString::number(g.repetitions),
-                             csvNumber(g.epochS), csvNumber(g.epochSStd), csvNumber(g.epochSMin), csvNumber(g.epochSMax),
-                             csvNumber(g.samplesPerEpoch), csvNumber(g.throughput), csvNumber(g.speedup), csvNumber(g.throughputSpeedup),
-                             csvNumber(g.ideal), csvNumber(g.efficiency), csvNumber(g.strongEfficiency), csvNumber(g.weakEfficiency),
-                             csvNumber(g.computeS), csvNumber(g.commS), csvNumber(g.dataS), csvNumber(g.otherS),
-                             csvNumber(g.timeToTargetS), QString::number(g.reachedTarget)}
+        lines << QStringList{csvField(g.strategy),
+                             QString::number(g.world),
+                             QString::number(g.nodes),
+                             QString::number(g.repetitions),
+                             csvNumber(g.epochS),
+                             csvNumber(g.epochSStd),
+                             csvNumber(g.epochSMin),
+                             csvNumber(g.epochSMax),
+                             csvNumber(g.samplesPerEpoch),
+                             csvNumber(g.throughput),
+                             csvNumber(g.speedup),
+                             csvNumber(g.throughputSpeedup),
+                             csvNumber(g.ideal),
+                             csvNumber(g.efficiency),
+                             csvNumber(g.strongEfficiency),
+                             csvNumber(g.weakEfficiency),
+                             csvNumber(g.computeS),
+                             csvNumber(g.commS),
+                             csvNumber(g.dataS),
+                             csvNumber(g.otherS),
+                             csvNumber(g.timeToTargetS),
+                             QString::number(g.reachedTarget)}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -321,9 +360,9 @@ QString ScalingReport::markdown() const
                          "(it equals the strong-scaling S / (n / n_min) when the samples per epoch are fixed, and the weak-scaling "
                          "T̄(n_min) / T̄(n) when they grow with n). Time-to-target: wall time from the run's first start to the end "
                          "of the first epoch whose validation loss is at most %2 (%3).")
-                  .arg(warmupEpochs)
-                  .arg(num(target, 6), targetSource)
-           << QString();
+              .arg(warmupEpochs)
+              .arg(num(target, 6), targetSource)
+       << QString();
     md << QStringLiteral("| strategy | ranks | nodes | reps | epoch time (s) | throughput (samples/s) | speedup | ideal | efficiency | "
                          "compute | exposed comm | data wait | other | time-to-target (s) |")
        << QStringLiteral("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");

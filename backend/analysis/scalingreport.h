@@ -28,7 +28,7 @@ struct ReportOptions {
 struct ReportRunRow {
     QString runId, strategy, state;
     int nodes = 0, ranksPerNode = 0, world = 0, repetition = 0;
-    bool used = false;        ///< counted in its group's averages
+    bool used = false;  ///< counted in its group's averages
     int epochsUsed = 0;
     double epochS, samplesPerEpoch, throughput, stepsPerEpoch, computeS, commS, dataS, otherS, bestValLoss, timeToTargetS;
     ReportRunRow();
@@ -37,17 +37,17 @@ struct ReportRunRow {
 /// One strategy × world size: the mean over its repetitions.
 struct ReportGroupRow {
     QString strategy;
-    int world = 0, nodes = 0, repetitions = 0;  ///< repetitions counted
+    int world = 0, nodes = 0, repetitions = 0;       ///< repetitions counted
     double epochS, epochSStd, epochSMin, epochSMax;  ///< mean and spread over repetitions
     double samplesPerEpoch, throughput;
-    double speedup;            ///< T̄(n_min) / T̄(n), n_min = the strategy's smallest world size
-    double throughputSpeedup;  ///< X(n) / X(n_min)
-    double ideal;              ///< n / n_min
-    double efficiency;         ///< X(n) / (X(n_min) · n / n_min): strong or weak, whichever the samples say
-    double strongEfficiency;   ///< S / (n / n_min)
-    double weakEfficiency;     ///< T̄(n_min) / T̄(n)
+    double speedup;                         ///< T̄(n_min) / T̄(n), n_min = the strategy's smallest world size
+    double throughputSpeedup;               ///< X(n) / X(n_min)
+    double ideal;                           ///< n / n_min
+    double efficiency;                      ///< X(n) / (X(n_min) · n / n_min): strong or weak, whichever the samples say
+    double strongEfficiency;                ///< S / (n / n_min)
+    double weakEfficiency;                  ///< T̄(n_min) / T̄(n)
     double computeS, commS, dataS, otherS;  ///< per epoch, mean over repetitions
-    double timeToTargetS;      ///< mean over the repetitions that reached the target
+    double timeToTargetS;                   ///< mean over the repetitions that reached the target
     int reachedTarget = 0;
     ReportGroupRow();
 };
@@ -58,7 +58,7 @@ struct ReportGroupRow {
 struct ScalingReport {
     QString sweep;
     int warmupEpochs = 1;
-    double target;       ///< validation loss; default: the largest of the best losses of the smallest runs
+    double target;  ///< validation loss; default: the largest of the best losses of the smallest runs
     QString targetSource;
     QList<ReportRunRow> runs;
     QList<ReportGroupRow> groups;  ///< by strategy, then world size

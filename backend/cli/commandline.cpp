@@ -127,7 +127,8 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
                     ++i;
                     continue;
                 }
-                if (a.rfind("--workspace=", 0) != 0 && a.rfind('-', 0) == 0) return usageError(app, "unknown option '" + a + "'", names, std::string());
+                if (a.rfind("--workspace=", 0) != 0 && a.rfind('-', 0) == 0)
+                    return usageError(app, "unknown option '" + a + "'", names, std::string());
             }
             return usageError(app, e.what(), names, std::string());
         }
@@ -138,7 +139,8 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
     auto opened = RunStore::open(ws);
     if (!opened) return cli::fail(opened.error());
     RunStore& store = **opened;
-    if (store.wasRebuilt() && !store.list().isEmpty()) cli::err(QStringLiteral("scaledesk: rebuilt the run index (%1)").arg(store.rebuildReason()));
+    if (store.wasRebuilt() && !store.list().isEmpty())
+        cli::err(QStringLiteral("scaledesk: rebuilt the run index (%1)").arg(store.rebuildReason()));
     for (const QString& w : store.warnings()) cli::err(QStringLiteral("scaledesk: skipped a run: ") + w);
 
     cli::Context ctx(ws, store, hooks);

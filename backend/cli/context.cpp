@@ -56,8 +56,10 @@ Connection Context::connect(const ClusterProfile& p) const
         if (remember && !*triedKeyring) {
             *triedKeyring = true;  // once: if the stored one fails, ask
             auto stored = SecretStore().read(key);
-            if (!stored) err(QStringLiteral("scaledesk: ") + stored.error().text());
-            else if (stored->has_value()) return **stored;
+            if (!stored)
+                err(QStringLiteral("scaledesk: ") + stored.error().text());
+            else if (stored->has_value())
+                return **stored;
         }
         auto answer = ask(QStringLiteral("Passphrase for %1: ").arg(keyFile), false);
         if (answer && remember) entered->insert(key, *answer);
@@ -138,7 +140,9 @@ bool Context::waitForRuns(const QStringList& ids, int timeoutS, double intervalS
 
 void printRuns(const QList<RunRecord>& runs, bool history)
 {
-    auto when = [](const QDateTime& t) { return t.isValid() ? t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : QString(); };
+    auto when = [](const QDateTime& t) {
+        return t.isValid() ? t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : QString();
+    };
     out(QStringLiteral("%1  %2  %3  %4  %5")
             .arg(QStringLiteral("RUN"), -36)
             .arg(QStringLiteral("STATE"), -13)
@@ -146,9 +150,15 @@ void printRuns(const QList<RunRecord>& runs, bool history)
             .arg(QStringLiteral("PROFILE"), -10)
             .arg(QStringLiteral("MESSAGE")));
     for (const auto& r : runs) {
-        out(QStringLiteral("%1  %2  %3  %4  %5").arg(r.id, -36).arg(runStateName(r.state), -13).arg(r.jobId, -8).arg(r.profile, -10).arg(r.message));
+        out(QStringLiteral("%1  %2  %3  %4  %5")
+                .arg(r.id, -36)
+                .arg(runStateName(r.state), -13)
+                .arg(r.jobId, -8)
+                .arg(r.profile, -10)
+                .arg(r.message));
         if (history)
-            for (const auto& t : r.history) out(QStringLiteral("    %1  %2  %3").arg(when(t.when)).arg(runStateName(t.state), -13).arg(t.note));
+            for (const auto& t : r.history)
+                out(QStringLiteral("    %1  %2  %3").arg(when(t.when)).arg(runStateName(t.state), -13).arg(t.note));
     }
 }
 
@@ -163,14 +173,17 @@ Status writeText(const QString& path, const QString& text)
 
 Status writeReport(const ScalingReport& rep, const QString& dir, const QStringList& formats, const CliHooks& hooks)
 {
-    static const QStringList known{QStringLiteral("csv"), QStringLiteral("md"), QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")};
+    static const QStringList known{QStringLiteral("csv"), QStringLiteral("md"), QStringLiteral("png"), QStringLiteral("svg"),
+                                   QStringLiteral("pdf")};
     QStringList images;
     for (const QString& f : formats) {
-        if (!known.contains(f)) return Error{ErrorCode::Usage, QStringLiteral("unknown report format '%1' (csv, md, png, svg, pdf)").arg(f), QString()};
+        if (!known.contains(f))
+            return Error{ErrorCode::Usage, QStringLiteral("unknown report format '%1' (csv, md, png, svg, pdf)").arg(f), QString()};
         if (f == QLatin1String("png") || f == QLatin1String("svg") || f == QLatin1String("pdf")) images << f;
     }
     if (!images.isEmpty() && !hooks.renderReport)
-        return Error{ErrorCode::Usage, QStringLiteral("this scaledesk was built without charts (SCALEDESK_BUILD_GUI=OFF): use csv or md"), QString()};
+        return Error{ErrorCode::Usage, QStringLiteral("this scaledesk was built without charts (SCALEDESK_BUILD_GUI=OFF): use csv or md"),
+                     QString()};
     if (!QDir().mkpath(dir)) return Error{ErrorCode::ExportIo, QStringLiteral("cannot create the folder"), dir};
     QList<std::pair<QString, QString>> texts;
     if (formats.contains(QStringLiteral("csv")))

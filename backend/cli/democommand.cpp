@@ -16,8 +16,9 @@ class DemoCommand final : public Command {
 public:
     void add(CLI::App& app, SharedOptions&) override
     {
-        m_app = app.add_subcommand("demo", "a small scaling sweep on this machine (cpu-demo: 1 and 2 ranks × ddp and fused, "
-                                           "one run at a time), then its report as CSV, Markdown, PNG, SVG and PDF");
+        m_app = app.add_subcommand("demo",
+                                   "a small scaling sweep on this machine (cpu-demo: 1 and 2 ranks × ddp and fused, "
+                                   "one run at a time), then its report as CSV, Markdown, PNG, SVG and PDF");
         m_app->add_option("--out", m_out, "report folder (default: <workspace>/reports/demo)");
     }
     bool chosen() const override { return m_app->parsed(); }
@@ -25,7 +26,8 @@ public:
     {
         const ClusterProfile profile = builtinLocalProfile(ctx.ws);
         if (profile.trainerPath.isEmpty())
-            return fail(Error{ErrorCode::TrainerMissing, QStringLiteral("no scaledesk-train found next to scaledesk or on PATH; set SCALEDESK_TRAIN"), QString()});
+            return fail(Error{ErrorCode::TrainerMissing,
+                              QStringLiteral("no scaledesk-train found next to scaledesk or on PATH; set SCALEDESK_TRAIN"), QString()});
         SweepSpec spec;
         spec.name = QStringLiteral("demo");
         spec.ranksPerNode = {1, 2};

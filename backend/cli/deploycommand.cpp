@@ -16,8 +16,9 @@ public:
         m_app = app.add_subcommand("deploy", "put the trainer on the cluster: build the bundled sources there, or upload a binary");
         m_app->add_option("--profile", m_profile, "profile name")->required();
         m_app->add_option("--prebuilt", m_prebuilt, "upload this scaledesk-train instead of building (the cluster must match)");
-        m_app->add_option("--sources", m_sources,
-                          "build these trainer sources there (default: the ones the app carries; given, it wins over the profile's prebuilt)");
+        m_app->add_option(
+            "--sources", m_sources,
+            "build these trainer sources there (default: the ones the app carries; given, it wins over the profile's prebuilt)");
         addHostKeyFlag(*m_app, shared);
     }
     bool chosen() const override { return m_app->parsed(); }
@@ -34,7 +35,8 @@ public:
         auto r = deployTrainer(*c.transport, *p, o);
         if (!r) return fail(r.error());
         c.rememberSecrets();
-        out(QStringLiteral("trainer %1 %2: %3").arg(r->hash, r->reused ? QStringLiteral("reused") : QStringLiteral("deployed"), r->trainerPath));
+        out(QStringLiteral("trainer %1 %2: %3")
+                .arg(r->hash, r->reused ? QStringLiteral("reused") : QStringLiteral("deployed"), r->trainerPath));
         return 0;
     }
 

@@ -60,8 +60,9 @@ public:
     {
         m_app = app.add_subcommand("compare", "runs side by side: final and best losses and the config keys that differ");
         m_app->add_option("runs", m_runs, "run ids")->required();
-        m_app->add_option("--out", m_out,
-                          "file to write: .csv (the table, or --series points), or .png/.svg/.pdf (a chart of --series, default Loss/valid)")
+        m_app
+            ->add_option("--out", m_out,
+                         "file to write: .csv (the table, or --series points), or .png/.svg/.pdf (a chart of --series, default Loss/valid)")
             ->required();
         m_app->add_option("--series", m_series, "write this tag's points instead (e.g. 'Loss/valid', 'step/loss')");
         m_app->add_option("--x", m_x, "x of --series: step, relative (seconds since each run started) or wall (Unix time)")
@@ -86,7 +87,8 @@ public:
         const XAxis axis = m_x == "relative" ? XAxis::RelativeTime : m_x == "wall" ? XAxis::WallTime : XAxis::Step;
         if (suffix == QLatin1String("png") || suffix == QLatin1String("svg") || suffix == QLatin1String("pdf")) {
             if (!ctx.hooks.renderSeries)
-                return fail(Error{ErrorCode::Usage, QStringLiteral("this scaledesk was built without charts (SCALEDESK_BUILD_GUI=OFF): use .csv"), outPath});
+                return fail(Error{ErrorCode::Usage,
+                                  QStringLiteral("this scaledesk was built without charts (SCALEDESK_BUILD_GUI=OFF): use .csv"), outPath});
             const QString tag = m_series.empty() ? QStringLiteral("Loss/valid") : q(m_series);
             if (auto ok = ctx.hooks.renderSeries(runsIn, tag, axis, m_smoothing, outPath); !ok) return fail(ok.error());
             out(QFileInfo(outPath).absoluteFilePath());
@@ -112,7 +114,8 @@ public:
                         .arg(csvNumber(v.bestValue), -10)
                         .arg(csvNumber(v.bestStep)));
             }
-            if (!cmp.differingKeys.isEmpty()) out(QStringLiteral("config keys that differ: ") + cmp.differingKeys.join(QStringLiteral(", ")));
+            if (!cmp.differingKeys.isEmpty())
+                out(QStringLiteral("config keys that differ: ") + cmp.differingKeys.join(QStringLiteral(", ")));
         }
         if (auto ok = writeText(outPath, text); !ok) return fail(ok.error());
         out(QFileInfo(outPath).absoluteFilePath());

@@ -44,8 +44,10 @@ public:
             for (const auto& s : ctx.store.list()) ids << s.id;
         for (const QString& id : ids) {
             auto r = ctx.store.load(id);
-            if (r) records << *r;
-            else err(QStringLiteral("scaledesk: ") + r.error().text());
+            if (r)
+                records << *r;
+            else
+                err(QStringLiteral("scaledesk: ") + r.error().text());
         }
         if (m_json) {
             QJsonArray arr;

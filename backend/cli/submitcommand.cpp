@@ -23,7 +23,9 @@ Expected<QList<int>> intList(const std::string& s, const char* option)
     for (const QString& part : q(s).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         bool ok = false;
         v << part.trimmed().toInt(&ok);
-        if (!ok) return Error{ErrorCode::Usage, QStringLiteral("%1 takes comma-separated integers, not '%2'").arg(QLatin1String(option), part), QString()};
+        if (!ok)
+            return Error{ErrorCode::Usage, QStringLiteral("%1 takes comma-separated integers, not '%2'").arg(QLatin1String(option), part),
+                         QString()};
     }
     return v;
 }
@@ -57,8 +59,9 @@ public:
                 "TIME"));
         s->add_option("--data", m_data, "folder on the cluster that the run's `data` links to");
         s->add_flag("--make-data", m_makeData, "generate the cpu configs' data once under <remote root>/data/generated and link it");
-        s->add_option("--on-failure", m_onFailure,
-                      "a sweep point that fails to submit: continue (try every point; each failure is recorded) or stop (leave the rest out)")
+        s->add_option(
+             "--on-failure", m_onFailure,
+             "a sweep point that fails to submit: continue (try every point; each failure is recorded) or stop (leave the rest out)")
             ->check(CLI::IsMember({"continue", "stop"}))
             ->capture_default_str();
         s->add_flag("--dry-run", m_dryRun, "print the job scripts and the submit commands; record and send nothing");
@@ -132,8 +135,8 @@ private:
             pt.sweep.clear();
             pt.scaling.clear();
             pt.runId = m_name.empty()
-                           ? QStringLiteral("%1-%2").arg(q(m_config), QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")))
-                           : q(m_name);
+                ? QStringLiteral("%1-%2").arg(q(m_config), QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")))
+                : q(m_name);
             req.points = {pt};
         }
         req.options.configFile = q(m_configFile);
@@ -159,8 +162,10 @@ private:
             const QString dir = profile.remoteRoot + QStringLiteral("/runs/") + pt.runId;
             out(QStringLiteral("# ---- run %1: %2 ----").arg(pt.runId, scheduler->scriptName()));
             out(scheduler->renderScript(jr).trimmed());
-            if (profile.isLocal()) out(QStringLiteral("# start: cd %1 && setsid nohup /bin/bash job.sh").arg(shellQuote(dir)));
-            else out(QStringLiteral("# submit: sbatch %1").arg(shellJoin(sbatchArguments(dir))));
+            if (profile.isLocal())
+                out(QStringLiteral("# start: cd %1 && setsid nohup /bin/bash job.sh").arg(shellQuote(dir)));
+            else
+                out(QStringLiteral("# submit: sbatch %1").arg(shellJoin(sbatchArguments(dir))));
         }
         out(QStringLiteral("# %1 job(s), %2 node(s) in all; nothing was recorded or sent (--dry-run)")
                 .arg(req.points.size())

@@ -69,8 +69,9 @@ public:
                 out(QStringLiteral("[%1: %2]").arg(runStateName(r->state), r->message));
                 break;
             }
-            schedule.finished(clock.elapsed(), PollScheduler::Outcome{polled, news.newPoints > 0 || !news.logLines.isEmpty(),
-                                                                      before && r->state != before->state, r->state == RunState::Running, true});
+            schedule.finished(clock.elapsed(),
+                              PollScheduler::Outcome{polled, news.newPoints > 0 || !news.logLines.isEmpty(),
+                                                     before && r->state != before->state, r->state == RunState::Running, true});
             QThread::msleep(static_cast<unsigned long>(qMax<qint64>(0, schedule.nextAt() - clock.elapsed())));
         }
         return 0;

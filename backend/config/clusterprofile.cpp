@@ -93,10 +93,7 @@ using Field = std::function<void(const YAML::Node&, const QString&)>;
 
 }  // namespace
 
-QString profileKindName(ProfileKind kind)
-{
-    return kind == ProfileKind::Local ? QStringLiteral("local") : QStringLiteral("ssh+slurm");
-}
+QString profileKindName(ProfileKind kind) { return kind == ProfileKind::Local ? QStringLiteral("local") : QStringLiteral("ssh+slurm"); }
 
 QString ClusterProfile::target() const
 {
@@ -113,8 +110,7 @@ bool isSlurmTimeLimit(const QString& value)
 
 Expected<ClusterProfile> loadClusterProfile(const QString& path)
 {
-    if (!QFileInfo::exists(path))
-        return Error{ErrorCode::ProfileMissing, QStringLiteral("no such file"), path};
+    if (!QFileInfo::exists(path)) return Error{ErrorCode::ProfileMissing, QStringLiteral("no such file"), path};
     YAML::Node root;
     try {
         root = YAML::LoadFile(path.toStdString());
@@ -126,8 +122,7 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
     p.name = QFileInfo(path).completeBaseName();
     const Reader r(path);
     try {
-        if (!root.IsMap())
-            r.fail(root, QStringLiteral("(top level)"), QStringLiteral("expected a mapping"));
+        if (!root.IsMap()) r.fail(root, QStringLiteral("(top level)"), QStringLiteral("expected a mapping"));
         const std::map<std::string, Field> slurm = {
             {"partition", [&](auto& n, auto& k) { p.slurm.partition = r.directive(n, k); }},
             {"account", [&](auto& n, auto& k) { p.slurm.account = r.directive(n, k); }},
@@ -141,7 +136,8 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             {"requeue", [&](auto& n, auto& k) { p.slurm.requeue = r.boolean(n, k); }},
             {"signal_seconds", [&](auto& n, auto& k) { p.slurm.signalSeconds = r.integer(n, k, 0, 86400); }},
             {"command_timeout", [&](auto& n, auto& k) { p.slurm.commandTimeoutS = r.integer(n, k, 1, 3600); }},
-            {"extra_directives", [&](auto& n, auto& k) {
+            {"extra_directives",
+             [&](auto& n, auto& k) {
                  if (!n.IsSequence()) r.fail(n, k, QStringLiteral("expected a list"));
                  for (const auto& e : n) p.slurm.extraDirectives << r.directive(e, k);
              }},
@@ -154,11 +150,15 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
         };
         const std::map<std::string, Field> top = {
             {"name", [&](auto& n, auto& k) { p.name = r.string(n, k); }},
-            {"kind", [&](auto& n, auto& k) {
+            {"kind",
+             [&](auto& n, auto& k) {
                  const QString kind = r.string(n, k);
-                 if (kind == profileKindName(ProfileKind::SshSlurm)) p.kind = ProfileKind::SshSlurm;
-                 else if (kind == profileKindName(ProfileKind::Local)) p.kind = ProfileKind::Local;
-                 else r.fail(n, k, QStringLiteral("expected ssh+slurm or local, got '%1'").arg(kind));
+                 if (kind == profileKindName(ProfileKind::SshSlurm))
+                     p.kind = ProfileKind::SshSlurm;
+                 else if (kind == profileKindName(ProfileKind::Local))
+                     p.kind = ProfileKind::Local;
+                 else
+                     r.fail(n, k, QStringLiteral("expected ssh+slurm or local, got '%1'").arg(kind));
                  haveKind = true;
              }},
             {"host", [&](auto& n, auto& k) { p.host = r.string(n, k); }},
@@ -175,10 +175,8 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             {"trainer", [&](auto& n, auto& k) { r.each(n, k, trainer); }},
         };
         r.each(root, QString(), top);
-        if (!haveKind)
-            r.fail(root, QStringLiteral("kind"), QStringLiteral("is required (ssh+slurm or local)"));
-        if (!p.isLocal() && p.host.isEmpty())
-            r.fail(root, QStringLiteral("host"), QStringLiteral("is required for an ssh+slurm profile"));
+        if (!haveKind) r.fail(root, QStringLiteral("kind"), QStringLiteral("is required (ssh+slurm or local)"));
+        if (!p.isLocal() && p.host.isEmpty()) r.fail(root, QStringLiteral("host"), QStringLiteral("is required for an ssh+slurm profile"));
         if (!p.isLocal() && p.remoteRoot.isEmpty())
             r.fail(root, QStringLiteral("remote_root"), QStringLiteral("is required for an ssh+slurm profile"));
         if (!p.isLocal() && p.trainerPath.isEmpty() && !p.trainerDeploy)

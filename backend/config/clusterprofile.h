@@ -16,13 +16,13 @@ struct SlurmDefaults {
     QString qos;
     QString reservation;
     QString constraint;
-    int gpusPerNode = 0;        ///< 0: a CPU cluster (one task per rank, no --gpus-per-node)
+    int gpusPerNode = 0;  ///< 0: a CPU cluster (one task per rank, no --gpus-per-node)
     int cpusPerTask = 1;
     QString timeLimit = QStringLiteral("00:30:00");
     QString mpi = QStringLiteral("pmix");  ///< srun --mpi type; "none" for plain srun (gloo over SLURM's variables)
     bool requeue = false;
-    int signalSeconds = 120;    ///< --signal=B:USR1@<s>: checkpoint this long before the time limit; 0 = none
-    int commandTimeoutS = 60;   ///< how long sbatch, scancel and scontrol may take before their outcome counts as unknown
+    int signalSeconds = 120;      ///< --signal=B:USR1@<s>: checkpoint this long before the time limit; 0 = none
+    int commandTimeoutS = 60;     ///< how long sbatch, scancel and scontrol may take before their outcome counts as unknown
     QStringList extraDirectives;  ///< verbatim, e.g. "--exclusive"
 };
 
@@ -44,15 +44,15 @@ struct ClusterProfile {
     QString user;
     QString identityFile;
     QString proxyJump;
-    QString knownHostsFile; ///< empty: ~/.ssh/known_hosts
+    QString knownHostsFile;        ///< empty: ~/.ssh/known_hosts
     bool rememberSecrets = false;  ///< key passphrases go to the system keyring (QtKeychain) once entered
-    QString remoteRoot;  ///< run folders live in <remote_root>/runs/<run id>
+    QString remoteRoot;            ///< run folders live in <remote_root>/runs/<run id>
     SlurmDefaults slurm;
-    QString setup;       ///< shell lines inserted verbatim before srun (module load …)
-    QString trainerPath; ///< a preinstalled scaledesk-train; empty with trainerDeploy (and for local: found next to the app)
+    QString setup;        ///< shell lines inserted verbatim before srun (module load …)
+    QString trainerPath;  ///< a preinstalled scaledesk-train; empty with trainerDeploy (and for local: found next to the app)
     bool trainerDeploy = false;
     bool trainerPrebuilt = false;  ///< deploy uploads this machine's scaledesk-train instead of building (the cluster matches)
-    int buildJobs = 8;   ///< parallel compile jobs of a deploy build
+    int buildJobs = 8;             ///< parallel compile jobs of a deploy build
     int masterPort = 29500;
 };
 

@@ -19,8 +19,9 @@ struct Budget {
     void spend(const YAML::Node& node)
     {
         if (--left < 0)
-            throw YAML::Exception(node.Mark(), "the config expands to more than " + std::to_string(kMaxNodes)
-                                                   + " values (aliases nested inside aliases?); refused");
+            throw YAML::Exception(node.Mark(),
+                                  "the config expands to more than " + std::to_string(kMaxNodes) +
+                                      " values (aliases nested inside aliases?); refused");
     }
 };
 
@@ -71,8 +72,8 @@ void mergeInto(const YAML::Node& root, const YAML::Node& map, const QString& own
     }
 }
 
-void flatten(const YAML::Node& root, const YAML::Node& node, const QString& owner, const QString& prefix,
-             QMap<QString, ConfigValue>& out, int depth, Budget& budget)
+void flatten(const YAML::Node& root, const YAML::Node& node, const QString& owner, const QString& prefix, QMap<QString, ConfigValue>& out,
+             int depth, Budget& budget)
 {
     budget.spend(node);
     if (depth > 256) throw YAML::Exception(node.Mark(), "the config nests more than 256 levels deep; refused");
@@ -81,15 +82,18 @@ void flatten(const YAML::Node& root, const YAML::Node& node, const QString& owne
         std::map<std::string, Entry> merged;
         mergeInto(root, node, owner, merged, depth, budget);
         for (const auto& [k, e] : merged)
-            flatten(root, e.node, e.owner, prefix.isEmpty() ? QString::fromStdString(k) : prefix + QLatin1Char('.') + QString::fromStdString(k),
-                    out, depth + 1, budget);
+            flatten(root, e.node, e.owner,
+                    prefix.isEmpty() ? QString::fromStdString(k) : prefix + QLatin1Char('.') + QString::fromStdString(k), out, depth + 1,
+                    budget);
     } else if (node.IsSequence()) {
         QStringList items;
         bool scalars = true;
         for (const auto& e : node) {
             budget.spend(e);
-            if (!e.IsScalar()) scalars = false;
-            else items << QString::fromStdString(e.Scalar());
+            if (!e.IsScalar())
+                scalars = false;
+            else
+                items << QString::fromStdString(e.Scalar());
         }
         if (scalars) {
             out.insert(prefix, ConfigValue{QLatin1Char('[') + items.join(QStringLiteral(", ")) + QLatin1Char(']'), owner, line});
@@ -141,7 +145,8 @@ Expected<QMap<QString, QStringList>> configParents(const QString& yamlPath)
         for (auto it = root.begin(); it != root.end(); ++it) {
             QStringList parents;
             const YAML::Node sources = it->second.IsMap() ? it->second["<<"] : YAML::Node();
-            if (sources && sources.IsMap()) parents << ownerOf(root, sources);
+            if (sources && sources.IsMap())
+                parents << ownerOf(root, sources);
             else if (sources && sources.IsSequence())
                 for (const auto& e : sources) parents << ownerOf(root, e);
             out.insert(QString::fromStdString(it->first.Scalar()), parents);

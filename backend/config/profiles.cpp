@@ -1,7 +1,7 @@
 #include "config/profiles.h"
 
-#include "scheduler/localscheduler.h"
 #include "remote/localtransport.h"
+#include "scheduler/localscheduler.h"
 #include "scheduler/slurmscheduler.h"
 
 #include <QCoreApplication>
@@ -113,7 +113,8 @@ Expected<ClusterProfile> findProfile(const Workspace& ws, const QString& name)
         names << e.name;
     }
     return Error{ErrorCode::ProfileUnknown,
-                 QStringLiteral("no profile named '%1' (have: %2; add one with `scaledesk profiles add FILE`)").arg(name, names.join(QStringLiteral(", "))),
+                 QStringLiteral("no profile named '%1' (have: %2; add one with `scaledesk profiles add FILE`)")
+                     .arg(name, names.join(QStringLiteral(", "))),
                  ws.profilesDir()};
 }
 
@@ -127,8 +128,7 @@ Expected<ClusterProfile> addProfile(const Workspace& ws, const QString& file, co
         return Error{ErrorCode::ProfileName, QStringLiteral("a profile name is 1-64 letters, digits, '.', '_' or '-'"), name};
     if (auto ok = ws.ensure(); !ok) return ok.error();
     const QString target = ws.profilesDir() + QLatin1Char('/') + name + QStringLiteral(".yaml");
-    if (QFile::exists(target))
-        return Error{ErrorCode::ProfileExists, QStringLiteral("a profile with this name exists"), target};
+    if (QFile::exists(target)) return Error{ErrorCode::ProfileExists, QStringLiteral("a profile with this name exists"), target};
     if (!QFile::copy(file, target)) return Error{ErrorCode::ProfileIo, QStringLiteral("cannot copy the profile"), target};
     QFile::setPermissions(target, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
     ClusterProfile out = *p;

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "config/clusterprofile.h"
+#include "remote/sshtransport.h"
 #include "runs/runstore.h"
 #include "scheduler/scheduler.h"
-#include "remote/sshtransport.h"
 
 #include <QList>
 
@@ -14,7 +14,7 @@ struct ProfileEntry {
     QString name;
     QString file;  ///< empty for the built-in `local` profile
     std::optional<ClusterProfile> profile;
-    Error error;   ///< set when `profile` is empty
+    Error error;  ///< set when `profile` is empty
 };
 
 /// profiles/*.yaml of the workspace, by name, plus the built-in `local` profile unless a file

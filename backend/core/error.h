@@ -8,8 +8,8 @@ namespace scaledesk {
 /// What kind of failure an Error is. Callers branch on these (a missing file is not a refused
 /// login); people read Error::message. errorCodeName() gives the stable text, e.g. "transport.nofile".
 enum class ErrorCode {
-    Usage,              ///< a command-line or API misuse that the caller can fix
-    ActionRefused,      ///< the run is in a state where the action makes no sense
+    Usage,          ///< a command-line or API misuse that the caller can fix
+    ActionRefused,  ///< the run is in a state where the action makes no sense
     ConfigInvalid,
     ConfigMissing,
     ConfigYaml,

@@ -111,9 +111,6 @@ Status LocalTransport::makeDirs(const QString& path0)
     return Done{};
 }
 
-Expected<QString> LocalTransport::absolutePath(const QString& path)
-{
-    return QDir::cleanPath(QDir(expandHome(path)).absolutePath());
-}
+Expected<QString> LocalTransport::absolutePath(const QString& path) { return QDir::cleanPath(QDir(expandHome(path)).absolutePath()); }
 
 }  // namespace scaledesk

@@ -22,8 +22,8 @@ bool runJob(QKeychain::Job& job)
 Error keyringError(const QKeychain::Job& job, const QString& key)
 {
     const QString why = job.error() == QKeychain::NoBackendAvailable
-                            ? QStringLiteral("no system keyring is available (%1)").arg(job.errorString())
-                            : job.errorString();
+        ? QStringLiteral("no system keyring is available (%1)").arg(job.errorString())
+        : job.errorString();
     return Error{ErrorCode::Keyring, why, key};
 }
 }  // namespace

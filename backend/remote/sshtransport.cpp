@@ -5,8 +5,8 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QRegularExpression>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
@@ -28,10 +28,7 @@ constexpr int kPassphraseTries = 3;
 
 QString fromC(const char* s) { return s ? QString::fromUtf8(s) : QString(); }
 
-Error error(ErrorCode code, QString message, QString location = {})
-{
-    return Error{code, std::move(message), std::move(location)};
-}
+Error error(ErrorCode code, QString message, QString location = {}) { return Error{code, std::move(message), std::move(location)}; }
 
 // A ProxyCommand string goes through libssh's %-expansion, then /bin/sh.
 QString escapePercent(QString s) { return s.replace(QLatin1Char('%'), QStringLiteral("%%")); }
@@ -67,12 +64,9 @@ QString proxyCommandFor(const QString& proxyJump, const QString& sshConfigFile, 
     QStringList hops = proxyJump.split(QLatin1Char(','), Qt::SkipEmptyParts);
     const Hop last = parseHop(hops.takeLast());
     QStringList words{QStringLiteral("ssh"), QStringLiteral("-o"), QStringLiteral("BatchMode=yes")};
-    if (!sshConfigFile.isEmpty())
-        words << QStringLiteral("-F") << sshConfigFile;
-    if (!hops.isEmpty())
-        words << QStringLiteral("-J") << hops.join(QLatin1Char(','));
-    if (!last.port.isEmpty())
-        words << QStringLiteral("-p") << last.port;
+    if (!sshConfigFile.isEmpty()) words << QStringLiteral("-F") << sshConfigFile;
+    if (!hops.isEmpty()) words << QStringLiteral("-J") << hops.join(QLatin1Char(','));
+    if (!last.port.isEmpty()) words << QStringLiteral("-p") << last.port;
     words << QStringLiteral("--") << last.userHost;
     // -W before the destination: the target as resolved, quoted here (libssh would put its %h
     // into the command unquoted, for /bin/sh to read).
@@ -84,16 +78,11 @@ QString proxyCommandFor(const QString& proxyJump, const QString& sshConfigFile, 
 QString authMethodNames(int methods)
 {
     QStringList names;
-    if (methods & SSH_AUTH_METHOD_PUBLICKEY)
-        names << QStringLiteral("publickey");
-    if (methods & SSH_AUTH_METHOD_INTERACTIVE)
-        names << QStringLiteral("keyboard-interactive");
-    if (methods & SSH_AUTH_METHOD_PASSWORD)
-        names << QStringLiteral("password");
-    if (methods & SSH_AUTH_METHOD_GSSAPI_MIC)
-        names << QStringLiteral("gssapi-with-mic");
-    if (methods & SSH_AUTH_METHOD_HOSTBASED)
-        names << QStringLiteral("hostbased");
+    if (methods & SSH_AUTH_METHOD_PUBLICKEY) names << QStringLiteral("publickey");
+    if (methods & SSH_AUTH_METHOD_INTERACTIVE) names << QStringLiteral("keyboard-interactive");
+    if (methods & SSH_AUTH_METHOD_PASSWORD) names << QStringLiteral("password");
+    if (methods & SSH_AUTH_METHOD_GSSAPI_MIC) names << QStringLiteral("gssapi-with-mic");
+    if (methods & SSH_AUTH_METHOD_HOSTBASED) names << QStringLiteral("hostbased");
     return names.isEmpty() ? QStringLiteral("none") : names.join(QStringLiteral(", "));
 }
 
@@ -106,7 +95,7 @@ struct SshTransport::Impl {
     unsigned port = 22;
     QString description;
 
-    std::mutex mutex;  // serialises every call: libssh sessions are not thread-safe
+    std::mutex mutex;      // serialises every call: libssh sessions are not thread-safe
     bool notSent = false;  // the last operation failed before its command left (exec: the channel did not open)
     ssh_session session = nullptr;
     sftp_session sftp = nullptr;
@@ -123,8 +112,7 @@ struct SshTransport::Impl {
     Expected<ssh_session> newSession()
     {
         ssh_session s = ssh_new();
-        if (!s)
-            return error(ErrorCode::TransportConnect, QStringLiteral("out of memory creating an SSH session"));
+        if (!s) return error(ErrorCode::TransportConnect, QStringLiteral("out of memory creating an SSH session"));
         auto fail = [&](const QString& what) -> Expected<ssh_session> {
             Error e = error(ErrorCode::TransportConnect, what + QStringLiteral(": ") + fromC(ssh_get_error(s)), opts.host);
             ssh_free(s);
@@ -136,12 +124,10 @@ struct SshTransport::Impl {
         QString config = opts.sshConfigFile;
         if (config.isEmpty()) {
             const QString mine = QDir::homePath() + QStringLiteral("/.ssh/config");
-            if (QFileInfo::exists(mine))
-                config = mine;
+            if (QFileInfo::exists(mine)) config = mine;
         }
         if (!config.isEmpty()) {
-            if (!QFileInfo::exists(config))
-                return fail(QStringLiteral("SSH config '%1' not found").arg(config));
+            if (!QFileInfo::exists(config)) return fail(QStringLiteral("SSH config '%1' not found").arg(config));
             if (ssh_options_parse_config(s, QFile::encodeName(config).constData()) != SSH_OK)
                 return fail(QStringLiteral("cannot read SSH config '%1'").arg(config));
         }
@@ -152,10 +138,8 @@ struct SshTransport::Impl {
             unsigned p = unsigned(opts.port);
             ssh_options_set(s, SSH_OPTIONS_PORT, &p);
         }
-        if (!opts.user.isEmpty())
-            ssh_options_set(s, SSH_OPTIONS_USER, opts.user.toUtf8().constData());
-        if (!opts.knownHostsFile.isEmpty())
-            ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, QFile::encodeName(opts.knownHostsFile).constData());
+        if (!opts.user.isEmpty()) ssh_options_set(s, SSH_OPTIONS_USER, opts.user.toUtf8().constData());
+        if (!opts.knownHostsFile.isEmpty()) ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, QFile::encodeName(opts.knownHostsFile).constData());
         long timeout = qMax(1, opts.connectTimeoutS);
         ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout);
 
@@ -167,24 +151,22 @@ struct SshTransport::Impl {
         user = fromC(value);
         ssh_string_free_char(value);
         value = nullptr;
-        if (ssh_options_get(s, SSH_OPTIONS_HOST, &value) == SSH_OK)
-            host = fromC(value);
+        if (ssh_options_get(s, SSH_OPTIONS_HOST, &value) == SSH_OK) host = fromC(value);
         ssh_string_free_char(value);
         ssh_options_get_port(s, &port);
         if (!opts.proxyJump.isEmpty())
-            ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, proxyCommandFor(opts.proxyJump, opts.sshConfigFile, host, port).toUtf8().constData());
+            ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND,
+                            proxyCommandFor(opts.proxyJump, opts.sshConfigFile, host, port).toUtf8().constData());
         description = QStringLiteral("%1@%2:%3").arg(user, host).arg(port);
         return s;
     }
 
     void drop()
     {
-        if (sftp)
-            sftp_free(sftp);
+        if (sftp) sftp_free(sftp);
         sftp = nullptr;
         if (session) {
-            if (ssh_is_connected(session))
-                ssh_disconnect(session);
+            if (ssh_is_connected(session)) ssh_disconnect(session);
             ssh_free(session);
         }
         session = nullptr;
@@ -205,18 +187,15 @@ struct SshTransport::Impl {
     static int authCallback(const char* /*prompt*/, char* buf, size_t len, int /*echo*/, int /*verify*/, void* userdata)
     {
         auto* self = static_cast<Impl*>(userdata);
-        if (!self->callbacks.passphrase || len == 0)
-            return SSH_ERROR;
+        if (!self->callbacks.passphrase || len == 0) return SSH_ERROR;
         char* identity = nullptr;
         ssh_userauth_publickey_auto_get_current_identity(self->session, &identity);
         const QString file = identity ? QFile::decodeName(identity) : QStringLiteral("(unknown key)");
         ssh_string_free_char(identity);
         const std::optional<QString> answer = self->callbacks.passphrase(file);
-        if (!answer)
-            return SSH_ERROR;
+        if (!answer) return SSH_ERROR;
         QByteArray bytes = answer->toUtf8();
-        if (size_t(bytes.size()) >= len)
-            return SSH_ERROR;
+        if (size_t(bytes.size()) >= len) return SSH_ERROR;
         std::memcpy(buf, bytes.constData(), size_t(bytes.size()) + 1);
         bytes.fill('\0');
         return SSH_OK;
@@ -226,8 +205,7 @@ struct SshTransport::Impl {
     {
         drop();
         Expected<ssh_session> created = newSession();
-        if (!created)
-            return created.error();
+        if (!created) return created.error();
         session = *created;
         sessionCallbacks = ssh_callbacks_struct{};
         sessionCallbacks.userdata = this;
@@ -237,8 +215,7 @@ struct SshTransport::Impl {
 
         if (ssh_connect(session) != SSH_OK) {
             Error e = error(ErrorCode::TransportConnect,
-                            QStringLiteral("cannot connect to %1: %2").arg(description, fromC(ssh_get_error(session))),
-                            description);
+                            QStringLiteral("cannot connect to %1: %2").arg(description, fromC(ssh_get_error(session))), description);
             drop();
             return e;
         }
@@ -286,8 +263,7 @@ struct SshTransport::Impl {
         const QString entry = port == 22 ? host : QStringLiteral("[%1]:%2").arg(host).arg(port);
 
         switch (ssh_session_is_known_server(session)) {
-        case SSH_KNOWN_HOSTS_OK:
-            return Done{};
+        case SSH_KNOWN_HOSTS_OK: return Done{};
         case SSH_KNOWN_HOSTS_CHANGED:
         case SSH_KNOWN_HOSTS_OTHER:
             return error(ErrorCode::TransportHostKey,
@@ -298,14 +274,13 @@ struct SshTransport::Impl {
                              .arg(hostPort, keyType, fingerprint, knownHosts, entry),
                          description);
         case SSH_KNOWN_HOSTS_UNKNOWN:
-        case SSH_KNOWN_HOSTS_NOT_FOUND:
-            break;
+        case SSH_KNOWN_HOSTS_NOT_FOUND: break;
         case SSH_KNOWN_HOSTS_ERROR:
         default:
-            return error(ErrorCode::TransportHostKey,
-                         QStringLiteral("cannot check the host key of %1 against %2: %3")
-                             .arg(hostPort, knownHosts, fromC(ssh_get_error(session))),
-                         description);
+            return error(
+                ErrorCode::TransportHostKey,
+                QStringLiteral("cannot check the host key of %1 against %2: %3").arg(hostPort, knownHosts, fromC(ssh_get_error(session))),
+                description);
         }
         const bool accepted = callbacks.acceptNewHostKey && callbacks.acceptNewHostKey(hostPort, keyType, fingerprint);
         if (!accepted)
@@ -316,10 +291,10 @@ struct SshTransport::Impl {
                              .arg(hostPort, keyType, fingerprint),
                          description);
         if (ssh_session_update_known_hosts(session) != SSH_OK)
-            return error(ErrorCode::TransportHostKey,
-                         QStringLiteral("cannot record the host key of %1 in %2: %3")
-                             .arg(hostPort, knownHosts, fromC(ssh_get_error(session))),
-                         description);
+            return error(
+                ErrorCode::TransportHostKey,
+                QStringLiteral("cannot record the host key of %1 in %2: %3").arg(hostPort, knownHosts, fromC(ssh_get_error(session))),
+                description);
         return Done{};
     }
 
@@ -336,26 +311,20 @@ struct SshTransport::Impl {
     Status authenticate()
     {
         int rc = ssh_userauth_none(session, nullptr);
-        if (rc == SSH_AUTH_SUCCESS)
-            return Done{};
-        if (rc == SSH_AUTH_ERROR)
-            return connectionError(QStringLiteral("authentication"));
+        if (rc == SSH_AUTH_SUCCESS) return Done{};
+        if (rc == SSH_AUTH_ERROR) return connectionError(QStringLiteral("authentication"));
         int offered = ssh_userauth_list(session, nullptr);
         QString why;
 
         auto next = [&](int result) -> std::optional<Status> {
-            if (result == SSH_AUTH_SUCCESS)
-                return Status(Done{});
-            if (result == SSH_AUTH_ERROR && !alive())
-                return Status(connectionError(QStringLiteral("authentication")));
-            if (result == SSH_AUTH_PARTIAL)
-                offered = ssh_userauth_list(session, nullptr);
+            if (result == SSH_AUTH_SUCCESS) return Status(Done{});
+            if (result == SSH_AUTH_ERROR && !alive()) return Status(connectionError(QStringLiteral("authentication")));
+            if (result == SSH_AUTH_PARTIAL) offered = ssh_userauth_list(session, nullptr);
             return std::nullopt;
         };
 
         if ((offered & SSH_AUTH_METHOD_PUBLICKEY) && qEnvironmentVariableIsSet("SSH_AUTH_SOCK")) {
-            if (auto done = next(ssh_userauth_agent(session, nullptr)))
-                return *done;
+            if (auto done = next(ssh_userauth_agent(session, nullptr))) return *done;
         }
         if (offered & SSH_AUTH_METHOD_PUBLICKEY) {
             int result = SSH_AUTH_DENIED;
@@ -363,20 +332,16 @@ struct SshTransport::Impl {
                 result = identityFileAuth(&why);
             else
                 result = ssh_userauth_publickey_auto(session, nullptr, nullptr);
-            if (auto done = next(result))
-                return *done;
+            if (auto done = next(result)) return *done;
         }
         if (offered & SSH_AUTH_METHOD_INTERACTIVE) {
             if (!callbacks.keyboardInteractive) {
-                if (why.isEmpty())
-                    why = QStringLiteral("the server asks questions (keyboard-interactive) and nobody can answer");
+                if (why.isEmpty()) why = QStringLiteral("the server asks questions (keyboard-interactive) and nobody can answer");
             } else {
                 bool aborted = false;
                 const int result = keyboardInteractive(&aborted);
-                if (aborted)
-                    return authError(QStringLiteral("cancelled"), offered);
-                if (auto done = next(result))
-                    return *done;
+                if (aborted) return authError(QStringLiteral("cancelled"), offered);
+                if (auto done = next(result)) return *done;
             }
         }
         return authError(why, offered);
@@ -384,8 +349,8 @@ struct SshTransport::Impl {
 
     int identityFileAuth(QString* why)
     {
-        const QByteArray file = QFile::encodeName(QDir::fromNativeSeparators(opts.identityFile).replace(
-            QRegularExpression(QStringLiteral("^~(?=/|$)")), QDir::homePath()));
+        const QByteArray file = QFile::encodeName(
+            QDir::fromNativeSeparators(opts.identityFile).replace(QRegularExpression(QStringLiteral("^~(?=/|$)")), QDir::homePath()));
         const QString name = QFile::decodeName(file);
         if (!QFileInfo::exists(name)) {
             *why = QStringLiteral("identity file %1 not found").arg(name);
@@ -394,11 +359,9 @@ struct SshTransport::Impl {
         ssh_key key = nullptr;
         int rc = ssh_pki_import_privkey_file(file.constData(), nullptr, nullptr, nullptr, &key);
         for (int attempt = 0; rc != SSH_OK && attempt < kPassphraseTries; ++attempt) {
-            if (!callbacks.passphrase)
-                break;
+            if (!callbacks.passphrase) break;
             const std::optional<QString> passphrase = callbacks.passphrase(name);
-            if (!passphrase)
-                break;
+            if (!passphrase) break;
             QByteArray bytes = passphrase->toUtf8();
             rc = ssh_pki_import_privkey_file(file.constData(), bytes.constData(), nullptr, nullptr, &key);
             bytes.fill('\0');
@@ -409,8 +372,7 @@ struct SshTransport::Impl {
         }
         const int result = ssh_userauth_publickey(session, nullptr, key);
         ssh_key_free(key);
-        if (result == SSH_AUTH_DENIED)
-            *why = QStringLiteral("the server refused the key %1").arg(name);
+        if (result == SSH_AUTH_DENIED) *why = QStringLiteral("the server refused the key %1").arg(name);
         return result;
     }
 
@@ -466,10 +428,8 @@ struct SshTransport::Impl {
             ssh_send_keepalive(session);
             roundTrips += 1;
         }
-        if (session && !usable())
-            drop();
-        if (!session)
-            return connect();
+        if (session && !usable()) drop();
+        if (!session) return connect();
         return Done{};
     }
 
@@ -480,8 +440,7 @@ struct SshTransport::Impl {
     {
         std::lock_guard<std::mutex> lock(mutex);
         for (int attempt = 0;; ++attempt) {
-            if (Status st = ensureConnected(); !st)
-                return st.error();
+            if (Status st = ensureConnected(); !st) return st.error();
             notSent = false;
             Expected<T> result = op();
             const bool died = !result && !usable();
@@ -501,8 +460,7 @@ struct SshTransport::Impl {
         if (home.isEmpty()) {
             char* path = sftp_canonicalize_path(sftp, ".");
             roundTrips += 1;
-            if (!path)
-                return sftpError(QStringLiteral("~"), QStringLiteral("find the home folder"));
+            if (!path) return sftpError(QStringLiteral("~"), QStringLiteral("find the home folder"));
             home = QString::fromUtf8(path);
             ssh_string_free_char(path);
         }
@@ -513,8 +471,7 @@ struct SshTransport::Impl {
     {
         if (path == QLatin1String("~") || path.startsWith(QLatin1String("~/"))) {
             Expected<QString> h = homeDir();
-            if (!h)
-                return h;
+            if (!h) return h;
             return path.size() <= 2 ? *h : (*h == QLatin1String("/") ? QString() : *h) + path.mid(1);
         }
         return path;
@@ -562,10 +519,10 @@ struct SshTransport::Impl {
         // the command. Once the exec request is on its way, nobody knows whether it ran.
         if (ssh_channel_open_session(channel) != SSH_OK) notSent = true;
         if (notSent || ssh_channel_request_exec(channel, command.toUtf8().constData()) != SSH_OK) {
-            Error e = alive() ? error(ErrorCode::TransportIo,
-                                      QStringLiteral("%1 refused to run a command: %2").arg(description, fromC(ssh_get_error(session))),
-                                      description)
-                              : connectionError(QStringLiteral("exec"));
+            Error e = alive()
+                ? error(ErrorCode::TransportIo,
+                        QStringLiteral("%1 refused to run a command: %2").arg(description, fromC(ssh_get_error(session))), description)
+                : connectionError(QStringLiteral("exec"));
             return finish(Expected<ExecResult>(e));
         }
         ssh_channel_send_eof(channel);  // nothing on stdin: a command that reads it ends
@@ -576,27 +533,24 @@ struct SshTransport::Impl {
             bool gotData = false;
             for (int isStderr = 0; isStderr <= 1; ++isStderr) {
                 const int n = ssh_channel_read_nonblocking(channel, buffer, sizeof buffer, isStderr);
-                if (n == SSH_ERROR)
-                    return finish(Expected<ExecResult>(connectionError(QStringLiteral("exec"))));
+                if (n == SSH_ERROR) return finish(Expected<ExecResult>(connectionError(QStringLiteral("exec"))));
                 if (n > 0) {
                     (isStderr ? result.err : result.out).append(buffer, n);
                     gotData = true;
                 }
             }
-            if (gotData)
-                continue;
-            if (ssh_channel_is_eof(channel) || ssh_channel_is_closed(channel))
-                break;
+            if (gotData) continue;
+            if (ssh_channel_is_eof(channel) || ssh_channel_is_closed(channel)) break;
             const qint64 left = timeoutMs - clock.elapsed();
             if (left <= 0) {
                 ssh_channel_request_send_signal(channel, "KILL");
-                return finish(Expected<ExecResult>(
-                    error(ErrorCode::TransportTimeout,
-                          QStringLiteral("'%1' did not finish within %2 s on %3")
-                              .arg(command.left(60) + (command.size() > 60 ? QStringLiteral("…") : QString()))
-                              .arg(timeoutMs / 1000.0)
-                              .arg(description),
-                          description)));
+                return finish(
+                    Expected<ExecResult>(error(ErrorCode::TransportTimeout,
+                                               QStringLiteral("'%1' did not finish within %2 s on %3")
+                                                   .arg(command.left(60) + (command.size() > 60 ? QStringLiteral("…") : QString()))
+                                                   .arg(timeoutMs / 1000.0)
+                                                   .arg(description),
+                                               description)));
             }
             // Wakes on stdout data, EOF or after at most 50 ms (for stderr and the deadline).
             if (ssh_channel_poll_timeout(channel, int(qMin<qint64>(left, 50)), 0) == SSH_ERROR)
@@ -610,12 +564,10 @@ struct SshTransport::Impl {
     Expected<RemoteFileInfo> stat(const QString& rawPath)
     {
         Expected<QString> path = expand(rawPath);
-        if (!path)
-            return path.error();
+        if (!path) return path.error();
         sftp_attributes attrs = sftp_stat(sftp, path->toUtf8().constData());
         roundTrips += 1;
-        if (!attrs)
-            return sftpError(rawPath, QStringLiteral("stat"));
+        if (!attrs) return sftpError(rawPath, QStringLiteral("stat"));
         RemoteFileInfo info;
         info.size = qint64(attrs->size);
         info.mtime = qint64(attrs->mtime64 ? attrs->mtime64 : attrs->mtime);
@@ -627,12 +579,10 @@ struct SshTransport::Impl {
     Expected<QByteArray> readAt(const QString& rawPath, qint64 offset, qint64 maxBytes)
     {
         Expected<QString> path = expand(rawPath);
-        if (!path)
-            return path.error();
+        if (!path) return path.error();
         sftp_file file = sftp_open(sftp, path->toUtf8().constData(), O_RDONLY, 0);
         roundTrips += 1;
-        if (!file)
-            return sftpError(rawPath, QStringLiteral("read"));
+        if (!file) return sftpError(rawPath, QStringLiteral("read"));
         QByteArray data;
         std::optional<Error> failed;
         if (maxBytes > 0 && sftp_seek64(file, quint64(qMax<qint64>(0, offset))) == 0) {
@@ -648,14 +598,12 @@ struct SshTransport::Impl {
                     break;
                 }
                 data.resize(before + n);
-                if (n == 0)
-                    break;  // end of file
+                if (n == 0) break;  // end of file
             }
         }
         sftp_close(file);
         roundTrips += 1;
-        if (failed)
-            return *failed;
+        if (failed) return *failed;
         bytesRead += quint64(data.size());
         return data;
     }
@@ -663,14 +611,12 @@ struct SshTransport::Impl {
     Status writeFile(const QString& rawPath, const QByteArray& data, int mode)
     {
         Expected<QString> path = expand(rawPath);
-        if (!path)
-            return path.error();
+        if (!path) return path.error();
         const QByteArray target = path->toUtf8();
         const QByteArray part = target + ".part-" + QByteArray::number(QRandomGenerator::global()->generate64(), 36);
         sftp_file file = sftp_open(sftp, part.constData(), O_WRONLY | O_CREAT | O_TRUNC, mode_t(mode & 07777));
         roundTrips += 1;
-        if (!file)
-            return sftpError(rawPath, QStringLiteral("write"));
+        if (!file) return sftpError(rawPath, QStringLiteral("write"));
         auto abandon = [&](Error e) -> Status {
             sftp_unlink(sftp, part.constData());
             roundTrips += 1;
@@ -689,8 +635,7 @@ struct SshTransport::Impl {
         }
         const int closed = sftp_close(file);
         roundTrips += 1;
-        if (closed != SSH_OK)
-            return abandon(sftpError(rawPath, QStringLiteral("write")));
+        if (closed != SSH_OK) return abandon(sftpError(rawPath, QStringLiteral("write")));
         // sftp_open's mode passes through the server's umask; set it exactly.
         if (sftp_chmod(sftp, part.constData(), mode_t(mode & 07777)) != 0) {
             roundTrips += 1;
@@ -704,10 +649,9 @@ struct SshTransport::Impl {
             sftp_attributes existing = sftp_lstat(sftp, target.constData());
             roundTrips += 1;
             const bool replaceable = existing && existing->type != SSH_FILEXFER_TYPE_DIRECTORY;
-            if (existing)
-                sftp_attributes_free(existing);
-            if (!replaceable || sftp_unlink(sftp, target.constData()) != 0
-                || sftp_rename(sftp, part.constData(), target.constData()) != 0) {
+            if (existing) sftp_attributes_free(existing);
+            if (!replaceable || sftp_unlink(sftp, target.constData()) != 0 ||
+                sftp_rename(sftp, part.constData(), target.constData()) != 0) {
                 roundTrips += 2;
                 return abandon(sftpError(rawPath, QStringLiteral("replace")));
             }
@@ -722,26 +666,22 @@ struct SshTransport::Impl {
     Status makeDirs(const QString& rawPath)
     {
         Expected<QString> expanded = expand(rawPath);
-        if (!expanded)
-            return expanded.error();
+        if (!expanded) return expanded.error();
         const QString path = QDir::cleanPath(*expanded);
         auto isDir = [&](const QString& p) -> std::optional<bool> {  // nullopt: does not exist
             sftp_attributes attrs = sftp_stat(sftp, p.toUtf8().constData());
             roundTrips += 1;
-            if (!attrs)
-                return std::nullopt;
+            if (!attrs) return std::nullopt;
             const bool dir = attrs->type == SSH_FILEXFER_TYPE_DIRECTORY;
             sftp_attributes_free(attrs);
             return dir;
         };
-        if (std::optional<bool> dir = isDir(path); dir && *dir)
-            return Done{};
+        if (std::optional<bool> dir = isDir(path); dir && *dir) return Done{};
         const QStringList parts = path.split(QLatin1Char('/'));
         QString prefix;
         for (int i = 0; i < parts.size(); ++i) {
             prefix += (i == 0 ? QString() : QStringLiteral("/")) + parts[i];
-            if (prefix.isEmpty() || prefix == QLatin1String("."))
-                continue;
+            if (prefix.isEmpty() || prefix == QLatin1String(".")) continue;
             if (sftp_mkdir(sftp, prefix.toUtf8().constData(), 0755) == 0) {
                 roundTrips += 1;
                 continue;
@@ -749,12 +689,10 @@ struct SshTransport::Impl {
             roundTrips += 1;
             Error mkdirError = sftpError(prefix, QStringLiteral("create the folder"));
             const std::optional<bool> dir = isDir(prefix);
-            if (dir && *dir)
-                continue;  // it exists (EEXIST, or a parent we may not write to)
+            if (dir && *dir) continue;  // it exists (EEXIST, or a parent we may not write to)
             if (dir)
                 return error(ErrorCode::TransportIo,
-                             QStringLiteral("%1: cannot create the folder on %2: %3 is a file").arg(rawPath, description, prefix),
-                             rawPath);
+                             QStringLiteral("%1: cannot create the folder on %2: %3 is a file").arg(rawPath, description, prefix), rawPath);
             return mkdirError;
         }
         return Done{};
@@ -806,11 +744,9 @@ Expected<QString> SshTransport::absolutePath(const QString& path)
 {
     return d->withSession<QString>([&]() -> Expected<QString> {
         Expected<QString> expanded = d->expand(path);
-        if (!expanded || expanded->startsWith(QLatin1Char('/')))
-            return expanded;
+        if (!expanded || expanded->startsWith(QLatin1Char('/'))) return expanded;
         Expected<QString> home = d->homeDir();  // relative paths are relative to the home folder in SFTP and exec
-        if (!home)
-            return home;
+        if (!home) return home;
         return *home + QLatin1Char('/') + *expanded;
     });
 }

@@ -15,15 +15,15 @@ namespace scaledesk {
 /// Where and how to reach a host over SSH. Empty fields come from the SSH config, then from
 /// OpenSSH's defaults; fields that are set win over the config.
 struct SshOptions {
-    QString host;            ///< a host name, an address or a ~/.ssh/config alias
-    int port = 0;            ///< 0: from the SSH config, else 22
-    QString user;            ///< empty: from the SSH config, else the local user
-    QString identityFile;    ///< empty: the agent and the default keys (and IdentityFile from the config)
-    QString proxyJump;       ///< `[user@]host[:port]`, comma-separated for a chain; run through `ssh -W`
-    QString knownHostsFile;  ///< empty: ~/.ssh/known_hosts (or UserKnownHostsFile from the config)
-    QString sshConfigFile;   ///< empty: ~/.ssh/config when it exists
+    QString host;              ///< a host name, an address or a ~/.ssh/config alias
+    int port = 0;              ///< 0: from the SSH config, else 22
+    QString user;              ///< empty: from the SSH config, else the local user
+    QString identityFile;      ///< empty: the agent and the default keys (and IdentityFile from the config)
+    QString proxyJump;         ///< `[user@]host[:port]`, comma-separated for a chain; run through `ssh -W`
+    QString knownHostsFile;    ///< empty: ~/.ssh/known_hosts (or UserKnownHostsFile from the config)
+    QString sshConfigFile;     ///< empty: ~/.ssh/config when it exists
     int connectTimeoutS = 15;  ///< also bounds each blocking SFTP request and the keepalive
-    int keepaliveS = 30;     ///< after this long idle, the next call first checks the session is alive
+    int keepaliveS = 30;       ///< after this long idle, the next call first checks the session is alive
 };
 
 /// Questions the transport asks the user. All optional; each is called on the thread that called
@@ -31,8 +31,7 @@ struct SshOptions {
 struct SshCallbacks {
     /// The host's key is not in known_hosts: return true to trust it and record it there. `host`
     /// is "host:port". Null (or false) refuses the connection. Never called for a changed key.
-    std::function<bool(const QString& host, const QString& keyType, const QString& sha256Fingerprint)>
-        acceptNewHostKey;
+    std::function<bool(const QString& host, const QString& keyType, const QString& sha256Fingerprint)> acceptNewHostKey;
     /// The passphrase of an encrypted key file; nullopt gives up on that key. Never stored.
     std::function<std::optional<QString>(const QString& keyFile)> passphrase;
     /// A keyboard-interactive round (passwords, one-time codes): one answer per prompt, in order;
@@ -41,8 +40,7 @@ struct SshCallbacks {
         QString text;
         bool echo = false;  ///< false: the answer is secret (do not show it)
     };
-    std::function<std::optional<QStringList>(const QString& name, const QString& instruction,
-                                             const QList<Prompt>& prompts)>
+    std::function<std::optional<QStringList>(const QString& name, const QString& instruction, const QList<Prompt>& prompts)>
         keyboardInteractive;
 };
 

@@ -26,7 +26,7 @@ struct TransportStats {
     quint64 roundTrips = 0;  ///< exec calls plus SFTP requests that waited for an answer
     quint64 bytesRead = 0;   ///< payload bytes of readAt
     quint64 bytesWritten = 0;
-    quint64 connects = 0;    ///< successful (re)connects
+    quint64 connects = 0;  ///< successful (re)connects
 };
 
 /// Whether a command may simply be run again when the connection dropped while it ran. Reads,

@@ -26,7 +26,8 @@ ClusterSession::~ClusterSession()
     QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
     // Quit from the worker's own queue, after every queued operation has sent finished()
     // (cancelled ones at once); QThread::quit() from here would drop them.
-    QMetaObject::invokeMethod(m_worker, [thread = m_thread] { thread->quit(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_worker, [thread = m_thread] { thread->quit(); }, Qt::QueuedConnection);
     m_thread->wait();
 }
 
@@ -47,7 +48,8 @@ RemoteOperation* ClusterSession::run(const QString& description, Work work)
     // called run() has connected to the operation's signals before any is sent. Signals are
     // emitted from the worker thread; receivers in other threads get them queued, in emission
     // order. `op` is deleted only after finished(), which the work lambda sends last.
-    QMetaObject::invokeMethod(this, [this, op, work = std::move(work)]() mutable { post(op, std::move(work)); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, op, work = std::move(work)]() mutable { post(op, std::move(work)); }, Qt::QueuedConnection);
     return op;
 }
 
@@ -65,9 +67,12 @@ void ClusterSession::post(RemoteOperation* op, Work work)
             emit op->started();
             const Progress progress = [op](const QString& message) { emit op->progress(message); };
             Expected<QVariant> result = work(*m_transport, *m_scheduler, progress, *op);
-            if (op->cancelRequested()) emit op->cancelled();
-            else if (result) emit op->succeeded(*result);
-            else emit op->failed(result.error());
+            if (op->cancelRequested())
+                emit op->cancelled();
+            else if (result)
+                emit op->succeeded(*result);
+            else
+                emit op->failed(result.error());
             --m_pending;
             emit op->finished();
         },

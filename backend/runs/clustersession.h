@@ -1,8 +1,8 @@
 #pragma once
 
 #include "core/expected.h"
-#include "scheduler/scheduler.h"
 #include "remote/transport.h"
+#include "scheduler/scheduler.h"
 
 #include <QObject>
 #include <QPointer>
@@ -77,4 +77,3 @@ private:
 };
 
 }  // namespace scaledesk
-

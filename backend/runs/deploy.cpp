@@ -146,16 +146,15 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
     say(QStringLiteral("building there with the profile's setup lines (log: %1/build.log)").arg(dir));
     QString script = QStringLiteral("set -e\ncd %1\n").arg(shellQuote(dir));
     if (!p.setup.trimmed().isEmpty()) script += p.setup.trimmed() + QLatin1Char('\n');
-    script += QStringLiteral(
-                  "cmake -S src -B build -DCMAKE_BUILD_TYPE=Release -DSCALEDESK_BUILD_BACKEND=OFF -DSCALEDESK_BUILD_GUI=OFF "
-                  "-DBUILD_TESTING=OFF\n"
-                  "cmake --build build --target scaledesk-train -j %1\n"
-                  "build/trainer/scaledesk-train --version > ready.part\nmv ready.part ready\n")
+    script += QStringLiteral("cmake -S src -B build -DCMAKE_BUILD_TYPE=Release -DSCALEDESK_BUILD_BACKEND=OFF -DSCALEDESK_BUILD_GUI=OFF "
+                             "-DBUILD_TESTING=OFF\n"
+                             "cmake --build build --target scaledesk-train -j %1\n"
+                             "build/trainer/scaledesk-train --version > ready.part\nmv ready.part ready\n")
                   .arg(p.buildJobs);
     if (auto ok = t.writeFile(dir + QStringLiteral("/build.sh"), script.toUtf8(), 0755); !ok) return ok.error();
-    auto built = t.exec(QStringLiteral("cd %1 && /bin/bash build.sh > build.log 2>&1; rc=$?; tail -n 30 build.log; exit $rc")
-                            .arg(shellQuote(dir)),
-                        3 * 3600 * 1000);
+    auto built =
+        t.exec(QStringLiteral("cd %1 && /bin/bash build.sh > build.log 2>&1; rc=$?; tail -n 30 build.log; exit $rc").arg(shellQuote(dir)),
+               3 * 3600 * 1000);
     if (!built) return built.error();
     if (built->exitCode != 0)
         return Error{ErrorCode::DeployBuild,

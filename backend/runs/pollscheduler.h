@@ -53,8 +53,10 @@ public:
     {
         m_fastUntil = now + m_s.fastWindowMs;
         m_interval = m_s.fastMs;
-        if (m_inFlight) m_kickPending = true;  // the poll under way may predate what happened
-        else m_next = now;
+        if (m_inFlight)
+            m_kickPending = true;  // the poll under way may predate what happened
+        else
+            m_next = now;
     }
     /// True when a poll should start now.
     bool due(qint64 now) const { return !m_inFlight && now >= m_next; }
@@ -76,10 +78,14 @@ public:
                 m_lastNews = now;  // a run that starts is about to write
             }
             if (o.grew) m_lastNews = now;
-            if (!o.active) m_interval = m_s.idleMs;
-            else if (o.grew || (o.running && now - m_lastNews < m_s.quietAfterMs)) m_interval = m_s.growingMs;
-            else if (now < m_fastUntil) m_interval = m_s.fastMs;
-            else m_interval = qMin(qMax(m_s.fastMs, m_interval + m_interval / 2), o.running ? m_s.runningMaxMs : m_s.queuedMaxMs);
+            if (!o.active)
+                m_interval = m_s.idleMs;
+            else if (o.grew || (o.running && now - m_lastNews < m_s.quietAfterMs))
+                m_interval = m_s.growingMs;
+            else if (now < m_fastUntil)
+                m_interval = m_s.fastMs;
+            else
+                m_interval = qMin(qMax(m_s.fastMs, m_interval + m_interval / 2), o.running ? m_s.runningMaxMs : m_s.queuedMaxMs);
         }
         m_next = m_kickPending ? now : now + m_interval;
         m_kickPending = false;

@@ -15,8 +15,7 @@ ActionCheck allow(const QString& confirm = QString()) { return ActionCheck{true,
 std::optional<ActionCheck> notSubmittedYet(const RunRecord& r)
 {
     if (r.state == RunState::Draft) return refuse(QStringLiteral("the run was never submitted"));
-    if (r.state == RunState::Submitting)
-        return refuse(QStringLiteral("the run is still being submitted; wait until it is queued"));
+    if (r.state == RunState::Submitting) return refuse(QStringLiteral("the run is still being submitted; wait until it is queued"));
     return std::nullopt;
 }
 }  // namespace
@@ -42,8 +41,7 @@ ActionCheck checkAction(RunAction action, const RunRecord& r)
         if (auto no = notSubmittedYet(r)) return *no;
         if (r.state == RunState::Requeued)
             return refuse(QStringLiteral("the run is already requeued; it runs again when the scheduler starts it"));
-        if (isActive(r.state))
-            return refuse(QStringLiteral("the run is still %1; cancel it, or checkpoint and stop it, first").arg(state));
+        if (isActive(r.state)) return refuse(QStringLiteral("the run is still %1; cancel it, or checkpoint and stop it, first").arg(state));
         if (r.remoteDir.isEmpty() || (r.state == RunState::SubmitFailed && r.submitStep != QLatin1String("sbatch")))
             return refuse(QStringLiteral("the run never reached the cluster (it failed while uploading); launch it again"));
         if (r.state == RunState::Completed)
@@ -66,12 +64,12 @@ QString LaunchResult::summary() const
 
 RunActions::RunActions(RunStore& store, Transport& transport, Scheduler& scheduler)
     : m_store(store), m_transport(transport), m_scheduler(scheduler)
-{
-}
+{}
 
 Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
 {
-    if (req.points.isEmpty()) return Error{ErrorCode::SweepInvalid, QStringLiteral("nothing to launch: the sweep has no points"), QString()};
+    if (req.points.isEmpty())
+        return Error{ErrorCode::SweepInvalid, QStringLiteral("nothing to launch: the sweep has no points"), QString()};
     if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) return ok;
     QSet<QString> ids;
     QStringList taken;
@@ -84,7 +82,9 @@ Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
     }
     if (!taken.isEmpty())
         return Error{ErrorCode::RunExists,
-                     QStringLiteral("%1 run id(s) exist already (%2); choose another name").arg(taken.size()).arg(taken.mid(0, 3).join(QStringLiteral(", "))),
+                     QStringLiteral("%1 run id(s) exist already (%2); choose another name")
+                         .arg(taken.size())
+                         .arg(taken.mid(0, 3).join(QStringLiteral(", "))),
                      taken.first()};
     return Done{};
 }
@@ -140,7 +140,8 @@ Expected<RunRecord> RunActions::loadChecked(const QString& runId, RunAction acti
     // Only requeue of a completed run insists on an answer: it is the one action that starts
     // something the user may not expect. The window asks every question; a typed command is the answer.
     if (action == RunAction::Requeue && !check.confirm.isEmpty() && !confirmed)
-        return Error{ErrorCode::ActionRefused, QStringLiteral("the run completed; confirm to run it again (scaledesk requeue --force)"), runId};
+        return Error{ErrorCode::ActionRefused, QStringLiteral("the run completed; confirm to run it again (scaledesk requeue --force)"),
+                     runId};
     return rec;
 }
 
@@ -174,7 +175,8 @@ Expected<RunRecord> RunActions::cancel(const QString& runId)
 
 Expected<RunRecord> RunActions::checkpointStop(const QString& runId)
 {
-    return signal(runId, RunAction::CheckpointStop, QStringLiteral("USR1"), QStringLiteral("checkpoint and stop requested by the user (SIGUSR1)"));
+    return signal(runId, RunAction::CheckpointStop, QStringLiteral("USR1"),
+                  QStringLiteral("checkpoint and stop requested by the user (SIGUSR1)"));
 }
 
 Expected<RunRecord> RunActions::requeue(const QString& runId, bool confirmed)

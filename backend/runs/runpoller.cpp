@@ -22,10 +22,7 @@ constexpr qint64 kUnknownSubmitWindowS = 600;
 constexpr qsizetype kMaxCommand = 64 * 1024;
 constexpr int kSchedulerBudgetS = 25;
 
-bool isWholeFile(const QString& name)
-{
-    return name == QLatin1String("manifest.json") || name == QLatin1String("exit_code");
-}
+bool isWholeFile(const QString& name) { return name == QLatin1String("manifest.json") || name == QLatin1String("exit_code"); }
 
 // The line that says why a run failed: the trainer's manifest error, else the last line of the
 // job's log that reports an error.
@@ -50,8 +47,7 @@ QString failureDetail(const QString& mirrorDir, const QString& jobId)
 
 RunPoller::RunPoller(RunStore& store, Transport& transport, Scheduler& scheduler)
     : m_store(store), m_transport(transport), m_scheduler(scheduler)
-{
-}
+{}
 
 void RunPoller::reconcileSubmitting(RunRecord& r, PollReport& report)
 {
@@ -77,11 +73,13 @@ void RunPoller::reconcileSubmitting(RunRecord& r, PollReport& report)
             report.problems << r.id + QStringLiteral(": no job yet for a submit whose outcome is unknown; looking again");
             return;
         }
-        r.transition(RunState::SubmitFailed, r.submitStep == QLatin1String("sbatch-unknown")
-                                                 ? QStringLiteral("failed to submit: %1 has no job for this run %2 s after a submit whose answer was lost")
-                                                       .arg(m_scheduler.kind()).arg(kUnknownSubmitWindowS)
-                                                 : QStringLiteral("failed to submit: the app stopped during the submit and %1 has no job for this run")
-                                                       .arg(m_scheduler.kind()));
+        r.transition(RunState::SubmitFailed,
+                     r.submitStep == QLatin1String("sbatch-unknown")
+                         ? QStringLiteral("failed to submit: %1 has no job for this run %2 s after a submit whose answer was lost")
+                               .arg(m_scheduler.kind())
+                               .arg(kUnknownSubmitWindowS)
+                         : QStringLiteral("failed to submit: the app stopped during the submit and %1 has no job for this run")
+                               .arg(m_scheduler.kind()));
     } else {
         r.jobId = *job;
         r.submitStep = QStringLiteral("recorded");
@@ -95,7 +93,7 @@ QStringList RunPoller::followedFiles(const RunRecord& r) const
     // Only names this app chose: fixed ones, the job's own output, the ranks' logs, and what the
     // mirror already holds under those patterns. Nothing else in a run folder (which may sit on a
     // shared, group-writable scratch file system) is ever named, listed or read.
-    QStringList names{QStringLiteral("metrics.jsonl"), QStringLiteral("epochs.csv"),  QStringLiteral("out.log"),
+    QStringList names{QStringLiteral("metrics.jsonl"), QStringLiteral("epochs.csv"),    QStringLiteral("out.log"),
                       QStringLiteral("job.out"),       QStringLiteral("manifest.json"), QStringLiteral("exit_code")};
     if (!r.jobId.isEmpty()) names << QStringLiteral("slurm-%1.out").arg(r.jobId);
     for (int rank = 1; rank < r.nodes * r.ranksPerNode; ++rank) names << QStringLiteral("rank-%1.log").arg(rank);
@@ -118,17 +116,18 @@ QString RunPoller::fileCommand(int index, const RunRecord& r, const QStringList&
     for (const QString& name : names) {
         if (isWholeFile(name)) {
             const QString sig = r.mtimes.contains(name)
-                                    ? QStringLiteral("%1 %2").arg(QFileInfo(local + QLatin1Char('/') + name).size()).arg(r.mtimes.value(name))
-                                    : QString();
+                ? QStringLiteral("%1 %2").arg(QFileInfo(local + QLatin1Char('/') + name).size()).arg(r.mtimes.value(name))
+                : QString();
             calls << QStringLiteral("sd_f %1 -1 '%2'").arg(shellQuote(name), sig);
         } else {
             calls << QStringLiteral("sd_f %1 %2").arg(shellQuote(name)).arg(QFileInfo(local + QLatin1Char('/') + name).size());
         }
     }
     // Entries with names outside [A-Za-z0-9._-], or starting with '-', are counted, never named.
-    return QStringLiteral("echo '@run %1'; if [ -d %2 ]; then ( cd -- %2 && %3; "
-                          "echo \"@odd $(find . -mindepth 1 -maxdepth 1 \\( -name '*[!A-Za-z0-9._-]*' -o -name '-*' \\) -printf x | wc -c)\" ); "
-                          "else echo '@gone'; fi")
+    return QStringLiteral(
+               "echo '@run %1'; if [ -d %2 ]; then ( cd -- %2 && %3; "
+               "echo \"@odd $(find . -mindepth 1 -maxdepth 1 \\( -name '*[!A-Za-z0-9._-]*' -o -name '-*' \\) -printf x | wc -c)\" ); "
+               "else echo '@gone'; fi")
         .arg(index)
         .arg(shellQuote(r.remoteDir), calls.join(QStringLiteral("; ")));
 }
@@ -194,8 +193,10 @@ QHash<int, RunPoller::Seen> RunPoller::parseFiles(const QByteArray& out, const Q
             if (pos < out.size()) ++pos;  // the echo's newline
             QByteArray end;
             qint64 endSize = 0;
-            if (nextLine(&end) && end.startsWith("@end ") && number(end.mid(5), &endSize) && endSize >= fs.size) fs.inlined = true;
-            else fs.data.clear();  // the file shrank while it was read: read it again next poll
+            if (nextLine(&end) && end.startsWith("@end ") && number(end.mid(5), &endSize) && endSize >= fs.size)
+                fs.inlined = true;
+            else
+                fs.data.clear();  // the file shrank while it was read: read it again next poll
         }
     }
     return seen;
@@ -238,8 +239,8 @@ void RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report)
     if (size < offset) {
         QFile::remove(local + QStringLiteral(".prev"));
         QFile::rename(local, local + QStringLiteral(".prev"));
-        report.problems << r.id + QStringLiteral(": %1 shrank from %2 to %3 bytes (restarted); the old copy is %1.prev")
-                                      .arg(name).arg(offset).arg(size);
+        report.problems << r.id +
+                QStringLiteral(": %1 shrank from %2 to %3 bytes (restarted); the old copy is %1.prev").arg(name).arg(offset).arg(size);
         offset = 0;
     }
     if (size == offset) return;
@@ -277,15 +278,14 @@ void RunPoller::advance(RunRecord& r, const Seen& s, const QHash<QString, JobSta
         report.problems << r.id + QStringLiteral(": %1 did not answer; the state is unchanged").arg(m_scheduler.kind());
     } else if (!r.jobId.isEmpty() && isActive(r.state) && r.state != RunState::Submitting) {
         const JobStatus st = states.value(r.jobId);
-        QString note = QStringLiteral("%1: %2%3")
-                                 .arg(m_scheduler.kind(), st.schedulerState,
-                                      st.reason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(st.reason));
+        QString note =
+            QStringLiteral("%1: %2%3")
+                .arg(m_scheduler.kind(), st.schedulerState, st.reason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(st.reason));
         if (st.known) {
             RunState next = st.state;
             // A job that ran and is pending again was requeued (preempted, or it checkpointed
             // before its time limit); it stays "requeued" until it runs again.
-            if (next == RunState::Queued && (r.state == RunState::Running || r.state == RunState::Requeued))
-                next = RunState::Requeued;
+            if (next == RunState::Queued && (r.state == RunState::Running || r.state == RunState::Requeued)) next = RunState::Requeued;
             // Only an ending consults the manifest: no file read per run per poll while runs go on.
             const QJsonObject m = isFinal(next) ? readRunManifest(m_store.workspace().runDir(r.id)) : QJsonObject();
             const QString status = m.value(QStringLiteral("status")).toString();
@@ -320,11 +320,12 @@ void RunPoller::advance(RunRecord& r, const Seen& s, const QHash<QString, JobSta
             else if (status == QLatin1String("preempted"))
                 r.transition(RunState::Cancelled, QStringLiteral("stopped after a checkpoint; requeue resumes it"));
             else if (s.gone)
-                r.transition(RunState::Lost, QStringLiteral("the run folder was deleted on the cluster and %1 no longer knows job %2")
-                                                 .arg(m_scheduler.kind(), r.jobId));
+                r.transition(RunState::Lost,
+                             QStringLiteral("the run folder was deleted on the cluster and %1 no longer knows job %2")
+                                 .arg(m_scheduler.kind(), r.jobId));
             else
-                r.transition(RunState::Lost, QStringLiteral("%1 no longer knows job %2 and the run left no final status")
-                                                 .arg(m_scheduler.kind(), r.jobId));
+                r.transition(RunState::Lost,
+                             QStringLiteral("%1 no longer knows job %2 and the run left no final status").arg(m_scheduler.kind(), r.jobId));
         }
     }
 }
@@ -352,8 +353,10 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
             if (cur.state == RunState::Submitting) reconcileSubmitting(cur, report);
             return Status(Done{});
         });
-        if (updated) r = *updated;
-        else report.problems << updated.error().text();
+        if (updated)
+            r = *updated;
+        else
+            report.problems << updated.error().text();
     }
 
     // One round trip: the scheduler's view, then per run whether its folder exists, the size and
@@ -365,8 +368,9 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
     // scheduler's view first, with a time budget of its own so a slow controller cannot starve the
     // file half, then as many runs' files as fit; more runs, more round trips.
     QStringList commands;
-    QString cmd = jobs.isEmpty() ? QString()
-                                 : QStringLiteral("timeout %1 /bin/sh -c %2; ").arg(kSchedulerBudgetS).arg(shellQuote(m_scheduler.queryCommand(jobs)));
+    QString cmd = jobs.isEmpty()
+        ? QString()
+        : QStringLiteral("timeout %1 /bin/sh -c %2; ").arg(kSchedulerBudgetS).arg(shellQuote(m_scheduler.queryCommand(jobs)));
     cmd += fileFunction() + QStringLiteral("; echo @files");
     QHash<int, QStringList> asked;
     for (int i = 0; i < runs.size(); ++i) {

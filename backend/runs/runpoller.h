@@ -7,13 +7,13 @@ namespace scaledesk {
 
 /// What one poll did, for the status line and the poll benchmark.
 struct PollReport {
-    int runs = 0;               ///< runs polled
-    QStringList changed;        ///< runs whose state changed
-    quint64 roundTrips = 0;     ///< transport round trips this poll used
-    quint64 bytesRead = 0;      ///< bytes that came back: the poll command's output plus SFTP reads
-    quint64 bytesNew = 0;       ///< bytes the followed files grew by
-    int commands = 0;           ///< exec calls of the poll (one per 64 KiB of command)
-    QStringList problems;       ///< per-run messages (a deleted run folder, an unreadable file)
+    int runs = 0;            ///< runs polled
+    QStringList changed;     ///< runs whose state changed
+    quint64 roundTrips = 0;  ///< transport round trips this poll used
+    quint64 bytesRead = 0;   ///< bytes that came back: the poll command's output plus SFTP reads
+    quint64 bytesNew = 0;    ///< bytes the followed files grew by
+    int commands = 0;        ///< exec calls of the poll (one per 64 KiB of command)
+    QStringList problems;    ///< per-run messages (a deleted run folder, an unreadable file)
 };
 
 /// Follows the active runs of one profile. One poll = one exec (one more per 64 KiB of command)

@@ -45,7 +45,7 @@ bool runStateFromName(const QString& name, RunState* state)
 bool isFinal(RunState s)
 {
     return s == RunState::Completed || s == RunState::Failed || s == RunState::Cancelled || s == RunState::Timeout ||
-           s == RunState::SubmitFailed || s == RunState::Lost;
+        s == RunState::SubmitFailed || s == RunState::Lost;
 }
 
 bool isActive(RunState s)

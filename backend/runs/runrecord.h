@@ -24,10 +24,10 @@ enum class RunState {
     Lost,          ///< the scheduler forgot the job and the run left no final status
 };
 
-QString runStateName(RunState state);             ///< "queued", "submit-failed", …
+QString runStateName(RunState state);  ///< "queued", "submit-failed", …
 bool runStateFromName(const QString& name, RunState* state);
-bool isFinal(RunState state);                     ///< nothing will change it without a user action
-bool isActive(RunState state);                    ///< the poller follows it (queued, running, requeued, submitting)
+bool isFinal(RunState state);   ///< nothing will change it without a user action
+bool isActive(RunState state);  ///< the poller follows it (queued, running, requeued, submitting)
 
 /// One state change as it was recorded.
 struct RunTransition {
@@ -40,7 +40,7 @@ struct RunTransition {
 /// (written atomically); the SQLite index is a cache of these files.
 struct RunRecord {
     QString id;
-    QString sweep;       ///< empty for a single run
+    QString sweep;  ///< empty for a single run
     QString profile;
     QString configFile;  ///< the local YAML it was launched from
     QString configName;
@@ -54,7 +54,7 @@ struct RunRecord {
     QString jobId;       ///< empty until the scheduler accepted it
     QString submitStep;  ///< the last step of a submit that was started: "upload", "sbatch", "recorded"
     RunState state = RunState::Draft;
-    QString message;     ///< the latest reason or error, for people
+    QString message;  ///< the latest reason or error, for people
     QList<RunTransition> history;
     QMap<QString, qint64> offsets;  ///< mirrored file → bytes already copied
     QMap<QString, qint64> mtimes;   ///< whole-file mirrors (manifest.json) → mtime copied

@@ -44,10 +44,7 @@ bool indexChecked(const QString& path, bool mark)
     return checked.contains(path);
 }
 
-Error ioError(const QString& what, const QString& path)
-{
-    return Error{ErrorCode::StoreIo, what, path};
-}
+Error ioError(const QString& what, const QString& path) { return Error{ErrorCode::StoreIo, what, path}; }
 }  // namespace
 
 Workspace::Workspace(QString root) : m_root(QDir::cleanPath(QDir(root).absolutePath())) {}
@@ -218,7 +215,8 @@ Status RunStore::openIndex()
     rebuilding.setStaleLockTime(0);
     if (!rebuilding.tryLock(kLockWaitMs)) return ioError(QStringLiteral("another process holds the index lock"), rebuilding.fileName());
     if (m_rebuildReason.isEmpty() && indexUsable(&why)) return Done{};
-    if (m_rebuildReason.isEmpty()) m_rebuildReason = existed ? QStringLiteral("the index was ") + why : QStringLiteral("there was no index");
+    if (m_rebuildReason.isEmpty())
+        m_rebuildReason = existed ? QStringLiteral("the index was ") + why : QStringLiteral("there was no index");
     if (auto n = rebuildIndex(); !n) return n.error();
     return Done{};
 }
@@ -280,15 +278,14 @@ Status RunStore::upsert(const RunRecord& r)
 {
     const RunSummary s = RunSummary::of(r);
     QSqlQuery q(QSqlDatabase::database(m_connection));
-    q.prepare(QStringLiteral(
-        "INSERT OR REPLACE INTO runs (id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated,"
-        " config_file, config_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    q.prepare(
+        QStringLiteral("INSERT OR REPLACE INTO runs (id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated,"
+                       " config_file, config_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     for (const QVariant& v : {QVariant(s.id), QVariant(s.sweep), QVariant(s.profile), QVariant(s.strategy), QVariant(s.nodes),
                               QVariant(s.ranksPerNode), QVariant(runStateName(s.state)), QVariant(s.jobId), QVariant(s.created),
                               QVariant(s.updated), QVariant(m_workspace.relative(r.configFile)), QVariant(r.configName)})
         q.addBindValue(v);
-    if (!q.exec())
-        return ioError(QStringLiteral("cannot update the run index: ") + q.lastError().text(), m_workspace.indexPath());
+    if (!q.exec()) return ioError(QStringLiteral("cannot update the run index: ") + q.lastError().text(), m_workspace.indexPath());
     return Done{};
 }
 
@@ -297,10 +294,8 @@ Status RunStore::create(const RunRecord& record)
     QString why;
     if (!validRunId(record.id, &why)) return Error{ErrorCode::RunId, why, record.id};
     RunLock lock(m_workspace, record.id);
-    if (!lock.isLocked())
-        return ioError(QStringLiteral("cannot lock the run record"), m_workspace.runDir(record.id));
-    if (exists(record.id))
-        return Error{ErrorCode::RunExists, QStringLiteral("a run with this id exists; choose another name"), record.id};
+    if (!lock.isLocked()) return ioError(QStringLiteral("cannot lock the run record"), m_workspace.runDir(record.id));
+    if (exists(record.id)) return Error{ErrorCode::RunExists, QStringLiteral("a run with this id exists; choose another name"), record.id};
     return write(record);
 }
 
@@ -328,8 +323,7 @@ Status RunStore::save(const RunRecord& record)
     QString why;
     if (!validRunId(record.id, &why)) return Error{ErrorCode::RunId, why, record.id};
     RunLock lock(m_workspace, record.id);
-    if (!lock.isLocked())
-        return ioError(QStringLiteral("cannot lock the run record"), m_workspace.runDir(record.id));
+    if (!lock.isLocked()) return ioError(QStringLiteral("cannot lock the run record"), m_workspace.runDir(record.id));
     return write(record);
 }
 
@@ -362,13 +356,11 @@ Expected<RunRecord> RunStore::load(const QString& runId) const
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &pe);
     if (pe.error != QJsonParseError::NoError || !doc.isObject())
-        return Error{ErrorCode::RunCorrupt,
-                     QStringLiteral("not a run record: %1 at byte %2").arg(pe.errorString()).arg(pe.offset), path};
+        return Error{ErrorCode::RunCorrupt, QStringLiteral("not a run record: %1 at byte %2").arg(pe.errorString()).arg(pe.offset), path};
     RunRecord r;
     QString error;
     if (!RunRecord::fromJson(doc.object(), &r, &error)) return Error{ErrorCode::RunCorrupt, error, path};
-    if (r.id != runId)
-        return Error{ErrorCode::RunCorrupt, QStringLiteral("field 'id' is '%1', not the folder name").arg(r.id), path};
+    if (r.id != runId) return Error{ErrorCode::RunCorrupt, QStringLiteral("field 'id' is '%1', not the folder name").arg(r.id), path};
     r.remoteDir = m_workspace.absolute(r.remoteDir);
     r.configFile = m_workspace.absolute(r.configFile);
     return r;
@@ -379,11 +371,10 @@ bool RunStore::exists(const QString& runId) const { return m_workspace.hasRun(ru
 QList<RunSummary> RunStore::list(const QString& sweep) const
 {
     QSqlQuery q(QSqlDatabase::database(m_connection));
-    q.prepare(sweep.isEmpty()
-                  ? QStringLiteral("SELECT id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated"
-                                   " FROM runs ORDER BY created, id")
-                  : QStringLiteral("SELECT id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated"
-                                   " FROM runs WHERE sweep = ? ORDER BY created, id"));
+    q.prepare(sweep.isEmpty() ? QStringLiteral("SELECT id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated"
+                                               " FROM runs ORDER BY created, id")
+                              : QStringLiteral("SELECT id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated"
+                                               " FROM runs WHERE sweep = ? ORDER BY created, id"));
     if (!sweep.isEmpty()) q.addBindValue(sweep);
     QList<RunSummary> out;
     if (!q.exec()) return out;

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "core/expected.h"
-#include "runs/runrecord.h"
 #include "core/status.h"
+#include "runs/runrecord.h"
 
 #include <QString>
 #include <QStringList>

@@ -7,8 +7,8 @@
 
 #include <QDir>
 #include <QFile>
-#include <QLockFile>
 #include <QFileInfo>
+#include <QLockFile>
 #include <QSaveFile>
 
 #include <csignal>
@@ -31,7 +31,8 @@ Expected<QString> ensureGeneratedData(Transport& t, const ClusterProfile& profil
     if (!root) return root.error();
     const QString dir = *root + QStringLiteral("/data/generated");
     if (t.stat(dir + QStringLiteral("/valid.h5"))) return dir;
-    auto made = t.exec(QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96").arg(shellQuote(dir), shellQuote(trainer)), 600000);
+    auto made = t.exec(
+        QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96").arg(shellQuote(dir), shellQuote(trainer)), 600000);
     if (!made) return made.error();
     if (made->exitCode != 0) return Error{ErrorCode::DataMake, QString::fromUtf8(made->err + made->out).trimmed(), dir};
     return dir;
@@ -48,20 +49,16 @@ Expected<QString> profileTrainer(Transport& t, const ClusterProfile& p)
 
 RunSubmitter::RunSubmitter(RunStore& store, Transport& transport, Scheduler& scheduler, ClusterProfile profile)
     : m_store(store), m_transport(transport), m_scheduler(scheduler), m_profile(std::move(profile))
-{
-}
+{}
 
 Status RunSubmitter::checkConfig(const QString& configFile, const QString& configName)
 {
-    if (!QFileInfo(configFile).isFile())
-        return Error{ErrorCode::ConfigMissing, QStringLiteral("no such config file"), configFile};
+    if (!QFileInfo(configFile).isFile()) return Error{ErrorCode::ConfigMissing, QStringLiteral("no such config file"), configFile};
     try {
         const YAML::Node root = YAML::LoadFile(configFile.toStdString());
-        if (!root.IsMap())
-            return Error{ErrorCode::ConfigInvalid, QStringLiteral("expected a mapping of named configs"), configFile};
+        if (!root.IsMap()) return Error{ErrorCode::ConfigInvalid, QStringLiteral("expected a mapping of named configs"), configFile};
         if (!root[configName.toStdString()])
-            return Error{ErrorCode::ConfigInvalid,
-                         QStringLiteral("no config named '%1' in the file").arg(configName), configFile};
+            return Error{ErrorCode::ConfigInvalid, QStringLiteral("no config named '%1' in the file").arg(configName), configFile};
     } catch (const YAML::Exception& e) {
         return Error{ErrorCode::ConfigYaml, QStringLiteral("malformed YAML: ") + QString::fromStdString(e.msg),
                      QStringLiteral("%1:%2:%3").arg(configFile).arg(e.mark.line + 1).arg(e.mark.column + 1)};
@@ -105,8 +102,7 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
     QString why;
     if (!RunStore::validRunId(point.runId, &why)) return Error{ErrorCode::RunId, why, point.runId};
     QFile config(o.configFile);
-    if (!config.open(QIODevice::ReadOnly))
-        return Error{ErrorCode::ConfigMissing, config.errorString(), o.configFile};
+    if (!config.open(QIODevice::ReadOnly)) return Error{ErrorCode::ConfigMissing, config.errorString(), o.configFile};
     const QByteArray configBytes = config.readAll();
 
     RunRecord rec;
@@ -145,7 +141,8 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
         return Done{};
     };
     auto fail = [&](const Error& e) -> Expected<RunRecord> {
-        if (auto ok = record([&](RunRecord& r) { r.transition(RunState::SubmitFailed, QStringLiteral("failed to submit: ") + e.text()); }); !ok)
+        if (auto ok = record([&](RunRecord& r) { r.transition(RunState::SubmitFailed, QStringLiteral("failed to submit: ") + e.text()); });
+            !ok)
             return ok.error();
         return e;
     };
@@ -154,7 +151,8 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
     {
         QSaveFile local(m_store.workspace().runDir(rec.id) + QStringLiteral("/config.yaml"));
         if (!local.open(QIODevice::WriteOnly) || local.write(configBytes) != configBytes.size() || !local.commit())
-            return fail(Error{ErrorCode::StoreIo, QStringLiteral("cannot write the run's config: ") + local.errorString(), local.fileName()});
+            return fail(
+                Error{ErrorCode::StoreIo, QStringLiteral("cannot write the run's config: ") + local.errorString(), local.fileName()});
     }
 
     auto dir = remoteRunDir(point.runId);

@@ -8,11 +8,11 @@ namespace scaledesk {
 
 /// What every run of one submit shares.
 struct SubmitOptions {
-    QString configFile;      ///< local YAML of named configs; copied to the run folder as config.yaml
+    QString configFile;  ///< local YAML of named configs; copied to the run folder as config.yaml
     QString configName;
-    QString trainerPath;     ///< scaledesk-train on the far side
-    QStringList trainerArgs; ///< extra trainer flags
-    QString dataDir;         ///< far-side folder the run's `data` links to (optional)
+    QString trainerPath;      ///< scaledesk-train on the far side
+    QStringList trainerArgs;  ///< extra trainer flags
+    QString dataDir;          ///< far-side folder the run's `data` links to (optional)
 };
 
 /// The cpu configs' generated data (make-data --box 128 --val-box 96) under

@@ -18,8 +18,7 @@ Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec)
     if (!safe.match(spec.name).hasMatch())
         return invalid(QStringLiteral("name"), QStringLiteral("'%1' must be 1-64 letters, digits, '.', '_' or '-'").arg(spec.name));
     if (spec.nodes.isEmpty()) return invalid(QStringLiteral("nodes"), QStringLiteral("give at least one node count"));
-    if (spec.ranksPerNode.isEmpty())
-        return invalid(QStringLiteral("ranks per node"), QStringLiteral("give at least one count"));
+    if (spec.ranksPerNode.isEmpty()) return invalid(QStringLiteral("ranks per node"), QStringLiteral("give at least one count"));
     if (spec.strategies.isEmpty()) return invalid(QStringLiteral("strategies"), QStringLiteral("give at least one"));
     if (spec.repetitions < 1) return invalid(QStringLiteral("repetitions"), QStringLiteral("must be at least 1"));
     for (int n : spec.nodes)

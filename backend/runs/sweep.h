@@ -23,7 +23,7 @@ struct SweepSpec {
 
 /// One job of a sweep.
 struct RunPoint {
-    QString runId;   ///< <sweep>-<strategy>-<nodes>x<ranks>-r<k>
+    QString runId;  ///< <sweep>-<strategy>-<nodes>x<ranks>-r<k>
     QString sweep;
     QString strategy;
     int nodes = 1;

@@ -21,10 +21,18 @@ QStringList sbatchArguments(const QString& runDir)
 QStringList trainerCommand(const JobRequest& r)
 {
     const RunPoint& p = r.point;
-    QStringList train = {r.trainerPath, QStringLiteral("--yaml_config"), QStringLiteral("config.yaml"),
-                         QStringLiteral("--config"), r.configName, QStringLiteral("--run_dir"), QStringLiteral("."),
-                         QStringLiteral("--strategy"), p.strategy, QStringLiteral("--threads"),
-                         QString::number(r.profile.slurm.cpusPerTask), QStringLiteral("--resume")};
+    QStringList train = {r.trainerPath,
+                         QStringLiteral("--yaml_config"),
+                         QStringLiteral("config.yaml"),
+                         QStringLiteral("--config"),
+                         r.configName,
+                         QStringLiteral("--run_dir"),
+                         QStringLiteral("."),
+                         QStringLiteral("--strategy"),
+                         p.strategy,
+                         QStringLiteral("--threads"),
+                         QString::number(r.profile.slurm.cpusPerTask),
+                         QStringLiteral("--resume")};
     if (p.localBatch > 0) train << QStringLiteral("--local_batch_size") << QString::number(p.localBatch);
     train << r.trainerArgs;
     return train;
@@ -43,8 +51,7 @@ QString renderJobScript(const JobRequest& r)
     const RunPoint& p = r.point;
     QStringList lines;
     lines << QStringLiteral("#!/bin/bash");
-    lines << QStringLiteral("# Rendered by ScaleDesk for run %1; submit from the run folder (sbatch --chdir).")
-                 .arg(slurmJobName(p.runId));
+    lines << QStringLiteral("# Rendered by ScaleDesk for run %1; submit from the run folder (sbatch --chdir).").arg(slurmJobName(p.runId));
     auto directive = [&](const QString& option) { lines << QStringLiteral("#SBATCH ") + option; };
     directive(QStringLiteral("--job-name=") + slurmJobName(p.runId));
     directive(QStringLiteral("--nodes=%1").arg(p.nodes));

@@ -14,10 +14,10 @@ namespace scaledesk {
 struct JobRequest {
     ClusterProfile profile;
     RunPoint point;
-    QString configName;        ///< the named config inside config.yaml
-    QString trainerPath;       ///< scaledesk-train on the cluster
-    QStringList trainerArgs;   ///< extra flags, passed through quoted
-    QString dataDir;           ///< when set, the run folder's `data` links here (relative data paths of cpu configs)
+    QString configName;       ///< the named config inside config.yaml
+    QString trainerPath;      ///< scaledesk-train on the cluster
+    QStringList trainerArgs;  ///< extra flags, passed through quoted
+    QString dataDir;          ///< when set, the run folder's `data` links here (relative data paths of cpu configs)
 };
 
 /// Renders job.sbatch: #SBATCH directives from the profile and the point (one task per GPU or

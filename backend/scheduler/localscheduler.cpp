@@ -16,7 +16,8 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     lines << QStringLiteral("set -u");
     lines << QStringLiteral("# One job.sh per run folder: a second one (a requeue while this one runs) leaves at once.");
     lines << QStringLiteral("exec 9>>job.lock");
-    lines << QStringLiteral("if ! flock -n 9; then echo \"scaledesk: another job.sh runs in $PWD; this one does not start\" >&2; exit 1; fi");
+    lines << QStringLiteral(
+        "if ! flock -n 9; then echo \"scaledesk: another job.sh runs in $PWD; this one does not start\" >&2; exit 1; fi");
     lines << QStringLiteral("echo $$ > job.pid");
     lines << QStringLiteral("export OMP_NUM_THREADS=%1").arg(r.profile.slurm.cpusPerTask);
     if (!r.profile.setup.trimmed().isEmpty()) {
@@ -85,7 +86,8 @@ QString LocalScheduler::queryCommand(const QList<JobRef>& jobs) const
     QStringList cmd;
     for (const auto& j : jobs) {
         cmd << QStringLiteral("d=%1; p=%2; echo \"@job $p\"; "
-                              "if [ -f \"$d/exit_code\" ]; then echo \"exit $(cat \"$d/exit_code\")\"; [ -f \"$d/cancel_requested\" ] && echo cancelled; "
+                              "if [ -f \"$d/exit_code\" ]; then echo \"exit $(cat \"$d/exit_code\")\"; [ -f \"$d/cancel_requested\" ] && "
+                              "echo cancelled; "
                               "elif kill -0 \"$p\" 2>/dev/null && [ \"$(readlink /proc/$p/cwd)\" = \"$d\" ]; then echo running; "
                               "else echo gone; fi")
                    .arg(shellQuote(j.runDir), shellQuote(j.jobId));
@@ -144,15 +146,17 @@ Status LocalScheduler::cancel(const JobRef& job, const QString& signal)
         return Error{ErrorCode::SchedulerSignal, QStringLiteral("not a signal name: '%1'").arg(signal), job.runDir};
     // A pid is the job only while job.sh runs in the run folder (pids are reused). A job that has
     // ended is left alone, and no cancel is noted for it: the poll records how it really ended.
-    const QString alive = QStringLiteral("d=%1; p=%2; if [ -f \"$d/exit_code\" ] || ! kill -0 \"$p\" 2>/dev/null || "
-                                         "[ \"$(readlink /proc/$p/cwd)\" != \"$d\" ]; then echo 'the job is not running (it has ended)' >&2; exit 3; fi; ")
-                              .arg(shellQuote(job.runDir), shellQuote(job.jobId));
+    const QString alive =
+        QStringLiteral("d=%1; p=%2; if [ -f \"$d/exit_code\" ] || ! kill -0 \"$p\" 2>/dev/null || "
+                       "[ \"$(readlink /proc/$p/cwd)\" != \"$d\" ]; then echo 'the job is not running (it has ended)' >&2; exit 3; fi; ")
+            .arg(shellQuote(job.runDir), shellQuote(job.jobId));
     QString command;
     if (signal.isEmpty()) {
         // Ask nicely (the trainer checkpoints on TERM), then kill the whole session after 30 s.
-        command = alive + QStringLiteral("touch \"$d/cancel_requested\"; kill -TERM \"$p\"; "
-                                         "( for i in $(seq 1 60); do kill -0 \"$p\" 2>/dev/null || exit 0; sleep 0.5; done; "
-                                         "kill -KILL -- -\"$p\" ) >/dev/null 2>&1 </dev/null &");
+        command = alive +
+            QStringLiteral("touch \"$d/cancel_requested\"; kill -TERM \"$p\"; "
+                           "( for i in $(seq 1 60); do kill -0 \"$p\" 2>/dev/null || exit 0; sleep 0.5; done; "
+                           "kill -KILL -- -\"$p\" ) >/dev/null 2>&1 </dev/null &");
     } else {
         command = alive + QStringLiteral("kill -%1 \"$p\"").arg(signal);
     }
@@ -160,14 +164,11 @@ Status LocalScheduler::cancel(const JobRef& job, const QString& signal)
     if (!r) return r.error();
     if (r->exitCode == 3) return Error{ErrorCode::SchedulerUnknownJob, QString::fromUtf8(r->err).trimmed(), job.runDir};
     if (r->exitCode != 0)
-        return Error{ErrorCode::SchedulerRejected, QStringLiteral("cannot signal the job: %1").arg(QString::fromUtf8(r->err + r->out).trimmed()),
-                     job.runDir};
+        return Error{ErrorCode::SchedulerRejected,
+                     QStringLiteral("cannot signal the job: %1").arg(QString::fromUtf8(r->err + r->out).trimmed()), job.runDir};
     return Done{};
 }
 
-Expected<QString> LocalScheduler::requeue(const JobRef& job)
-{
-    return submit(job.runDir);
-}
+Expected<QString> LocalScheduler::requeue(const JobRef& job) { return submit(job.runDir); }
 
 }  // namespace scaledesk

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "core/expected.h"
-#include "scheduler/jobscript.h"
-#include "runs/runrecord.h"
 #include "remote/transport.h"
+#include "runs/runrecord.h"
+#include "scheduler/jobscript.h"
 
 #include <QHash>
 #include <QList>
@@ -20,10 +20,10 @@ struct JobRef {
 
 /// What the scheduler says about a job in one poll.
 struct JobStatus {
-    bool known = false;         ///< false: the scheduler has no record of the job (any more)
+    bool known = false;  ///< false: the scheduler has no record of the job (any more)
     RunState state = RunState::Queued;
-    QString schedulerState;     ///< "PENDING", "RUNNING", "COMPLETED", … as the scheduler printed it
-    QString reason;             ///< "BeginTime", "Resources", an exit code, …
+    QString schedulerState;  ///< "PENDING", "RUNNING", "COMPLETED", … as the scheduler printed it
+    QString reason;          ///< "BeginTime", "Resources", an exit code, …
 };
 
 /// Runs jobs on the machine behind a Transport: SLURM over SSH, or processes on this machine.

@@ -124,9 +124,12 @@ QHash<QString, JobStatus> SlurmScheduler::parseQuery(const QByteArray& output, c
     QHash<QString, JobStatus> out;
     if (!squeueOk) return out;  // squeue did not answer: nothing is known either way
     for (const auto& j : jobs) {
-        if (squeue.contains(j.jobId)) out.insert(j.jobId, squeue.value(j.jobId));
-        else if (sacct.contains(j.jobId)) out.insert(j.jobId, sacct.value(j.jobId));
-        else out.insert(j.jobId, JobStatus{});
+        if (squeue.contains(j.jobId))
+            out.insert(j.jobId, squeue.value(j.jobId));
+        else if (sacct.contains(j.jobId))
+            out.insert(j.jobId, sacct.value(j.jobId));
+        else
+            out.insert(j.jobId, JobStatus{});
     }
     return out;
 }

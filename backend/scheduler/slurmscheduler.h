@@ -9,7 +9,8 @@ namespace scaledesk {
 class SlurmScheduler final : public Scheduler {
 public:
     /// `commandTimeoutMs`: how long one SLURM command may take (the profile's slurm.command_timeout).
-    explicit SlurmScheduler(Transport& transport, int commandTimeoutMs = 60000) : m_transport(transport), m_execTimeoutMs(commandTimeoutMs) {}
+    explicit SlurmScheduler(Transport& transport, int commandTimeoutMs = 60000) : m_transport(transport), m_execTimeoutMs(commandTimeoutMs)
+    {}
     QString kind() const override { return QStringLiteral("slurm"); }
     QString scriptName() const override { return QStringLiteral("job.sbatch"); }
     QString renderScript(const JobRequest& request) const override { return renderJobScript(request); }

@@ -23,15 +23,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         if (root.IsMap())
             for (auto it = root.begin(); it != root.end() && names.size() < 8; ++it)
                 if (it->first.IsScalar()) names.push_back(it->first.Scalar());
-    } catch (const YAML::Exception&) {
-    }
+    } catch (const YAML::Exception&) {}
     if (names.empty()) names.push_back("base");
     for (const auto& name : names) {
         try {
             const TrainConfig c = loadTrainConfig(path, name);
             validateTrainConfig(c);
-        } catch (const ConfigError&) {
-        }
+        } catch (const ConfigError&) {}
     }
     return 0;
 }

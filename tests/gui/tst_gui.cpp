@@ -2,44 +2,44 @@
 // charts that never hand Qt Charts more than two points per pixel column yet keep every spike,
 // exports in every format (and a clear error for an unwritable path), the report's plots, and the
 // main window on a workspace with a run (a screenshot is written when SCALEDESK_SCREENSHOT_DIR is set).
+#include "analysis/scalingreport.h"
 #include "chartexport.h"
-#include "configeditor.h"
 #include "compareview.h"
+#include "configeditor.h"
 #include "headless.h"
 #include "launchdialog.h"
 #include "mainwindow.h"
 #include "runlistmodel.h"
 #include "runview.h"
-#include "analysis/scalingreport.h"
 #include "serieschart.h"
 #include "workspacecontroller.h"
 
 #include <QAbstractItemModelTester>
 #include <QChart>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDate>
+#include <QDialogButtonBox>
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
+#include <QLineEdit>
 #include <QLineSeries>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
-#include <QValueAxis>
-#include <QDir>
-#include <QFileInfo>
 #include <QTemporaryDir>
-#include <QCheckBox>
-#include <QDialogButtonBox>
-#include <QLineEdit>
-#include <QPushButton>
+#include <QTest>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
-#include <QListWidget>
-#include <QSignalSpy>
 #include <QTreeWidget>
-#include <QComboBox>
-#include <QTest>
+#include <QValueAxis>
 #include <QXmlStreamReader>
-#include <QTimer>
-#include <QDate>
-#include <QSettings>
 
 #include <cmath>
 
@@ -93,7 +93,8 @@ private slots:
         chart.setCurves({{QStringLiteral("run"), Qt::blue, &s, 1000}});
         QTRY_VERIFY(chart.plotWidth() > 100);
         chart.resetZoom();
-        QVERIFY2(chart.pointsShown() <= 2 * chart.plotWidth() + 2, qPrintable(QStringLiteral("%1 points for %2 px").arg(chart.pointsShown()).arg(chart.plotWidth())));
+        QVERIFY2(chart.pointsShown() <= 2 * chart.plotWidth() + 2,
+                 qPrintable(QStringLiteral("%1 points for %2 px").arg(chart.pointsShown()).arg(chart.plotWidth())));
         double top = -1e300;
         for (const QPointF& p : chart.curvePoints(0)) top = std::max(top, p.y());
         QCOMPARE(top, 99.0);  // one point in a million, still drawn
@@ -301,7 +302,8 @@ private slots:
             bool sawOwn = false, sawInherited = false;
             for (int i = 0; i < resolved->topLevelItemCount(); ++i) {
                 const auto* item = resolved->topLevelItem(i);
-                if (item->text(0) == QLatin1String("Nsamples")) sawOwn = item->text(1) == QLatin1String("16") && item->text(2).startsWith(QStringLiteral("cpu-tiny"));
+                if (item->text(0) == QLatin1String("Nsamples"))
+                    sawOwn = item->text(1) == QLatin1String("16") && item->text(2).startsWith(QStringLiteral("cpu-tiny"));
                 if (item->text(0) == QLatin1String("data_size")) sawInherited = item->text(2).startsWith(QStringLiteral("cpu "));
             }
             QVERIFY(sawOwn);
@@ -323,10 +325,12 @@ private slots:
             e.editor()->appendPlainText(QStringLiteral("broken: [1, 2"));
             QTRY_VERIFY_WITH_TIMEOUT(!e.validating() && e.errors().join(QString()).contains(QStringLiteral("YAML")), 20000);
             // Unsaved text reaches the autosave folder within a second or so.
-            QTRY_VERIFY_WITH_TIMEOUT([&] {
-                QFile f(e.autosavePath());
-                return f.open(QIODevice::ReadOnly) && f.readAll().contains("broken: [1, 2");
-            }(), 5000);
+            QTRY_VERIFY_WITH_TIMEOUT(
+                [&] {
+                    QFile f(e.autosavePath());
+                    return f.open(QIODevice::ReadOnly) && f.readAll().contains("broken: [1, 2");
+                }(),
+                5000);
         }
         // As after a crash: the next editor offers the unsaved text back; saving clears it.
         ConfigEditor again(controller);
@@ -401,8 +405,9 @@ private slots:
     void actionButtonsFollowTheRunState()
     {
         const QString root = m_tmp.filePath(QStringLiteral("states-ws"));
-        const QList<RunState> states{RunState::Submitting, RunState::Queued, RunState::Running, RunState::Requeued, RunState::Completed,
-                                     RunState::Failed, RunState::Cancelled, RunState::SubmitFailed, RunState::Lost};
+        const QList<RunState> states{RunState::Submitting, RunState::Queued,       RunState::Running,
+                                     RunState::Requeued,   RunState::Completed,    RunState::Failed,
+                                     RunState::Cancelled,  RunState::SubmitFailed, RunState::Lost};
         {
             auto store = RunStore::open(Workspace(root));
             QVERIFY(store);
@@ -428,15 +433,17 @@ private slots:
             view.showRun(id);
             QTRY_VERIFY(controller.snapshot(id));
             RunRecord r = controller.snapshot(id)->record;
-            for (auto [button, action] : {std::pair{view.cancelButton(), RunAction::Cancel}, std::pair{view.stopButton(), RunAction::CheckpointStop},
-                                          std::pair{view.requeueButton(), RunAction::Requeue}}) {
+            for (auto [button, action] :
+                 {std::pair{view.cancelButton(), RunAction::Cancel}, std::pair{view.stopButton(), RunAction::CheckpointStop},
+                  std::pair{view.requeueButton(), RunAction::Requeue}}) {
                 const ActionCheck c = checkAction(action, r);
                 QCOMPARE(button->isEnabled(), c.allowed);
                 QCOMPARE(button->toolTip(), c.reason);
                 if (!c.allowed) QVERIFY(!button->toolTip().isEmpty());
             }
             // Spot checks of the rule itself, as a user reads it.
-            if (st == RunState::Running) QVERIFY(view.cancelButton()->isEnabled() && view.stopButton()->isEnabled() && !view.requeueButton()->isEnabled());
+            if (st == RunState::Running)
+                QVERIFY(view.cancelButton()->isEnabled() && view.stopButton()->isEnabled() && !view.requeueButton()->isEnabled());
             if (st == RunState::Queued) QVERIFY(view.stopButton()->toolTip().contains(QStringLiteral("not running yet")));
             if (st == RunState::Completed) QVERIFY(!view.cancelButton()->isEnabled() && view.requeueButton()->isEnabled());
         }
@@ -471,7 +478,8 @@ private slots:
         controller.launch(r);
         QTRY_COMPARE_WITH_TIMEOUT(launched.size(), 1, 120000);
         QCOMPARE(launched.at(0).at(0).toBool(), false);
-        QVERIFY2(launched.at(0).at(1).toString().contains(QStringLiteral("2 of 3 run(s) submitted; 1 failed")), qPrintable(launched.at(0).at(1).toString()));
+        QVERIFY2(launched.at(0).at(1).toString().contains(QStringLiteral("2 of 3 run(s) submitted; 1 failed")),
+                 qPrintable(launched.at(0).at(1).toString()));
         auto state = [&](const QString& id) {
             for (const RunSummary& s : controller.runs())
                 if (s.id == id) return s.state;
@@ -488,7 +496,8 @@ private slots:
         QVERIFY2(acted.at(0).at(2).toBool(), qPrintable(acted.at(0).at(3).toString()));
         QTRY_COMPARE_WITH_TIMEOUT(state(id), RunState::Cancelled, 120000);
         bool noted = false;
-        for (const auto& h : controller.snapshot(id)->record.history) noted = noted || h.note == QLatin1String("cancel requested by the user");
+        for (const auto& h : controller.snapshot(id)->record.history)
+            noted = noted || h.note == QLatin1String("cancel requested by the user");
         QVERIFY(noted);
         // Cancelling again is refused by the same rule the command line uses.
         controller.cancel(id);
@@ -518,7 +527,8 @@ private slots:
             QFile m(Workspace(root).runDir(r.id) + QStringLiteral("/metrics.jsonl"));
             QVERIFY(m.open(QIODevice::WriteOnly));
             for (int i = 1; i <= 400; ++i)
-                m.write(QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%2,\"loss\":%3,\"lr\":0.001,\"compute_s\":0.2,\"comm_exposed_s\":0.05,\"data_s\":0.01}\n")
+                m.write(QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%2,\"loss\":%3,\"lr\":0.001,\"compute_s\":0.2,\"comm_exposed_"
+                                       "s\":0.05,\"data_s\":0.01}\n")
                             .arg(i)
                             .arg(1000 + i)
                             .arg(0.3 * std::exp(-i / 150.0) + 0.02)

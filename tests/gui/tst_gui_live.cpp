@@ -4,9 +4,9 @@
 // the run ends, and the window's states must equal the real outcome. Also: the same with a
 // transport that fails one poll in three; Cancel pressed after a run completed; a requeue in a
 // copied workspace.
+#include "config/profiles.h"
 #include "mainwindow.h"
 #include "runlistmodel.h"
-#include "config/profiles.h"
 #include "runview.h"
 #include "workspacecontroller.h"
 
@@ -84,7 +84,8 @@ public:
                     std::lock_guard<std::mutex> lock(m_mutex);
                     const double t = nowS();
                     for (auto& [id, run] : m_runs) {
-                        const qint64 remote = QFileInfo(m_ws + QStringLiteral("/local/runs/") + id + QStringLiteral("/metrics.jsonl")).size();
+                        const qint64 remote =
+                            QFileInfo(m_ws + QStringLiteral("/local/runs/") + id + QStringLiteral("/metrics.jsonl")).size();
                         const qint64 mirror = QFileInfo(m_ws + QStringLiteral("/runs/") + id + QStringLiteral("/metrics.jsonl")).size();
                         if (remote > run.lastRemote) {
                             run.pending.push_back({remote, t});
@@ -236,7 +237,8 @@ private:
             QVERIFY(st.lastError.contains(QStringLiteral("injected")));
             QString panel;
             for (int i = 0; i < w.profileList()->count(); ++i) panel += w.profileList()->item(i)->text();
-            QVERIFY2(panel.contains(QStringLiteral("connected, polled at")) && panel.contains(QStringLiteral("last error at")), qPrintable(panel));
+            QVERIFY2(panel.contains(QStringLiteral("connected, polled at")) && panel.contains(QStringLiteral("last error at")),
+                     qPrintable(panel));
         }
     }
 
@@ -274,7 +276,8 @@ private slots:
         controller.cancel(id);
         QTRY_COMPARE_WITH_TIMEOUT(acted.size(), 1, 60000);
         QCOMPARE(controller.snapshot(id)->record.state, RunState::Completed);
-        QVERIFY2(controller.snapshot(id)->record.message.contains(QStringLiteral("exit 0")), qPrintable(controller.snapshot(id)->record.message));
+        QVERIFY2(controller.snapshot(id)->record.message.contains(QStringLiteral("exit 0")),
+                 qPrintable(controller.snapshot(id)->record.message));
         for (const auto& h : controller.snapshot(id)->record.history) QVERIFY(h.state != RunState::Cancelled);
     }
 

@@ -3,18 +3,18 @@
 // A refused dialog (Cancel) gives a clear error on the status line, and the GUI thread never waits.
 #include "workspacecontroller.h"
 
+#include "config/profiles.h"
 #include <QApplication>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QFile>
 #include <QInputDialog>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
-#include <QDir>
-#include <QSignalSpy>
-#include "config/profiles.h"
 
 using namespace scaledesk;
 using namespace scaledesk::gui;
@@ -92,7 +92,8 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(updated.contains(QStringLiteral("remote-run")), 30000);
         QVERIFY2(label.contains(QStringLiteral("id_ed25519_pass")), qPrintable(label));
         QCOMPARE(controller.prompter().asked(), 1);
-        for (const QString& m : messages) QVERIFY2(!m.contains(QStringLiteral("transport.auth")) && !m.contains(QStringLiteral("cannot log in")), qPrintable(m));
+        for (const QString& m : messages)
+            QVERIFY2(!m.contains(QStringLiteral("transport.auth")) && !m.contains(QStringLiteral("cannot log in")), qPrintable(m));
     }
 
     void cancelledDialogIsAClearError()
@@ -171,7 +172,8 @@ private slots:
         QVERIFY2(acted.at(0).at(2).toBool(), qPrintable(acted.at(0).at(3).toString()));
         const RunRecord after = controller.snapshot(id)->record;
         QVERIFY(after.jobId != QLatin1String("999999"));
-        QVERIFY2(after.message.contains(QStringLiteral("resubmitted by the user (slurm no longer knew job 999999)")), qPrintable(after.message));
+        QVERIFY2(after.message.contains(QStringLiteral("resubmitted by the user (slurm no longer knew job 999999)")),
+                 qPrintable(after.message));
         QTRY_VERIFY_WITH_TIMEOUT(controller.snapshot(id)->record.state == RunState::Completed, 300000);
 #endif
     }

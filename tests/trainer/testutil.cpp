@@ -2,12 +2,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <spawn.h>
 #include <sstream>
 #include <stdexcept>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 extern char** environ;
@@ -17,8 +17,7 @@ namespace scaledesk::test {
 TempDir::TempDir()
 {
     std::string pattern = (std::filesystem::temp_directory_path() / "scaledesk-test-XXXXXX").string();
-    if (!mkdtemp(pattern.data()))
-        throw std::runtime_error("mkdtemp failed");
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
     m_path = pattern;
 }
 
@@ -32,12 +31,10 @@ ProcessResult runCommand(const std::string& commandLine)
 {
     ProcessResult result;
     FILE* pipe = popen((commandLine + " 2>&1").c_str(), "r");
-    if (!pipe)
-        throw std::runtime_error("popen failed: " + commandLine);
+    if (!pipe) throw std::runtime_error("popen failed: " + commandLine);
     char buf[4096];
     std::size_t n;
-    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0)
-        result.output.append(buf, n);
+    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) result.output.append(buf, n);
     const int status = pclose(pipe);
     result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return result;
@@ -66,8 +63,7 @@ int spawnProcess(const std::vector<std::string>& argv, const std::string& cwd, c
     const int rc = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, cargv.data(), cenv.data());
     std::filesystem::current_path(oldCwd);
     posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0)
-        throw std::runtime_error("posix_spawn failed for " + args[0]);
+    if (rc != 0) throw std::runtime_error("posix_spawn failed for " + args[0]);
     return pid;
 }
 
@@ -82,8 +78,10 @@ std::string shellQuote(const std::string& value)
 {
     std::string out = "'";
     for (char c : value) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
     }
     return out + "'";
 }
@@ -137,8 +135,7 @@ std::vector<std::string> readLines(const std::string& path)
     std::vector<std::string> lines;
     std::ifstream in(path);
     std::string line;
-    while (std::getline(in, line))
-        lines.push_back(line);
+    while (std::getline(in, line)) lines.push_back(line);
     return lines;
 }
 

@@ -52,10 +52,7 @@ protected:
     static void setUpData(const std::string& trainBin);
     static void tearDownData();
     static std::string path(const std::string& rel) { return s_dir->file(rel); }
-    static std::vector<nlohmann::json> records(const std::string& runDir, const std::string& kind)
-    {
-        return metricsRecords(runDir, kind);
-    }
+    static std::vector<nlohmann::json> records(const std::string& runDir, const std::string& kind) { return metricsRecords(runDir, kind); }
     static TempDir* s_dir;
 };
 

@@ -1,9 +1,9 @@
 // scaledesk-train: command line of the U-Net trainer (spec §5 flags plus ScaleDesk's).
-#include "run/checkpoint.h"
-#include "dist/comm.h"
-#include "run/config.h"
 #include "data/hdf5volume.h"
 #include "data/makedata.h"
+#include "dist/comm.h"
+#include "run/checkpoint.h"
+#include "run/config.h"
 #include "run/runfiles.h"
 #include "run/trainer.h"
 
@@ -99,8 +99,9 @@ int main(int argc, char** argv)
     CLI::App app{"scaledesk-train: the NERSC cosmology 3D U-Net training in C++ (libtorch).\n"
                  "Trains a named config of a YAML file; `make-data` writes generated HDF5 data."};
     // The libraries a cluster build linked: what the About dialog and `profiles test` show.
-    app.set_version_flag("--version", std::string("scaledesk-train ") + SCALEDESK_TRAIN_VERSION + " (libtorch " + TORCH_VERSION +
-                                          (torch::cuda::is_available() ? ", CUDA" : ", CPU") + ")");
+    app.set_version_flag("--version",
+                         std::string("scaledesk-train ") + SCALEDESK_TRAIN_VERSION + " (libtorch " + TORCH_VERSION +
+                             (torch::cuda::is_available() ? ", CUDA" : ", CPU") + ")");
 
     // A later occurrence of an option wins, so scripts can append overrides.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -113,22 +114,18 @@ int main(int argc, char** argv)
     app.add_option("--config", v.config, "name of the config in the YAML file")->capture_default_str();
     app.add_option("--run_num", options.runNum, "run number: <expdir>/<config>/<N>GPU/<run_num>")->capture_default_str();
     app.add_option("--num_epochs", v.numEpochs, "override num_epochs")->check(CLI::PositiveNumber);
-    app.add_option("--local_batch_size", options.localBatchSize,
-                   "per-rank batch; the global batch becomes world size x this")
+    app.add_option("--local_batch_size", options.localBatchSize, "per-rank batch; the global batch becomes world size x this")
         ->check(CLI::PositiveNumber);
     app.add_option("--data_loader_config", v.dataLoaderConfig, "override data_loader_config")
         ->check(CLI::IsMember({"synthetic", "inmem", "lowmem", "dali-lowmem"}));
-    app.add_option("--num_data_workers", v.numDataWorkers, "override num_data_workers (prefetch threads)")
-        ->check(CLI::NonNegativeNumber);
+    app.add_option("--num_data_workers", v.numDataWorkers, "override num_data_workers (prefetch threads)")->check(CLI::NonNegativeNumber);
     // CLI11 assigns a std::optional flag even when it is absent, so the given ones are read
     // back from their counts after parsing.
     bool amp = false, apex = false, jit = false, benchy = false;
-    CLI::Option* ampFlag =
-        app.add_flag("--enable_amp{true}", amp, "bf16 autocast (=false to switch off); unset keeps the YAML value");
+    CLI::Option* ampFlag = app.add_flag("--enable_amp{true}", amp, "bf16 autocast (=false to switch off); unset keeps the YAML value");
     CLI::Option* apexFlag = app.add_flag("--enable_apex{true}", apex, "accepted for compatibility; Adam math is unchanged");
     CLI::Option* jitFlag = app.add_flag("--enable_jit{true}", jit, "accepted for compatibility; the loss is plain L1 either way");
-    CLI::Option* benchyFlag =
-        app.add_flag("--enable_benchy{true}", benchy, "skip the step-0 losses and validation, as under benchy");
+    CLI::Option* benchyFlag = app.add_flag("--enable_benchy{true}", benchy, "skip the step-0 losses and validation, as under benchy");
     app.add_option("--expdir", v.expdir, "override expdir (the experiment root)");
     app.add_option("--run_dir", options.runDir, "write the run here instead of <expdir>/<config>/<N>GPU/<run_num>");
     app.add_option("--threads", options.threads, "intra-op threads per rank (default: usable cores / local ranks)")
@@ -144,8 +141,9 @@ int main(int argc, char** argv)
                    "allreduce after backward), zero1 (sharded Adam state: reduce-scatter + allgather)")
         ->capture_default_str()
         ->check(CLI::IsMember({"ddp", "fused", "zero1"}));
-    app.add_option("--backend", backend, "communication backend: auto (mpi when launched by mpirun/srun --mpi, else gloo), "
-                                         "mpi or gloo; nccl is not in this build yet and is refused")
+    app.add_option("--backend", backend,
+                   "communication backend: auto (mpi when launched by mpirun/srun --mpi, else gloo), "
+                   "mpi or gloo; nccl is not in this build yet and is refused")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "mpi", "gloo", "nccl"}));
     app.add_option("--bucket_cap_mb", options.bucketCapMb, "ddp bucket size in MiB (the first bucket is 1 MiB)")

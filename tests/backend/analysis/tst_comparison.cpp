@@ -1,8 +1,8 @@
 // Run comparison: final and best values, the config keys that differ (merge keys resolved), and a
 // series exported exactly as a chart shows it (axis, smoothing, range).
 #include "analysis/comparison.h"
-#include "config/configresolve.h"
 #include "analysis/minmaxindex.h"
+#include "config/configresolve.h"
 
 #include <QFile>
 #include <QTemporaryDir>
@@ -46,7 +46,7 @@ private slots:
         f.close();
         auto cfg = resolvedConfig(f.fileName(), QStringLiteral("derived"));
         QVERIFY2(cfg, qPrintable(cfg ? QString() : cfg.error().text()));
-        QCOMPARE(cfg->value(QStringLiteral("lr")), QStringLiteral("0.1"));      // earlier source wins
+        QCOMPARE(cfg->value(QStringLiteral("lr")), QStringLiteral("0.1"));  // earlier source wins
         QCOMPARE(cfg->value(QStringLiteral("depth")), QStringLiteral("4"));
         QCOMPARE(cfg->value(QStringLiteral("name")), QStringLiteral("derived"));  // own key wins
         QCOMPARE(cfg->value(QStringLiteral("sched.warmup")), QStringLiteral("9"));

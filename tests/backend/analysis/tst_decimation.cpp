@@ -65,7 +65,7 @@ private slots:
             x += rng.generateDouble() * 2.0 / n;  // uneven spacing
             xs[std::size_t(i)] = x;
             v[std::size_t(i)] = std::sin(i * 0.001) + rng.generateDouble() * 0.01;
-            if (rng.bounded(5000) == 0) v[std::size_t(i)] = 100 + rng.generateDouble();      // spikes
+            if (rng.bounded(5000) == 0) v[std::size_t(i)] = 100 + rng.generateDouble();  // spikes
             if (rng.bounded(7000) == 0) v[std::size_t(i)] = -100 - rng.generateDouble();
             if (rng.bounded(9000) == 0) v[std::size_t(i)] = std::numeric_limits<double>::quiet_NaN();
         }
@@ -94,9 +94,11 @@ private slots:
         for (int c = 0; c < width; ++c) {
             const Brute b = brute(xs, v, x0 + w * c, c + 1 == width ? x1 : x0 + w * (c + 1), c + 1 == width);
             if (b.count == 0) continue;
-            const auto it = std::find_if(cols.begin(), cols.end(), [&](const Column& col) { return col.x0 >= x0 + w * c && col.x1 <= x0 + w * (c + 1) + 1e-12; });
+            const auto it = std::find_if(cols.begin(), cols.end(),
+                                         [&](const Column& col) { return col.x0 >= x0 + w * c && col.x1 <= x0 + w * (c + 1) + 1e-12; });
             QVERIFY2(it != cols.end(), qPrintable(QStringLiteral("column %1 missing").arg(c)));
-            QVERIFY2(same(it->min, b.min) && same(it->max, b.max), qPrintable(QStringLiteral("column %1: %2..%3 vs %4..%5").arg(c).arg(it->min).arg(it->max).arg(b.min).arg(b.max)));
+            QVERIFY2(same(it->min, b.min) && same(it->max, b.max),
+                     qPrintable(QStringLiteral("column %1: %2..%3 vs %4..%5").arg(c).arg(it->min).arg(it->max).arg(b.min).arg(b.max)));
             QCOMPARE(it->nonFinite, b.nonFinite);
             QCOMPARE(it->count, b.count);
             if (std::isfinite(it->max)) globalMax = std::max(globalMax, it->max);
@@ -111,7 +113,7 @@ private slots:
     {
         Series s;
         for (int i = 0; i < 5000; ++i) s.append(i, i, i == 4000 ? 1e6 : i % 100);
-        (void)s.index();  // built now, then kept up to date
+        (void)s.index();                                    // built now, then kept up to date
         QCOMPARE(s.append(3990, 0, 5), std::size_t(1010));  // a resume from step 3990 drops the spike
         for (int i = 3991; i < 6000; ++i) s.append(i, i, 7);
         const auto r = s.index().range(s.values(), 0, s.size());

@@ -12,13 +12,9 @@ using namespace scaledesk;
 
 namespace {
 // JSON written with single quotes (moc cannot read C++ raw strings), turned into double quotes.
-QByteArray j(const char* text)
-{
-    return QByteArray(text).replace('\'', '"');
-}
+QByteArray j(const char* text) { return QByteArray(text).replace('\'', '"'); }
 
-const QByteArray kGood =
-    j("{'kind':'event','event':'started','step':0,'t':100.0,'epoch':1}") + "\n" +
+const QByteArray kGood = j("{'kind':'event','event':'started','step':0,'t':100.0,'epoch':1}") + "\n" +
     j("{'kind':'initial','epoch':0,'step':0,'t':100.5,'train_loss':0.9,'val_loss':0.8}") + "\n" +
     j("{'kind':'step','epoch':1,'step':1,'t':101.0,'loss':0.7,'lr':0.001,'step_s':0.5}") + "\n" +
     j("{'kind':'step','epoch':1,'step':2,'t':101.5,'loss':null,'lr':0.002,'step_s':0.5}") + "\n" +
@@ -111,14 +107,15 @@ private slots:
         QTest::newRow("truncated") << QByteArray(j("{'kind':'step','step':9,'t':1,'lo")) << int(MetricWarning::Kind::Malformed);
         QTest::newRow("garbled") << QByteArray("{{{:::}}}") << int(MetricWarning::Kind::Malformed);
         QTest::newRow("binary") << QByteArray("\x01\x02\xff\xfe\x00\x10", 6) << int(MetricWarning::Kind::Binary);
-        QTest::newRow("invalid utf-8 in a string") << QByteArray("{\"kind\":\"step\",\"step\":9,\"t\":1,\"x\":\"\xff\xfe\"}")
-                                                   << int(MetricWarning::Kind::Binary);
+        QTest::newRow("invalid utf-8 in a string")
+            << QByteArray("{\"kind\":\"step\",\"step\":9,\"t\":1,\"x\":\"\xff\xfe\"}") << int(MetricWarning::Kind::Binary);
         QTest::newRow("array") << QByteArray("[1,2,3]") << int(MetricWarning::Kind::NotAnObject);
         QTest::newRow("number") << QByteArray("42") << int(MetricWarning::Kind::NotAnObject);
         QTest::newRow("no kind") << QByteArray(j("{'step':9,'t':1,'loss':1}")) << int(MetricWarning::Kind::MissingField);
         QTest::newRow("no step") << QByteArray(j("{'kind':'step','t':1,'loss':1}")) << int(MetricWarning::Kind::MissingField);
         QTest::newRow("string step") << QByteArray(j("{'kind':'step','step':'nine','t':1,'loss':1}")) << int(MetricWarning::Kind::BadValue);
-        QTest::newRow("trailing junk") << QByteArray(j("{'kind':'step','step':9,'t':1,'loss':1} junk")) << int(MetricWarning::Kind::Malformed);
+        QTest::newRow("trailing junk") << QByteArray(j("{'kind':'step','step':9,'t':1,'loss':1} junk"))
+                                       << int(MetricWarning::Kind::Malformed);
         QTest::newRow("too long") << QByteArray("{\"kind\":\"step\",\"x\":\"") + QByteArray(2 << 20, 'a') + "\"}"
                                   << int(MetricWarning::Kind::TooLong);
     }
@@ -178,9 +175,11 @@ private slots:
     void resumedRunKeepsTheNewerSteps()
     {
         QByteArray text;
-        for (int s = 1; s <= 6; ++s) text += QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%1,\"loss\":%2}\n").arg(s).arg(s).toUtf8();
+        for (int s = 1; s <= 6; ++s)
+            text += QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%1,\"loss\":%2}\n").arg(s).arg(s).toUtf8();
         // Resumed from the checkpoint at step 4: steps 5 and 6 come again, with other values.
-        for (int s = 5; s <= 8; ++s) text += QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%2,\"loss\":%3}\n").arg(s).arg(s + 100).arg(s * 10).toUtf8();
+        for (int s = 5; s <= 8; ++s)
+            text += QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%2,\"loss\":%3}\n").arg(s).arg(s + 100).arg(s * 10).toUtf8();
         const RunMetrics m = parseAll(text, 1 << 20);
         const Series* loss = m.series(QStringLiteral("step/loss"));
         QCOMPARE(loss->steps(), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8}));
@@ -195,11 +194,9 @@ private slots:
     {
         // The trainer writes a non-finite loss as null; Python writers print NaN/Infinity, and a
         // value beyond double's range is infinite, as json.loads reads it.
-        const QByteArray text = j("{'kind':'step','step':1,'t':1,'loss':null}") + "\n" +
-                                j("{'kind':'step','step':2,'t':2,'loss':1e400}") + "\n" +
-                                j("{'kind':'step','step':3,'t':3,'loss':NaN}") + "\n" +
-                                j("{'kind':'step','step':4,'t':4,'loss':-Infinity}") + "\n" +
-                                j("{'kind':'step','step':5,'t':5,'loss':Infinity}") + "\n";
+        const QByteArray text = j("{'kind':'step','step':1,'t':1,'loss':null}") + "\n" + j("{'kind':'step','step':2,'t':2,'loss':1e400}") +
+            "\n" + j("{'kind':'step','step':3,'t':3,'loss':NaN}") + "\n" + j("{'kind':'step','step':4,'t':4,'loss':-Infinity}") + "\n" +
+            j("{'kind':'step','step':5,'t':5,'loss':Infinity}") + "\n";
         const RunMetrics m = parseAll(text, 1 << 20);
         QVERIFY2(m.warnings.isEmpty(), qPrintable(m.warnings.isEmpty() ? QString() : m.warnings[0].message));
         const Series* loss = m.series(QStringLiteral("step/loss"));

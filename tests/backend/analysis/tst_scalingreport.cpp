@@ -68,8 +68,10 @@ private:
         // Epoch 1 is warm-up (100 s, left out). val_loss reaches 0.32 at a known epoch end.
         return {
             // ddp, 1 rank: epoch means 11 and 13 → T̄ 12, sd √2; best val 0.30 and 0.32 → target 0.32
-            run(QStringLiteral("ddp"), 1, 1, RunState::Completed, epochs({{100, 20, 0.5, 1100}, {10, 20, 0.35, 1110}, {12, 20, 0.30, 1122}})),
-            run(QStringLiteral("ddp"), 1, 2, RunState::Completed, epochs({{100, 20, 0.5, 1100}, {13, 20, 0.33, 1113}, {13, 20, 0.32, 1126}})),
+            run(QStringLiteral("ddp"), 1, 1, RunState::Completed,
+                epochs({{100, 20, 0.5, 1100}, {10, 20, 0.35, 1110}, {12, 20, 0.30, 1122}})),
+            run(QStringLiteral("ddp"), 1, 2, RunState::Completed,
+                epochs({{100, 20, 0.5, 1100}, {13, 20, 0.33, 1113}, {13, 20, 0.32, 1126}})),
             // ddp, 2 ranks: 6 and 6 → T̄ 6; reach 0.32 at epoch 2 (t_end 1106 → 106 s) and epoch 3 (1112 → 112 s)
             run(QStringLiteral("ddp"), 2, 1, RunState::Completed, epochs({{100, 10, 0.5, 1100}, {6, 10, 0.31, 1106}, {6, 10, 0.30, 1112}})),
             run(QStringLiteral("ddp"), 2, 2, RunState::Completed, epochs({{100, 10, 0.5, 1100}, {7, 10, 0.40, 1107}, {5, 10, 0.32, 1112}})),
@@ -156,7 +158,8 @@ private slots:
         QList<ReportRun> runs;
         runs << run(QStringLiteral("ddp"), 1, 1, RunState::Completed, epochs({{100, 20, 0.5, 1100}}));
         // Resumed in epoch 2: its row counts 8 of 20 steps and is left out.
-        runs << run(QStringLiteral("ddp"), 2, 1, RunState::Completed, epochs({{100, 20, 0.5, 1100}, {3, 8, 0.4, 1103}, {10, 20, 0.3, 1113}}));
+        runs << run(QStringLiteral("ddp"), 2, 1, RunState::Completed,
+                    epochs({{100, 20, 0.5, 1100}, {3, 8, 0.4, 1103}, {10, 20, 0.3, 1113}}));
         const ScalingReport rep = buildScalingReport(QStringLiteral("s"), runs, ReportOptions{1, 0.3, 10});
         const QString all = rep.warnings.join(QLatin1Char('\n'));
         QVERIFY2(all.contains(QStringLiteral("only 1 epoch(s), all warm-up")), qPrintable(all));

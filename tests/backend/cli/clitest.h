@@ -89,8 +89,9 @@ public:
     /// Waits until the run's mirrored metrics.jsonl holds at least `steps` step records.
     bool waitForSteps(const QString& runId, int steps, int seconds) const
     {
-        return waitFor(runId, [&](const QJsonObject&) { return mirrored(runId, QStringLiteral("metrics.jsonl")).count("\"kind\":\"step\"") >= steps; },
-                       seconds);
+        return waitFor(
+            runId, [&](const QJsonObject&) { return mirrored(runId, QStringLiteral("metrics.jsonl")).count("\"kind\":\"step\"") >= steps; },
+            seconds);
     }
 };
 

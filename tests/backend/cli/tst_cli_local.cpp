@@ -3,8 +3,8 @@
 // checkpoint that `requeue` resumes.
 #include "clitest.h"
 
-#include <QTemporaryDir>
 #include <QDir>
+#include <QTemporaryDir>
 
 using namespace scaledesk::test;
 
@@ -26,10 +26,10 @@ private slots:
 
     void dryRunRecordsNothing()
     {
-        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"),
-                                  QStringLiteral("--sweep"), QStringLiteral("dry"), QStringLiteral("--ranks-per-node"),
-                                  QStringLiteral("1,2"), QStringLiteral("--strategies"), QStringLiteral("ddp,zero1"),
-                                  QStringLiteral("--dry-run")});
+        const auto r =
+            m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--sweep"),
+                       QStringLiteral("dry"), QStringLiteral("--ranks-per-node"), QStringLiteral("1,2"), QStringLiteral("--strategies"),
+                       QStringLiteral("ddp,zero1"), QStringLiteral("--dry-run")});
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.out.count(QStringLiteral("#!/bin/bash")), 4);
         QVERIFY(r.out.contains(QStringLiteral("# ---- run dry-zero1-1x2-r1: job.sh ----")));
@@ -42,14 +42,14 @@ private slots:
 
     void sweepRunsEveryPoint()
     {
-        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"),
-                                  QStringLiteral("--sweep"), QStringLiteral("loc"), QStringLiteral("--nodes"), QStringLiteral("1"),
-                                  QStringLiteral("--ranks-per-node"), QStringLiteral("1,2"), QStringLiteral("--strategies"),
-                                  QStringLiteral("ddp,fused"), QStringLiteral("--make-data"), QStringLiteral("--wait"),
-                                  QStringLiteral("--timeout"), QStringLiteral("600")});
+        const auto r =
+            m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--sweep"),
+                       QStringLiteral("loc"), QStringLiteral("--nodes"), QStringLiteral("1"), QStringLiteral("--ranks-per-node"),
+                       QStringLiteral("1,2"), QStringLiteral("--strategies"), QStringLiteral("ddp,fused"), QStringLiteral("--make-data"),
+                       QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("600")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
-        const QStringList ids = {QStringLiteral("loc-ddp-1x1-r1"), QStringLiteral("loc-ddp-1x2-r1"),
-                                 QStringLiteral("loc-fused-1x1-r1"), QStringLiteral("loc-fused-1x2-r1")};
+        const QStringList ids = {QStringLiteral("loc-ddp-1x1-r1"), QStringLiteral("loc-ddp-1x2-r1"), QStringLiteral("loc-fused-1x1-r1"),
+                                 QStringLiteral("loc-fused-1x2-r1")};
         for (const QString& id : ids) {
             QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
             const QJsonObject m = m_cli.manifest(id);  // mirrored into the workspace
@@ -65,8 +65,8 @@ private slots:
             QCOMPARE(h.first(), QStringLiteral("draft"));
             QVERIFY2(h.contains(QStringLiteral("queued")) && h.last() == QStringLiteral("completed"), qPrintable(h.join(QLatin1Char(' '))));
         }
-        const auto list = m_cli.run({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--json"),
-                                     QStringLiteral("--sweep"), QStringLiteral("loc")});
+        const auto list = m_cli.run(
+            {QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--json"), QStringLiteral("--sweep"), QStringLiteral("loc")});
         const QJsonArray rows = QJsonDocument::fromJson(list.out.toUtf8()).array();
         QCOMPARE(rows.size(), 4);
         for (const auto& row : rows) QCOMPARE(row.toObject().value(QStringLiteral("state")).toString(), QStringLiteral("completed"));
@@ -104,14 +104,16 @@ private slots:
     void hostileRunNameNeverExecutes()
     {
         const QString name = QStringLiteral("x $(touch pwned); `touch pwned2` 'q' \"dq\" ü;");
-        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"),
-                                  QStringLiteral("--name"), name, QStringLiteral("--ranks-per-node"), QStringLiteral("2"),
-                                  QStringLiteral("--make-data"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")});
+        const auto r =
+            m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--name"), name,
+                       QStringLiteral("--ranks-per-node"), QStringLiteral("2"), QStringLiteral("--make-data"), QStringLiteral("--wait"),
+                       QStringLiteral("--timeout"), QStringLiteral("300")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
         QCOMPARE(m_cli.state(name), QStringLiteral("completed"));
         const QString remote = m_cli.record(name).value(QStringLiteral("remote_dir")).toString();
         QVERIFY(remote.endsWith(QStringLiteral("/runs/") + name));
-        for (const QString& dir : {remote, m_cli.workspace, m_cli.workspace + QStringLiteral("/runs/") + name, QDir::currentPath(), QDir::homePath()}) {
+        for (const QString& dir :
+             {remote, m_cli.workspace, m_cli.workspace + QStringLiteral("/runs/") + name, QDir::currentPath(), QDir::homePath()}) {
             QVERIFY2(!QFile::exists(dir + QStringLiteral("/pwned")), qPrintable(dir));
             QVERIFY2(!QFile::exists(dir + QStringLiteral("/pwned2")), qPrintable(dir));
         }
@@ -156,8 +158,8 @@ private slots:
                                      QStringLiteral("--name"), id, QStringLiteral("--make-data")});
         QVERIFY2(r.crashed, "the fault hook did not kill the submit");
         QCOMPARE(m_cli.state(id), QStringLiteral("submitting"));  // what the killed process left
-        const auto status = m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"),
-                                       QStringLiteral("300"), id});
+        const auto status =
+            m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300"), id});
         QCOMPARE(m_cli.state(id), expect);
         QVERIFY2(status.out.contains(expect), qPrintable(status.all()));
         if (fault == QLatin1String("after-sbatch"))
@@ -176,7 +178,8 @@ private slots:
         QVERIFY(m_cli.waitForSteps(id, 2, 180));
         const auto c = m_cli.run({QStringLiteral("cancel"), id});
         QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
-        QVERIFY(m_cli.waitFor(id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() != QLatin1String("running"); }, 120));
+        QVERIFY(m_cli.waitFor(
+            id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() != QLatin1String("running"); }, 120));
         QCOMPARE(m_cli.state(id), QStringLiteral("cancelled"));
         const auto again = m_cli.run({QStringLiteral("cancel"), id});
         QCOMPARE(again.exitCode, 1);
@@ -191,19 +194,21 @@ private slots:
     void signalCheckpointsAndRequeueResumes()
     {
         const QString id = QStringLiteral("to-resume");
-        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"),
-                                  QStringLiteral("--name"), id, QStringLiteral("--make-data"), QStringLiteral("--"),
-                                  QStringLiteral("--num_epochs"), QStringLiteral("40")});
+        const auto r =
+            m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--name"), id,
+                       QStringLiteral("--make-data"), QStringLiteral("--"), QStringLiteral("--num_epochs"), QStringLiteral("40")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
         QVERIFY(m_cli.waitForSteps(id, 3, 180));
         const auto c = m_cli.run({QStringLiteral("cancel"), QStringLiteral("--signal"), QStringLiteral("USR1"), id});
         QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
-        QVERIFY(m_cli.waitFor(id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120));
+        QVERIFY(m_cli.waitFor(
+            id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120));
         QCOMPARE(m_cli.manifest(id).value(QStringLiteral("status")).toString(), QStringLiteral("preempted"));
         QVERIFY(m_cli.mirrored(id, QStringLiteral("metrics.jsonl")).contains("\"event\":\"preempted\""));
         const auto q = m_cli.run({QStringLiteral("requeue"), id});
         QVERIFY2(q.exitCode == 0, qPrintable(q.all()));
-        const auto done = m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("600"), id});
+        const auto done =
+            m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("600"), id});
         QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
         QVERIFY(m_cli.mirrored(id, QStringLiteral("metrics.jsonl")).contains("\"event\":\"resumed\""));
         const QStringList h = m_cli.history(id);
@@ -286,15 +291,16 @@ private slots:
     {
         QFETCH(QString, policy);
         const QString sweep = QStringLiteral("pf") + policy;
-        const QStringList ids{sweep + QStringLiteral("-ddp-1x1-r1"), sweep + QStringLiteral("-ddp-1x1-r2"), sweep + QStringLiteral("-ddp-1x1-r3")};
+        const QStringList ids{sweep + QStringLiteral("-ddp-1x1-r1"), sweep + QStringLiteral("-ddp-1x1-r2"),
+                              sweep + QStringLiteral("-ddp-1x1-r3")};
         // The second point's run folder cannot be made: a file is in its way.
         QDir().mkpath(m_cli.workspace + QStringLiteral("/local/runs"));
         QFile blocker(m_cli.workspace + QStringLiteral("/local/runs/") + ids[1]);
         QVERIFY(blocker.open(QIODevice::WriteOnly));
         blocker.close();
-        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--sweep"),
-                                  sweep, QStringLiteral("--repetitions"), QStringLiteral("3"), QStringLiteral("--make-data"),
-                                  QStringLiteral("--on-failure"), policy});
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"),
+                                  QStringLiteral("--sweep"), sweep, QStringLiteral("--repetitions"), QStringLiteral("3"),
+                                  QStringLiteral("--make-data"), QStringLiteral("--on-failure"), policy});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains(ids[1]), qPrintable(r.err));
         QCOMPARE(m_cli.state(ids[0]), QStringLiteral("queued"));
@@ -314,10 +320,13 @@ private slots:
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("says");
-        QTest::newRow("misspelt command") << QStringList{QStringLiteral("stauts")} << QStringLiteral("unknown command 'stauts'; did you mean 'status'?");
-        QTest::newRow("unknown command") << QStringList{QStringLiteral("improt"), QStringLiteral("x")} << QStringLiteral("unknown command 'improt'; did you mean '");
+        QTest::newRow("misspelt command") << QStringList{QStringLiteral("stauts")}
+                                          << QStringLiteral("unknown command 'stauts'; did you mean 'status'?");
+        QTest::newRow("unknown command") << QStringList{QStringLiteral("improt"), QStringLiteral("x")}
+                                         << QStringLiteral("unknown command 'improt'; did you mean '");
         QTest::newRow("unknown option") << QStringList{QStringLiteral("--bogus")} << QStringLiteral("--bogus");
-        QTest::newRow("unknown command option") << QStringList{QStringLiteral("status"), QStringLiteral("--bogus")} << QStringLiteral("--bogus");
+        QTest::newRow("unknown command option")
+            << QStringList{QStringLiteral("status"), QStringLiteral("--bogus")} << QStringLiteral("--bogus");
     }
     void unknownCommandsAndOptionsAreUsageErrors()
     {

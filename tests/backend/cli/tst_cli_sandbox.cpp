@@ -61,9 +61,9 @@ private:
     }
     QStringList submitArgs(const QString& profile, const QString& config, const QStringList& more)
     {
-        return QStringList{QStringLiteral("submit"), QStringLiteral("--profile"), profile, QStringLiteral("--config"), config,
+        return QStringList{QStringLiteral("submit"),     QStringLiteral("--profile"), profile, QStringLiteral("--config"), config,
                            QStringLiteral("--make-data")} +
-               more;
+            more;
     }
 
 private slots:
@@ -89,7 +89,8 @@ private slots:
         for (const auto& row : QJsonDocument::fromJson(list.out.toUtf8()).array()) {
             const QString state = row.toObject().value(QStringLiteral("state")).toString();
             const QString job = row.toObject().value(QStringLiteral("job_id")).toString();
-            if (!job.isEmpty() && (state == QLatin1String("queued") || state == QLatin1String("running") || state == QLatin1String("requeued")))
+            if (!job.isEmpty() &&
+                (state == QLatin1String("queued") || state == QLatin1String("running") || state == QLatin1String("requeued")))
                 runLocal(QStringLiteral("scancel"), {job});
         }
     }
@@ -121,8 +122,8 @@ private slots:
         write(QStringLiteral("trainer/CMakeLists.txt"), "add_executable(scaledesk-train main.c)\n");
         write(QStringLiteral("trainer/main.c"), "#include <stdio.h>\nint main(void) { puts(\"stand-in 1\"); return 0; }\n");
         // CMake cannot build under a path with ';' (its list separator): a clear refusal...
-        const auto refused = m_cli.run({QStringLiteral("deploy"), QStringLiteral("--profile"), QStringLiteral("sb"),
-                                        QStringLiteral("--sources"), src});
+        const auto refused =
+            m_cli.run({QStringLiteral("deploy"), QStringLiteral("--profile"), QStringLiteral("sb"), QStringLiteral("--sources"), src});
         QCOMPARE(refused.exitCode, 1);
         QVERIFY2(refused.err.contains(QStringLiteral("contains ';'")), qPrintable(refused.err));
         // ...so this profile keeps its (still hostile) remote root free of ';'.
@@ -211,19 +212,19 @@ private slots:
 
     void sweepRunsEveryPointAndRendersMultiNodeScripts()
     {
-        const auto dry = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
-                                              {QStringLiteral("--sweep"), QStringLiteral("big"), QStringLiteral("--nodes"),
-                                               QStringLiteral("2,4"), QStringLiteral("--ranks-per-node"), QStringLiteral("4"),
-                                               QStringLiteral("--dry-run")}));
+        const auto dry =
+            m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                                 {QStringLiteral("--sweep"), QStringLiteral("big"), QStringLiteral("--nodes"), QStringLiteral("2,4"),
+                                  QStringLiteral("--ranks-per-node"), QStringLiteral("4"), QStringLiteral("--dry-run")}));
         QCOMPARE(dry.exitCode, 0);
         QVERIFY(dry.out.contains(QStringLiteral("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=4")));
         QVERIFY(dry.out.contains(QStringLiteral("MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"")));
 
-        const auto r = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
-                                            {QStringLiteral("--sweep"), QStringLiteral("sw"), QStringLiteral("--nodes"), QStringLiteral("1"),
-                                             QStringLiteral("--ranks-per-node"), QStringLiteral("1,2"), QStringLiteral("--strategies"),
-                                             QStringLiteral("ddp,fused"), QStringLiteral("--wait"), QStringLiteral("--timeout"),
-                                             QStringLiteral("600")}));
+        const auto r = m_cli.run(
+            submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                       {QStringLiteral("--sweep"), QStringLiteral("sw"), QStringLiteral("--nodes"), QStringLiteral("1"),
+                        QStringLiteral("--ranks-per-node"), QStringLiteral("1,2"), QStringLiteral("--strategies"),
+                        QStringLiteral("ddp,fused"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("600")}));
         QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
         for (const QString& id : {QStringLiteral("sw-ddp-1x1-r1"), QStringLiteral("sw-ddp-1x2-r1"), QStringLiteral("sw-fused-1x1-r1"),
                                   QStringLiteral("sw-fused-1x2-r1")}) {
@@ -280,9 +281,9 @@ private slots:
     void tailFollowsARunToItsEnd()
     {
         const QString id = QStringLiteral("tailed");
-        const auto r = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
-                                            {QStringLiteral("--name"), id, QStringLiteral("--"), QStringLiteral("--num_epochs"),
-                                             QStringLiteral("6")}));
+        const auto r = m_cli.run(
+            submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                       {QStringLiteral("--name"), id, QStringLiteral("--"), QStringLiteral("--num_epochs"), QStringLiteral("6")}));
         QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
         const auto t = m_cli.run({QStringLiteral("tail"), QStringLiteral("--follow"), id}, 600);
         QCOMPARE(t.exitCode, 0);
@@ -298,15 +299,16 @@ private slots:
         const auto add = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("nopart"),
                                     writeProfile(QStringLiteral("nopart"), QString(), QString(), QStringLiteral("  partition: nope\n"))});
         QVERIFY2(add.exitCode == 0, qPrintable(add.all()));
-        const auto r = m_cli.run(submitArgs(QStringLiteral("nopart"), QStringLiteral("cpu-tiny"), {QStringLiteral("--name"), QStringLiteral("rejected")}));
+        const auto r = m_cli.run(
+            submitArgs(QStringLiteral("nopart"), QStringLiteral("cpu-tiny"), {QStringLiteral("--name"), QStringLiteral("rejected")}));
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains(QStringLiteral("sbatch refused the job")) && r.err.contains(QStringLiteral("nope")), qPrintable(r.err));
         QCOMPARE(m_cli.state(QStringLiteral("rejected")), QStringLiteral("submit-failed"));
         QVERIFY(m_cli.record(QStringLiteral("rejected")).value(QStringLiteral("message")).toString().contains(QStringLiteral("partition")));
         // A malformed time limit never reaches an #SBATCH line.
-        const auto bad = m_cli.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
-                                              {QStringLiteral("--name"), QStringLiteral("badtime"), QStringLiteral("--time"),
-                                               QStringLiteral("1:00\n#SBATCH --uid=0")}));
+        const auto bad = m_cli.run(submitArgs(
+            QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+            {QStringLiteral("--name"), QStringLiteral("badtime"), QStringLiteral("--time"), QStringLiteral("1:00\n#SBATCH --uid=0")}));
         QCOMPARE(bad.exitCode, 2);
         QVERIFY(m_cli.record(QStringLiteral("badtime")).isEmpty());
     }
@@ -315,9 +317,10 @@ private slots:
     void failingJobShowsTheTrainersError()
     {
         const QString id = QStringLiteral("fails-at-once");
-        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("sb"), QStringLiteral("--config"),
-                                  QStringLiteral("cpu-tiny"), QStringLiteral("--name"), id, QStringLiteral("--data"),
-                                  QStringLiteral("/nonexistent-data"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")});
+        const auto r =
+            m_cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("sb"), QStringLiteral("--config"),
+                       QStringLiteral("cpu-tiny"), QStringLiteral("--name"), id, QStringLiteral("--data"),
+                       QStringLiteral("/nonexistent-data"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")});
         QCOMPARE(r.exitCode, 1);  // --wait: not every run completed
         const auto status = m_cli.run({QStringLiteral("status"), id});
         QCOMPARE(m_cli.state(id), QStringLiteral("failed"));
@@ -333,7 +336,8 @@ private slots:
         QVERIFY(m_cli.waitForSteps(id, 2, 240));
         const auto c = m_cli.run({QStringLiteral("cancel"), id});
         QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
-        QVERIFY(m_cli.waitFor(id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120));
+        QVERIFY(m_cli.waitFor(
+            id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120));
     }
 
     // USR1 (as --signal=B:USR1@… sends before the time limit): the trainer checkpoints, the job
@@ -348,7 +352,8 @@ private slots:
         QVERIFY(m_cli.waitForSteps(id, 3, 240));
         const auto c = m_cli.run({QStringLiteral("cancel"), QStringLiteral("--signal"), QStringLiteral("USR1"), id});
         QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
-        QVERIFY(m_cli.waitFor(id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("requeued"); }, 180));
+        QVERIFY(m_cli.waitFor(
+            id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("requeued"); }, 180));
         // SLURM holds a requeued job back (BeginTime) for two minutes, so the old step can clean up
         // (its pmix socket); let it start as soon as the old step is gone.
         const QString jobId = m_cli.record(id).value(QStringLiteral("job_id")).toString();
@@ -358,9 +363,11 @@ private slots:
                gone.elapsed() < 60000)
             QThread::msleep(500);
         QThread::sleep(5);
-        QCOMPARE(runLocal(QStringLiteral("scontrol"), {QStringLiteral("update"), QStringLiteral("JobId=") + jobId, QStringLiteral("StartTime=now")}),
+        QCOMPARE(runLocal(QStringLiteral("scontrol"),
+                          {QStringLiteral("update"), QStringLiteral("JobId=") + jobId, QStringLiteral("StartTime=now")}),
                  QString());
-        const auto done = m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("600"), id});
+        const auto done =
+            m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("600"), id});
         QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
         const QByteArray metrics = m_cli.mirrored(id, QStringLiteral("metrics.jsonl"));
         QVERIFY(metrics.contains("\"event\":\"preempted\""));
@@ -377,7 +384,8 @@ private slots:
         const auto r = crashing.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"), {QStringLiteral("--name"), id}));
         QVERIFY(r.crashed);
         QCOMPARE(m_cli.state(id), QStringLiteral("submitting"));
-        const auto st = m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300"), id});
+        const auto st =
+            m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300"), id});
         QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
         QVERIFY2(st.out.contains(QStringLiteral("after an interrupted submit")), qPrintable(st.out));
         QVERIFY(!m_cli.record(id).value(QStringLiteral("job_id")).toString().isEmpty());
@@ -398,23 +406,25 @@ private slots:
         QVERIFY(f.open(QIODevice::ReadOnly));
         QCOMPARE(f.readAll(), QByteArray());  // nothing recorded
         f.close();
-        const auto accepted = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("newkey"),
-                                         QStringLiteral("--accept-new-host-key")});
+        const auto accepted = m_cli.run(
+            {QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("newkey"), QStringLiteral("--accept-new-host-key")});
         QVERIFY2(accepted.out.contains(QStringLiteral("ok   connect")), qPrintable(accepted.all()));
         QVERIFY(f.open(QIODevice::ReadOnly));
         QVERIFY(f.readAll().contains("ssh-ed25519"));
         f.close();
         // Recorded: the next connection does not ask.
         const auto again = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("newkey")});
-        QVERIFY2(again.out.contains(QStringLiteral("ok   connect")) && !again.err.contains(QStringLiteral("is not known")), qPrintable(again.all()));
+        QVERIFY2(again.out.contains(QStringLiteral("ok   connect")) && !again.err.contains(QStringLiteral("is not known")),
+                 qPrintable(again.all()));
     }
 
     void changedHostKeyIsAlwaysRefused()
     {
         const QString kh = m_tmp.filePath(QStringLiteral("changed_known_hosts"));
         const QString keyFile = m_tmp.filePath(QStringLiteral("other_host_key"));
-        runLocal(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
-                                                QString(), QStringLiteral("-f"), keyFile});
+        runLocal(QStringLiteral("ssh-keygen"),
+                 {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
+                  QStringLiteral("-f"), keyFile});
         QFile pub(keyFile + QStringLiteral(".pub"));
         QVERIFY(pub.open(QIODevice::ReadOnly));
         const QByteArray key = pub.readAll().split(' ').mid(0, 2).join(' ');
@@ -425,8 +435,8 @@ private slots:
         const auto add = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("changed"),
                                     writeProfile(QStringLiteral("changed"), QString(), kh)});
         QCOMPARE(add.exitCode, 0);
-        const auto r = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("changed"),
-                                  QStringLiteral("--accept-new-host-key")});
+        const auto r = m_cli.run(
+            {QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("changed"), QStringLiteral("--accept-new-host-key")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.all().contains(QStringLiteral("127.0.0.1:26822")) && r.all().contains(QStringLiteral("SHA256:")) &&
                      r.all().contains(QStringLiteral("changed")),

@@ -2,8 +2,8 @@
 // by CTest as the "ssh" fixture): port 26822 takes root's keys, port 26823 keyboard-interactive for
 // the unprivileged user scaledesk-kbd (root bypasses file permissions, so permission errors are
 // checked through that user). known_hosts files are always copies in a QTemporaryDir.
-#include "scheduler/shellquote.h"
 #include "remote/sshtransport.h"
+#include "scheduler/shellquote.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -14,8 +14,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <thread>
 #include <QThread>
+#include <thread>
 
 #include <memory>
 
@@ -26,8 +26,7 @@ namespace {
 QString readText(const QString& path)
 {
     QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
+    if (!f.open(QIODevice::ReadOnly)) return {};
     return QString::fromUtf8(f.readAll()).trimmed();
 }
 
@@ -49,8 +48,7 @@ QByteArray randomBytes(qsizetype n)
 {
     QByteArray data(n, Qt::Uninitialized);
     QRandomGenerator gen(20240601);
-    for (qsizetype i = 0; i < n; ++i)
-        data[i] = char(gen.bounded(256));
+    for (qsizetype i = 0; i < n; ++i) data[i] = char(gen.bounded(256));
     return data;
 }
 
@@ -102,11 +100,10 @@ class TestSshTransport : public QObject {
     static SshCallbacks answering(const QString& answer, int* rounds, QList<SshCallbacks::Prompt>* seen = nullptr)
     {
         SshCallbacks cb;
-        cb.keyboardInteractive = [=](const QString&, const QString&, const QList<SshCallbacks::Prompt>& prompts)
-            -> std::optional<QStringList> {
+        cb.keyboardInteractive = [=](const QString&, const QString&,
+                                     const QList<SshCallbacks::Prompt>& prompts) -> std::optional<QStringList> {
             ++*rounds;
-            if (seen)
-                *seen += prompts;
+            if (seen) *seen += prompts;
             return QStringList(QList<QString>(prompts.size(), answer));
         };
         return cb;
@@ -119,12 +116,11 @@ class TestSshTransport : public QObject {
     {
         const QString listener = readText(sandboxFile(QStringLiteral("sshd-%1.pid").arg(m_port)));
         QVERIFY(!listener.isEmpty());
-        QProcess::execute(QStringLiteral("/bin/sh"),
-                          {QStringLiteral("-c"),
-                           QStringLiteral("for m in $(pgrep -P %1); do pkill -KILL -P $m; kill -KILL $m; done").arg(listener)});
+        QProcess::execute(
+            QStringLiteral("/bin/sh"),
+            {QStringLiteral("-c"), QStringLiteral("for m in $(pgrep -P %1); do pkill -KILL -P $m; kill -KILL $m; done").arg(listener)});
         // Wait until the listener has no per-connection children left.
-        for (int i = 0; i < 50 && !run(QStringLiteral("pgrep"), {QStringLiteral("-P"), listener}).isEmpty(); ++i)
-            QThread::msleep(100);
+        for (int i = 0; i < 50 && !run(QStringLiteral("pgrep"), {QStringLiteral("-P"), listener}).isEmpty(); ++i) QThread::msleep(100);
     }
 
 private slots:
@@ -133,11 +129,10 @@ private slots:
         m_dir = qEnvironmentVariable("SCALEDESK_SSH_SANDBOX_DIR", QStringLiteral("/tmp/scaledesk-ssh-sandbox"));
         QVERIFY2(QFile::exists(sandboxFile(QStringLiteral("known_hosts"))),
                  qPrintable(QStringLiteral("no SSH sandbox in %1: run tests/sandbox/ssh-sandbox.sh start (CTest's "
-                                           "\"ssh\" fixture does)").arg(m_dir)));
-        if (qEnvironmentVariableIsSet("SCALEDESK_SSH_PORT"))
-            m_port = qEnvironmentVariableIntValue("SCALEDESK_SSH_PORT");
-        if (qEnvironmentVariableIsSet("SCALEDESK_SSH_KBD_PORT"))
-            m_kbdPort = qEnvironmentVariableIntValue("SCALEDESK_SSH_KBD_PORT");
+                                           "\"ssh\" fixture does)")
+                                .arg(m_dir)));
+        if (qEnvironmentVariableIsSet("SCALEDESK_SSH_PORT")) m_port = qEnvironmentVariableIntValue("SCALEDESK_SSH_PORT");
+        if (qEnvironmentVariableIsSet("SCALEDESK_SSH_KBD_PORT")) m_kbdPort = qEnvironmentVariableIntValue("SCALEDESK_SSH_KBD_PORT");
         qunsetenv("SSH_AUTH_SOCK");  // the developer's agent must not decide these tests
         QVERIFY(m_tmp.isValid());
 
@@ -157,15 +152,12 @@ private slots:
     void cleanupTestCase()
     {
         if (!m_root) return;
-        const auto removed = m_root->exec(QStringLiteral("rm -rf ") + m_area.mid(2).prepend(QStringLiteral("\"$HOME\"/"))
-                                          + QStringLiteral(" /tmp/scaledesk-ssh-private-%1").arg(m_port));
+        const auto removed = m_root->exec(QStringLiteral("rm -rf ") + m_area.mid(2).prepend(QStringLiteral("\"$HOME\"/")) +
+                                          QStringLiteral(" /tmp/scaledesk-ssh-private-%1").arg(m_port));
         QVERIFY2(removed && removed->exitCode == 0, "cleanup of the test area failed");
     }
 
-    void describeNamesTheTarget()
-    {
-        QCOMPARE(m_root->describe(), QStringLiteral("root@127.0.0.1:%1").arg(m_port));
-    }
+    void describeNamesTheTarget() { QCOMPARE(m_root->describe(), QStringLiteral("root@127.0.0.1:%1").arg(m_port)); }
 
     void exec_data()
     {
@@ -175,10 +167,10 @@ private slots:
         QTest::addColumn<int>("exitCode");
         QTest::newRow("stdout") << QStringLiteral("printf 'a\\nb'") << QByteArray("a\nb") << QByteArray() << 0;
         QTest::newRow("stderr and exit code") << QStringLiteral("echo oops >&2; exit 3") << QByteArray() << QByteArray("oops\n") << 3;
-        QTest::newRow("both streams") << QStringLiteral("echo out; echo err >&2; echo out2; false")
-                                      << QByteArray("out\nout2\n") << QByteArray("err\n") << 1;
-        QTest::newRow("1 MB of output") << QStringLiteral("head -c 1000000 /dev/zero | tr '\\0' x")
-                                        << QByteArray(1000000, 'x') << QByteArray() << 0;
+        QTest::newRow("both streams") << QStringLiteral("echo out; echo err >&2; echo out2; false") << QByteArray("out\nout2\n")
+                                      << QByteArray("err\n") << 1;
+        QTest::newRow("1 MB of output") << QStringLiteral("head -c 1000000 /dev/zero | tr '\\0' x") << QByteArray(1000000, 'x')
+                                        << QByteArray() << 0;
         QTest::newRow("stdin is closed") << QStringLiteral("cat; echo done") << QByteArray("done\n") << QByteArray() << 0;
         QTest::newRow("shell semantics") << QStringLiteral("x='a b'; set -- $x; echo $#") << QByteArray("2\n") << QByteArray() << 0;
         QTest::newRow("killed by a signal") << QStringLiteral("kill -KILL $$") << QByteArray() << QByteArray() << -1;
@@ -277,8 +269,8 @@ private slots:
         QCOMPARE(after.bytesWritten - before.bytesWritten, quint64(data.size()));
         QCOMPARE(after.bytesRead - before.bytesRead, quint64(data.size() + 10));
         // What a shell on the server sees is the same file.
-        const Expected<ExecResult> sum = m_root->exec(QStringLiteral("md5sum < ") + m_area.mid(2).prepend(QStringLiteral("\"$HOME\"/"))
-                                                      + QStringLiteral("/big.bin"));
+        const Expected<ExecResult> sum =
+            m_root->exec(QStringLiteral("md5sum < ") + m_area.mid(2).prepend(QStringLiteral("\"$HOME\"/")) + QStringLiteral("/big.bin"));
         QVERIFY(sum);
         QCOMPARE(sum->out.left(32), QCryptographicHash::hash(data, QCryptographicHash::Md5).toHex());
     }
@@ -325,8 +317,8 @@ private slots:
     void missingFile()
     {
         QFETCH(QString, operation);
-        const QString path = operation == QLatin1String("readAt-dir") ? remote(QStringLiteral("no-such-dir/file"))
-                                                                     : remote(QStringLiteral("no-such-file"));
+        const QString path =
+            operation == QLatin1String("readAt-dir") ? remote(QStringLiteral("no-such-dir/file")) : remote(QStringLiteral("no-such-file"));
         const Error e = operation == QLatin1String("stat") ? m_root->stat(path).error() : m_root->readAt(path, 0, 10).error();
         QCOMPARE(e.code, ErrorCode::TransportNoFile);
         QVERIFY2(e.message.contains(path), qPrintable(e.message));
@@ -479,8 +471,7 @@ private slots:
         cb.passphrase = [&](const QString& keyFile) -> std::optional<QString> {
             ++asked;
             askedFor = keyFile;
-            if (answer == QLatin1String("<cancel>"))
-                return std::nullopt;
+            if (answer == QLatin1String("<cancel>")) return std::nullopt;
             return answer == QLatin1String("<right>") ? passphrase : answer;
         };
         SshTransport t(o, cb);
@@ -614,8 +605,8 @@ private slots:
         QVERIFY(!r);
         QCOMPARE(r.error().code, ErrorCode::TransportHostKey);
         const QString& m = r.error().message;
-        QVERIFY2(m.contains(QStringLiteral("127.0.0.1:%1").arg(m_port)) && m.contains(m_fingerprint) && m.contains(QStringLiteral("CHANGED"))
-                     && m.contains(o.knownHostsFile),
+        QVERIFY2(m.contains(QStringLiteral("127.0.0.1:%1").arg(m_port)) && m.contains(m_fingerprint) &&
+                     m.contains(QStringLiteral("CHANGED")) && m.contains(o.knownHostsFile),
                  qPrintable(m));
         QCOMPARE(asked, 0);
         QFile f(o.knownHostsFile);
@@ -668,8 +659,7 @@ private slots:
             QThread::msleep(700);
             killSessions();
         });
-        const Expected<ExecResult> r =
-            t.exec(QStringLiteral("echo run >> %1; sleep 3").arg(marker), 60000, Idempotent::No);
+        const Expected<ExecResult> r = t.exec(QStringLiteral("echo run >> %1; sleep 3").arg(marker), 60000, Idempotent::No);
         killer.join();
         QVERIFY(!r);
         QVERIFY2(r.error().code == ErrorCode::TransportConnect || r.error().code == ErrorCode::TransportIo, qPrintable(r.error().text()));
@@ -698,8 +688,7 @@ private slots:
         QCOMPARE(t.stats().connects, quint64(1));
 
         killSessions();
-        if (keepaliveS > 0)
-            QThread::msleep(1200);
+        if (keepaliveS > 0) QThread::msleep(1200);
         // A command that is safe to repeat (a read, a poll) runs on the new session.
         const Expected<ExecResult> r = t.exec(QStringLiteral("echo again"), 60000, Idempotent::Yes);
         QVERIFY2(r, qPrintable(r ? QString() : r.error().text()));

@@ -3,11 +3,11 @@
 // stays active), a run folder on the "cluster" that a writer thread appends metrics lines to, the
 // real SshTransport, SlurmScheduler, RunPoller and MirrorReader, and a way to cut the SSH session
 // the way a network drop would (kill the session's sshd processes).
+#include "remote/sshtransport.h"
 #include "runs/mirrorreader.h"
 #include "runs/runpoller.h"
 #include "scheduler/shellquote.h"
 #include "scheduler/slurmscheduler.h"
-#include "remote/sshtransport.h"
 
 #include <QDateTime>
 #include <QFile>
@@ -52,8 +52,9 @@ public:
         if (!s) return s.error().text();
         store = std::move(s).value();
         remoteDir = tmp.filePath(QStringLiteral("remote run"));
-        auto job = ssh->exec(QStringLiteral("mkdir -p %1 && sbatch --hold --parsable --chdir=%1 --job-name=tail --output=/dev/null --wrap 'sleep 1'")
-                                 .arg(shellQuote(remoteDir)));
+        auto job = ssh->exec(
+            QStringLiteral("mkdir -p %1 && sbatch --hold --parsable --chdir=%1 --job-name=tail --output=/dev/null --wrap 'sleep 1'")
+                .arg(shellQuote(remoteDir)));
         if (!job) return job.error().text();
         if (job->exitCode != 0) return QString::fromUtf8(job->err);
         jobId = QString::fromUtf8(job->out).trimmed();
@@ -72,7 +73,8 @@ public:
     {
         if (writer.joinable()) writer.join();
         if (ssh && !jobId.isEmpty())
-            if (auto done = ssh->exec(QStringLiteral("scancel %1").arg(shellQuote(jobId))); !done) qWarning("cleanup: %s", qPrintable(done.error().text()));
+            if (auto done = ssh->exec(QStringLiteral("scancel %1").arg(shellQuote(jobId))); !done)
+                qWarning("cleanup: %s", qPrintable(done.error().text()));
     }
 
     /// Appends `lines` step records (t = the time of the write) to metrics.jsonl and a log line per
@@ -84,8 +86,8 @@ public:
             FILE* log = std::fopen((remoteDir + QStringLiteral("/slurm-%1.out").arg(jobId)).toLocal8Bit().constData(), "ab");
             for (int i = 1; i <= lines; ++i) {
                 const double t = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-                std::fprintf(metrics, "{\"kind\":\"step\",\"step\":%d,\"epoch\":1,\"t\":%.6f,\"loss\":%.9g,\"lr\":0.001,\"step_s\":0.2}\n", i, t,
-                             1.0 / i);
+                std::fprintf(metrics, "{\"kind\":\"step\",\"step\":%d,\"epoch\":1,\"t\":%.6f,\"loss\":%.9g,\"lr\":0.001,\"step_s\":0.2}\n",
+                             i, t, 1.0 / i);
                 std::fflush(metrics);
                 std::fprintf(log, "step %d done\n", i);
                 std::fflush(log);
@@ -109,8 +111,9 @@ public:
         QFile pidFile(sandboxDir() + QStringLiteral("/sshd-26822.pid"));
         if (!pidFile.open(QIODevice::ReadOnly)) return;
         const QString listener = QString::fromUtf8(pidFile.readAll()).trimmed();
-        QProcess::execute(QStringLiteral("sh"),
-                          {QStringLiteral("-c"), QStringLiteral("for m in $(pgrep -P %1); do pkill -KILL -P $m; kill -KILL $m; done").arg(listener)});
+        QProcess::execute(
+            QStringLiteral("sh"),
+            {QStringLiteral("-c"), QStringLiteral("for m in $(pgrep -P %1); do pkill -KILL -P $m; kill -KILL $m; done").arg(listener)});
     }
 
     QByteArray remoteBytes(const QString& name) const

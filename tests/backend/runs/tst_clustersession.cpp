@@ -1,8 +1,8 @@
 // ClusterSession: operations run on the session's own thread, one at a time, in order, with the
 // signal protocol started → progress* → succeeded | failed | cancelled → finished.
+#include "remote/localtransport.h"
 #include "runs/clustersession.h"
 #include "scheduler/localscheduler.h"
-#include "remote/localtransport.h"
 
 #include <QCoreApplication>
 #include <QPointer>
@@ -29,7 +29,8 @@ QStringList* record(RemoteOperation* op, QObject* context)
     QObject::connect(op, &RemoteOperation::progress, context, [log](const QString& m) { *log << QStringLiteral("progress:") + m; });
     QObject::connect(op, &RemoteOperation::succeeded, context,
                      [log](const QVariant& v) { *log << QStringLiteral("succeeded:") + v.toString(); });
-    QObject::connect(op, &RemoteOperation::failed, context, [log](const Error& e) { *log << QStringLiteral("failed:") + errorCodeName(e.code); });
+    QObject::connect(op, &RemoteOperation::failed, context,
+                     [log](const Error& e) { *log << QStringLiteral("failed:") + errorCodeName(e.code); });
     QObject::connect(op, &RemoteOperation::cancelled, context, [log] { *log << QStringLiteral("cancelled"); });
     QObject::connect(op, &RemoteOperation::finished, context, [log] { *log << QStringLiteral("finished"); });
     return log;
@@ -57,8 +58,9 @@ private slots:
         QCOMPARE(session->pending(), 1);
         go.release();  // run() returned while the work had not even passed its first line
         QTRY_COMPARE(log->size(), 4);
-        QCOMPARE(*log, (QStringList{QStringLiteral("started"), QStringLiteral("progress:half"), QStringLiteral("succeeded:hello"),
-                                    QStringLiteral("finished")}));
+        QCOMPARE(*log,
+                 (QStringList{QStringLiteral("started"), QStringLiteral("progress:half"), QStringLiteral("succeeded:hello"),
+                              QStringLiteral("finished")}));
         QVERIFY(workerThread != nullptr && workerThread != QThread::currentThread());
         QCOMPARE(session->pending(), 0);
         QTRY_VERIFY(alive.isNull());  // deleted after finished()
@@ -97,17 +99,19 @@ private slots:
             });
         QSignalSpy last(ops.last(), &RemoteOperation::finished);
         QTRY_COMPARE(last.size(), 1);
-        QCOMPARE(order, (QStringList{QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3"), QStringLiteral("4")}));
+        QCOMPARE(order,
+                 (QStringList{QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3"), QStringLiteral("4")}));
     }
 
     void cancelledBeforeStartNeverRuns()
     {
         auto session = localSession();
         QSemaphore hold;
-        RemoteOperation* first = session->run(QStringLiteral("slow"), [&](Transport&, Scheduler&, const auto&, const RemoteOperation& self) {
-            hold.acquire();
-            return self.cancelRequested() ? Expected<QVariant>(QStringLiteral("stopped early")) : Expected<QVariant>(1);
-        });
+        RemoteOperation* first =
+            session->run(QStringLiteral("slow"), [&](Transport&, Scheduler&, const auto&, const RemoteOperation& self) {
+                hold.acquire();
+                return self.cancelRequested() ? Expected<QVariant>(QStringLiteral("stopped early")) : Expected<QVariant>(1);
+            });
         bool secondRan = false;
         RemoteOperation* second = session->run(QStringLiteral("queued"), [&](Transport&, Scheduler&, const auto&, const auto&) {
             secondRan = true;
@@ -132,9 +136,8 @@ private slots:
             hold.acquire();
             return Expected<QVariant>(1);
         });
-        RemoteOperation* queued = session->run(QStringLiteral("queued"), [](Transport&, Scheduler&, const auto&, const auto&) {
-            return Expected<QVariant>(2);
-        });
+        RemoteOperation* queued =
+            session->run(QStringLiteral("queued"), [](Transport&, Scheduler&, const auto&, const auto&) { return Expected<QVariant>(2); });
         std::unique_ptr<QStringList> log1(record(running, this)), log2(record(queued, this));
         QTRY_COMPARE(log1->value(0), QStringLiteral("started"));
         hold.release();

@@ -17,7 +17,8 @@ PollScheduler::Outcome active(bool grew, bool running = true)
 }
 
 // Polls as the scheduler says from `now` until `until`; returns the waits between poll starts.
-QList<qint64> drive(PollScheduler& s, qint64& now, qint64 until, const std::function<PollScheduler::Outcome(int)>& outcome, qint64 pollMs = 50)
+QList<qint64> drive(PollScheduler& s, qint64& now, qint64 until, const std::function<PollScheduler::Outcome(int)>& outcome,
+                    qint64 pollMs = 50)
 {
     QList<qint64> waits;
     qint64 last = -1;
@@ -71,8 +72,8 @@ private slots:
         const auto waits = drive(s, now, 300000, [](int) { return active(false, true); });
         qint64 longest = 0;
         for (qint64 w : waits) longest = qMax(longest, w);
-        QVERIFY(longest > 2000);           // it does back off after the fast window
-        QVERIFY(longest <= 5000 + 50);     // but never beyond the bound
+        QVERIFY(longest > 2000);        // it does back off after the fast window
+        QVERIFY(longest <= 5000 + 50);  // but never beyond the bound
     }
 
     void aRunThatWroteRecentlyIsPolledEverySecondBetweenItsWrites()

@@ -32,7 +32,10 @@ public:
         return m_inner.submit(dir);
     }
     QString queryCommand(const QList<JobRef>& jobs) const override { return m_inner.queryCommand(jobs); }
-    QHash<QString, JobStatus> parseQuery(const QByteArray& o, const QList<JobRef>& jobs) const override { return m_inner.parseQuery(o, jobs); }
+    QHash<QString, JobStatus> parseQuery(const QByteArray& o, const QList<JobRef>& jobs) const override
+    {
+        return m_inner.parseQuery(o, jobs);
+    }
     Expected<QString> findJob(const JobRef& ref) override { return m_inner.findJob(ref); }
     Status cancel(const JobRef& job, const QString& signal) override { return m_inner.cancel(job, signal); }
     Expected<QString> requeue(const JobRef& job) override
@@ -181,8 +184,8 @@ private slots:
         QFETCH(bool, requeueAsks);
         RunRecord r = withState(RunState(state));
         if (r.state == RunState::SubmitFailed) r.submitStep = QStringLiteral("sbatch");  // the script is there
-        for (auto [action, expected] : {std::pair{RunAction::Cancel, cancel}, std::pair{RunAction::CheckpointStop, stop},
-                                        std::pair{RunAction::Requeue, requeue}}) {
+        for (auto [action, expected] :
+             {std::pair{RunAction::Cancel, cancel}, std::pair{RunAction::CheckpointStop, stop}, std::pair{RunAction::Requeue, requeue}}) {
             const ActionCheck c = checkAction(action, r);
             QCOMPARE(c.allowed, expected);
             QCOMPARE(c.reason.isEmpty(), expected);  // every refusal says why
@@ -356,10 +359,12 @@ private slots:
         const QString dir = load(run).remoteDir;
         auto second = m_scheduler.submit(dir);  // below the layer, which would refuse it
         QVERIFY(second);
-        QTRY_VERIFY_WITH_TIMEOUT([&] {
-            QFile out(dir + QStringLiteral("/job.out"));
-            return out.open(QIODevice::ReadOnly) && out.readAll().contains("another job.sh runs");
-        }(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                QFile out(dir + QStringLiteral("/job.out"));
+                return out.open(QIODevice::ReadOnly) && out.readAll().contains("another job.sh runs");
+            }(),
+            10000);
         QFile pid(dir + QStringLiteral("/job.pid"));
         QVERIFY(pid.open(QIODevice::ReadOnly));
         QCOMPARE(QString::fromUtf8(pid.readAll()).trimmed(), load(run).jobId);  // the first one's

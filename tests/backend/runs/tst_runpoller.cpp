@@ -1,13 +1,13 @@
 // RunPoller over the local transport and scheduler: one exec per poll, one read per grown file,
 // exact mirrors across restarts, shrinking logs, interrupted submits and deleted run folders.
-#include "scheduler/localscheduler.h"
 #include "remote/localtransport.h"
 #include "runs/runpoller.h"
+#include "scheduler/localscheduler.h"
 #include "scheduler/shellquote.h"
 
 #include <QDir>
-#include <QHash>
 #include <QFile>
+#include <QHash>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -119,13 +119,16 @@ private slots:
         RunPoller poller(**store, t, s);
         auto r = poller.poll({rec.id});
         QVERIFY2(r, qPrintable(r ? QString() : r.error().text()));
-        for (const char* suffix : {"-dollar", "-tick", "-arith", "-subscript"}) QVERIFY2(!QFile::exists(pwned + QLatin1String(suffix)), suffix);
+        for (const char* suffix : {"-dollar", "-tick", "-arith", "-subscript"})
+            QVERIFY2(!QFile::exists(pwned + QLatin1String(suffix)), suffix);
         QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), slurp(m_remote + QStringLiteral("/metrics.jsonl")));
         QCOMPARE(slurp(mirror + QStringLiteral("/rank-1.log")), QByteArray("rank one\n"));
         // Only the files it asked for are in the mirror.
         const QStringList mirrored = QDir(mirror).entryList(QDir::Files | QDir::Hidden);
         for (const QString& m : mirrored)
-            QVERIFY2(QStringList({QStringLiteral("metrics.jsonl"), QStringLiteral("rank-1.log"), QStringLiteral("run.json"), QStringLiteral(".lock")}).contains(m),
+            QVERIFY2(QStringList({QStringLiteral("metrics.jsonl"), QStringLiteral("rank-1.log"), QStringLiteral("run.json"),
+                                  QStringLiteral(".lock")})
+                         .contains(m),
                      qPrintable(m));
         QVERIFY2(r->problems.join(QLatin1Char('\n')).contains(QStringLiteral("entries with unusual names in the run folder are ignored")),
                  qPrintable(r->problems.join(QLatin1Char('\n'))));
@@ -253,7 +256,8 @@ private slots:
         QCOMPARE(r->problems.size(), 1);
         QVERIFY2(r->problems[0].contains(log + QStringLiteral(" shrank")), qPrintable(r->problems[0]));
         QCOMPARE(slurp(mirror + QLatin1Char('/') + log), QByteArray("second\n"));
-        QCOMPARE(slurp(mirror + QLatin1Char('/') + log + QStringLiteral(".prev")), QByteArray("first attempt, a long line of log output\n"));
+        QCOMPARE(slurp(mirror + QLatin1Char('/') + log + QStringLiteral(".prev")),
+                 QByteArray("first attempt, a long line of log output\n"));
     }
 
     void finishedJobTakesItsExitCode()

@@ -65,7 +65,8 @@ private slots:
         for (int i = 0; i < lines; ++i) QCOMPARE(loss->steps()[std::size_t(i)], double(i + 1));
         QVERIFY(h.reader->metrics().warnings.isEmpty());
         // Per poll: the new bytes plus headers of at most ~1 KB per followed file (two files here).
-        QVERIFY2(read <= grown + quint64(polls) * 2 * 1024, qPrintable(QStringLiteral("%1 read for %2 new in %3 polls").arg(read).arg(grown).arg(polls)));
+        QVERIFY2(read <= grown + quint64(polls) * 2 * 1024,
+                 qPrintable(QStringLiteral("%1 read for %2 new in %3 polls").arg(read).arg(grown).arg(polls)));
         qInfo("%d polls (%d cut mid-way), %llu connects, %llu bytes read for %llu new", polls, failed,
               (unsigned long long)h.ssh->stats().connects, (unsigned long long)read, (unsigned long long)grown);
     }

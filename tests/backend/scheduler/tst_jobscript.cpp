@@ -39,11 +39,11 @@ private slots:
     {
         const QString script = renderJobScript(request(QStringLiteral("sweep-zero1-8x4-r1"), 8, 4));
         const QStringList lines = script.split(QLatin1Char('\n'));
-        for (const char* expected : {"#SBATCH --job-name=sweep-zero1-8x4-r1", "#SBATCH --nodes=8", "#SBATCH --ntasks-per-node=4",
-                                     "#SBATCH --cpus-per-task=32", "#SBATCH --gpus-per-node=4", "#SBATCH --account=m1234_g",
-                                     "#SBATCH --partition=gpu", "#SBATCH --constraint=gpu", "#SBATCH --output=slurm-%j.out",
-                                     "#SBATCH --signal=B:USR1@120", "#SBATCH --requeue", "#SBATCH --exclusive",
-                                     "module load pytorch/2.0.1", "export MASTER_PORT=29500"})
+        for (const char* expected :
+             {"#SBATCH --job-name=sweep-zero1-8x4-r1", "#SBATCH --nodes=8", "#SBATCH --ntasks-per-node=4", "#SBATCH --cpus-per-task=32",
+              "#SBATCH --gpus-per-node=4", "#SBATCH --account=m1234_g", "#SBATCH --partition=gpu", "#SBATCH --constraint=gpu",
+              "#SBATCH --output=slurm-%j.out", "#SBATCH --signal=B:USR1@120", "#SBATCH --requeue", "#SBATCH --exclusive",
+              "module load pytorch/2.0.1", "export MASTER_PORT=29500"})
             QVERIFY2(lines.contains(QString::fromUtf8(expected)), expected);
         // No qos/reservation when the profile has none.
         QVERIFY(!script.contains(QStringLiteral("--qos")));

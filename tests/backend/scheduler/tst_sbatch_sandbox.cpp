@@ -146,15 +146,17 @@ private slots:
         // soon as the job is pending again and its old step is gone.
         t.restart();
         while (t.elapsed() < 120000 &&
-               run(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-j"), jobId, QStringLiteral("-o"), QStringLiteral("%T")}) !=
+               run(QStringLiteral("squeue"),
+                   {QStringLiteral("-h"), QStringLiteral("-j"), jobId, QStringLiteral("-o"), QStringLiteral("%T")}) !=
                    QLatin1String("PENDING"))
             QThread::msleep(200);
         while (t.elapsed() < 180000 &&
                !run(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-s"), QStringLiteral("-j"), jobId}).isEmpty())
             QThread::msleep(200);
         QThread::sleep(5);
-        QCOMPARE(run(QStringLiteral("scontrol"), {QStringLiteral("update"), QStringLiteral("JobId=") + jobId, QStringLiteral("StartTime=now")}),
-                 QString());
+        QCOMPARE(
+            run(QStringLiteral("scontrol"), {QStringLiteral("update"), QStringLiteral("JobId=") + jobId, QStringLiteral("StartTime=now")}),
+            QString());
         QVERIFY2(waitGone(jobId, 400), "the requeued job did not finish");
         QFile f(runDir + QStringLiteral("/metrics.jsonl"));
         QVERIFY(f.open(QIODevice::ReadOnly));

@@ -43,7 +43,8 @@ private slots:
     {
         QProcess sh;
         sh.start(QStringLiteral("/bin/sh"),
-                 {QStringLiteral("-c"), QStringLiteral("printf '<%s>' ") + shellJoin({QStringLiteral("a b"), QStringLiteral("c'd"), QString()})});
+                 {QStringLiteral("-c"),
+                  QStringLiteral("printf '<%s>' ") + shellJoin({QStringLiteral("a b"), QStringLiteral("c'd"), QString()})});
         QVERIFY(sh.waitForFinished());
         QCOMPARE(QString::fromUtf8(sh.readAllStandardOutput()), QStringLiteral("<a b><c'd><>"));
     }

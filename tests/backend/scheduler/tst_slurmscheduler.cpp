@@ -66,8 +66,8 @@ private slots:
         tool(QStringLiteral("sacct"), "echo '13|CANCELLED by 0|0:15'\n");
         LocalTransport t;
         SlurmScheduler s(t);
-        const QList<JobRef> jobs = {{QStringLiteral("11"), {}, {}}, {QStringLiteral("12"), {}, {}},
-                                    {QStringLiteral("13"), {}, {}}, {QStringLiteral("14"), {}, {}}};
+        const QList<JobRef> jobs = {
+            {QStringLiteral("11"), {}, {}}, {QStringLiteral("12"), {}, {}}, {QStringLiteral("13"), {}, {}}, {QStringLiteral("14"), {}, {}}};
         auto r = t.exec(s.queryCommand(jobs));
         QVERIFY(r);
         QCOMPARE(t.stats().roundTrips, quint64(1));

@@ -72,21 +72,24 @@ int main(int argc, char** argv)
             chunk.clear();
             for (int i = 0; i < 10000; ++i) {
                 ++step;
-                chunk += QStringLiteral("{\"backward_s\":0.209414015,\"comm_exposed_s\":0.006379266,\"comm_s\":0.015384115,\"compute_s\":0.230203302,"
-                                        "\"data_s\":2.1943e-05,\"epoch\":%1,\"forward_s\":0.020186914,\"kind\":\"step\",\"loss\":%2,\"lr\":0.0009903926402016153,"
-                                        "\"optim_s\":0.0006023730000000007,\"samples\":2,\"step\":%3,\"step_s\":0.236604511,\"t\":%4}\n")
+                chunk += QStringLiteral(
+                             "{\"backward_s\":0.209414015,\"comm_exposed_s\":0.006379266,\"comm_s\":0.015384115,\"compute_s\":0.230203302,"
+                             "\"data_s\":2.1943e-05,\"epoch\":%1,\"forward_s\":0.020186914,\"kind\":\"step\",\"loss\":%2,\"lr\":0."
+                             "0009903926402016153,"
+                             "\"optim_s\":0.0006023730000000007,\"samples\":2,\"step\":%3,\"step_s\":0.236604511,\"t\":%4}\n")
                              .arg(step / 100 + 1)
                              .arg(0.25 + 0.1 / double(step), 0, 'g', 17)
                              .arg(step)
                              .arg(1796016538.0 + step * 0.25, 0, 'f', 7)
                              .toUtf8();
                 if (step % 100 == 0)
-                    chunk += QStringLiteral("{\"epoch\":%1,\"epoch_s\":25.1,\"iters_per_s\":4.0,\"kind\":\"epoch\",\"lr\":0.001,\"samples\":400,"
-                                            "\"samples_per_s\":16.0,\"step\":%2,\"steps\":100,\"t\":%3,\"train_loss\":0.27,\"val_loss\":0.25}\n")
-                                 .arg(step / 100)
-                                 .arg(step)
-                                 .arg(1796016538.0 + step * 0.25, 0, 'f', 7)
-                                 .toUtf8();
+                    chunk +=
+                        QStringLiteral("{\"epoch\":%1,\"epoch_s\":25.1,\"iters_per_s\":4.0,\"kind\":\"epoch\",\"lr\":0.001,\"samples\":400,"
+                                       "\"samples_per_s\":16.0,\"step\":%2,\"steps\":100,\"t\":%3,\"train_loss\":0.27,\"val_loss\":0.25}\n")
+                            .arg(step / 100)
+                            .arg(step)
+                            .arg(1796016538.0 + step * 0.25, 0, 'f', 7)
+                            .toUtf8();
             }
             f.write(chunk);
         }
@@ -107,7 +110,8 @@ int main(int argc, char** argv)
     const QList<QByteArray> answer = py.readAllStandardOutput().trimmed().split(' ');
     if (answer.size() == 2) {
         const double peer = answer[0].toDouble();
-        std::printf("python3 json.loads line loop → lists: %.2f s, %.0f MB/s, %lld points\n", peer, bytes / 1e6 / peer, answer[1].toLongLong());
+        std::printf("python3 json.loads line loop → lists: %.2f s, %.0f MB/s, %lld points\n", peer, bytes / 1e6 / peer,
+                    answer[1].toLongLong());
         std::printf("ratio (python time / scaledesk time): %.1fx\n", peer / ours);
     } else {
         std::printf("python3 peer failed: %s\n", py.readAllStandardError().constData());

@@ -4,10 +4,10 @@
 //
 //   tests/sandbox/slurm-sandbox.sh start && tests/sandbox/ssh-sandbox.sh start
 //   ninja -C build bench-poll
+#include "remote/sshtransport.h"
 #include "runs/runpoller.h"
 #include "scheduler/shellquote.h"
 #include "scheduler/slurmscheduler.h"
-#include "remote/sshtransport.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -51,8 +51,7 @@ int main(int argc, char** argv)
     QTemporaryDir local;
     const QString remoteRoot = QStringLiteral("/tmp/scaledesk-bench-poll");
 
-    std::printf("%-6s %-22s %12s %12s %14s %14s %12s\n", "runs", "poll", "round trips", "bytes read", "new bytes",
-                "bytes/new", "wall ms");
+    std::printf("%-6s %-22s %12s %12s %14s %14s %12s\n", "runs", "poll", "round trips", "bytes read", "new bytes", "bytes/new", "wall ms");
     for (int n : {1, 10, 100}) {
         auto store = RunStore::open(Workspace(local.filePath(QStringLiteral("ws%1").arg(n))));
         if (!store) die(store.error().text());
@@ -97,8 +96,8 @@ int main(int argc, char** argv)
         // Every run's metrics.jsonl grows by one line, as a training step would add.
         QString grow;
         for (int i = 0; i < n; ++i)
-            grow += QStringLiteral("printf '%s' %1 >> %2/metrics.jsonl; ").arg(shellQuote(QString::fromUtf8(kLine)),
-                                                                             shellQuote(remoteRoot + QStringLiteral("/runs/r%1").arg(i)));
+            grow += QStringLiteral("printf '%s' %1 >> %2/metrics.jsonl; ")
+                        .arg(shellQuote(QString::fromUtf8(kLine)), shellQuote(remoteRoot + QStringLiteral("/runs/r%1").arg(i)));
         if (auto g = ssh.exec(grow, 60000); !g) die(g.error().text());
         t.restart();
         auto grown = poller.poll(runIds);

@@ -74,10 +74,10 @@ int main(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
     const Latency live = follow(200, 100, 0);
-    std::printf("tail latency, live schedule (1 s while writing): p50 %.3f s, p95 %.3f s, max %.3f s over %d points, %d polls\n",
-                live.p50, live.p95, live.max, live.points, live.polls);
-    std::printf("  bytes read %llu for %llu new bytes: %.0f bytes of overhead per poll (2 files followed)\n",
-                (unsigned long long)live.read, (unsigned long long)live.grown, double(live.read - live.grown) / live.polls);
+    std::printf("tail latency, live schedule (1 s while writing): p50 %.3f s, p95 %.3f s, max %.3f s over %d points, %d polls\n", live.p50,
+                live.p95, live.max, live.points, live.polls);
+    std::printf("  bytes read %llu for %llu new bytes: %.0f bytes of overhead per poll (2 files followed)\n", (unsigned long long)live.read,
+                (unsigned long long)live.grown, double(live.read - live.grown) / live.polls);
     const Latency slow = follow(200, 100, 5000);
     std::printf("peer, fixed 5 s interval: p50 %.3f s, p95 %.3f s; ratio of p95 (peer / live) %.1fx\n", slow.p50, slow.p95,
                 slow.p95 / live.p95);
@@ -109,10 +109,11 @@ int main(int argc, char** argv)
     }
     killer.join();
     const bool equal = h.mirrorBytes(QStringLiteral("metrics.jsonl")) == h.remoteBytes(QStringLiteral("metrics.jsonl")) &&
-                       h.mirrorBytes(QStringLiteral("slurm-%1.out").arg(h.jobId)) == h.remoteBytes(QStringLiteral("slurm-%1.out").arg(h.jobId));
+        h.mirrorBytes(QStringLiteral("slurm-%1.out").arg(h.jobId)) == h.remoteBytes(QStringLiteral("slurm-%1.out").arg(h.jobId));
     h.reader->read({});
     const Series* loss = h.reader->metrics().series(QStringLiteral("step/loss"));
-    std::printf("chaos: %d cuts during %d lines, %d polls (%d failed), %llu connects; mirror %s the remote files; %zu steps parsed, %lld warnings\n",
+    std::printf("chaos: %d cuts during %d lines, %d polls (%d failed), %llu connects; mirror %s the remote files; %zu steps parsed, %lld "
+                "warnings\n",
                 cut.load(), lines, polls, failed, (unsigned long long)h.ssh->stats().connects, equal ? "EQUALS" : "DIFFERS FROM",
                 loss ? loss->size() : std::size_t(0), (long long)h.reader->metrics().warnings.size());
     return equal ? 0 : 1;

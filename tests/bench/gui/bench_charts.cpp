@@ -46,7 +46,8 @@ int main(int argc, char** argv)
     std::vector<Series> series(runs);
     for (int r = 0; r < runs; ++r) {
         series[std::size_t(r)].reserve(n);
-        for (int i = 0; i < n; ++i) series[std::size_t(r)].append(i, i, 0.3 * std::exp(-i / 3e5) + 0.01 * std::sin(i * 0.01 + r) + 0.02 * r);
+        for (int i = 0; i < n; ++i)
+            series[std::size_t(r)].append(i, i, 0.3 * std::exp(-i / 3e5) + 0.01 * std::sin(i * 0.01 + r) + 0.02 * r);
     }
 
     // 1. Zoom.
@@ -103,7 +104,8 @@ int main(int argc, char** argv)
         peer.viewport()->repaint();
         theirs.push_back(t.nsecsElapsed() / 1e6);
     }
-    std::printf("peer, all 10M points in QLineSeries: zoom + repaint %.0f ms median; ratio %.0fx\n", median(theirs), median(theirs) / median(ours));
+    std::printf("peer, all 10M points in QLineSeries: zoom + repaint %.0f ms median; ratio %.0fx\n", median(theirs),
+                median(theirs) / median(ours));
 
     // 2. Streaming: 10 runs × 10 points/s for 10 s into live series (the other views closed).
     peer.close();

@@ -21,8 +21,8 @@
 #include <QTemporaryDir>
 
 #include <algorithm>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 using namespace scaledesk;
@@ -48,7 +48,8 @@ void makeWorkspace(const QString& root, int runs)
 
 // In a child process: the window on `root`, shown, once its navigator lists `expected` runs;
 // `then` gets it and returns the exit code. `t` started with the process's work.
-int withWindow(const QString& root, int expected, const std::function<int(gui::WorkspaceController&, gui::MainWindow&, QElapsedTimer&)>& then)
+int withWindow(const QString& root, int expected,
+               const std::function<int(gui::WorkspaceController&, gui::MainWindow&, QElapsedTimer&)>& then)
 {
     QElapsedTimer t;
     t.start();
@@ -139,8 +140,9 @@ int main(int argc, char** argv)
         return ms[ms.size() / 2];
     };
     const double e = measure(empty, 0), f = measure(full, 10000);
-    std::printf("cold start to a painted window (process start to exit, median of 5): empty workspace %.0f ms, 10,000 runs %.0f ms; ratio %.2fx\n",
-                e, f, f / e);
+    std::printf(
+        "cold start to a painted window (process start to exit, median of 5): empty workspace %.0f ms, 10,000 runs %.0f ms; ratio %.2fx\n",
+        e, f, f / e);
     auto frames = [&](const QString& root, int runs) {
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();

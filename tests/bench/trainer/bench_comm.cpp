@@ -61,8 +61,7 @@ int main(int argc, char** argv)
         }
         const double bytes = double(count) * 4.0 * 2.0 * (n - 1) / n;
         const double plainBw = bytes / median(plain) / 1e9, oursBw = bytes / median(ours) / 1e9;
-        if (env.rank == 0)
-            std::printf("| %lld MB | %.2f | %.2f | %.2fx |\n", (long long)mb, plainBw, oursBw, oursBw / plainBw);
+        if (env.rank == 0) std::printf("| %lld MB | %.2f | %.2f | %.2fx |\n", (long long)mb, plainBw, oursBw, oursBw / plainBw);
     }
     comms.clear();
     shutdownMpi();

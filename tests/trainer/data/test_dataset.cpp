@@ -18,8 +18,7 @@ namespace {
 
 // A volume pair whose first four target channels equal the input channels and whose fifth
 // repeats channel 0, so a crop + transform applied identically shows up as equal tensors.
-void writeMirrorVolume(const std::string& path, int64_t box, const std::string& targetName = "Hydro",
-                       int64_t targetBox = -1)
+void writeMirrorVolume(const std::string& path, int64_t box, const std::string& targetName = "Hydro", int64_t targetBox = -1)
 {
     torch::manual_seed(7);
     const torch::Tensor nbody = torch::rand({4, box, box, box});
@@ -46,8 +45,7 @@ LoaderPlan plan(int64_t samples, int64_t batch, int64_t workers, int64_t crop = 
 std::vector<torch::Tensor> drain(BatchLoader& loader)
 {
     std::vector<torch::Tensor> out;
-    while (auto b = loader.next())
-        out.push_back(torch::cat({b->input.flatten(1), b->target.flatten(1)}, 1).clone());
+    while (auto b = loader.next()) out.push_back(torch::cat({b->input.flatten(1), b->target.flatten(1)}, 1).clone());
     return out;
 }
 
@@ -131,7 +129,7 @@ TEST(Dataset, WorkersInmemAndResumeGiveTheSameBatches)
     auto inmem = openVolumeSource(DataLoaderMode::Inmem, dir.file("v.h5"), 16, 5, 0);
     BatchLoader serial(lowmem, plan(22, 4, 0));
     const auto reference = drain(serial);
-    ASSERT_EQ(reference.size(), 6u);              // ⌈22 / 4⌉, last batch partial
+    ASSERT_EQ(reference.size(), 6u);  // ⌈22 / 4⌉, last batch partial
     EXPECT_EQ(reference.back().size(0), 2);
     BatchLoader threaded(lowmem, plan(22, 4, 3));
     BatchLoader memory(inmem, plan(22, 4, 2));
@@ -164,12 +162,14 @@ TEST(Dataset, BadFilesNameTheFileAndTheProblem)
               dir.file("names.h5") + ": no dataset 'Hydro'");
     writeMirrorVolume(dir.file("shape.h5"), 16, "Hydro", 12);
     EXPECT_EQ(errorOf([&] { openVolumeSource(DataLoaderMode::Inmem, dir.file("shape.h5"), 16, 5, 0); }),
-              dir.file("shape.h5") + ": dataset 'Hydro' has shape (5, 12, 12, 12), expected (5, 16, 16, 16) "
-                                     "(channels, box_size, box_size, box_size)");
+              dir.file("shape.h5") +
+                  ": dataset 'Hydro' has shape (5, 12, 12, 12), expected (5, 16, 16, 16) "
+                  "(channels, box_size, box_size, box_size)");
     writeMirrorVolume(dir.file("box.h5"), 16);
     EXPECT_EQ(errorOf([&] { openVolumeSource(DataLoaderMode::Lowmem, dir.file("box.h5"), 64, 5, 0); }),
-              dir.file("box.h5") + ": dataset 'Nbody' has shape (4, 16, 16, 16), expected (4, 64, 64, 64) "
-                                   "(channels, box_size, box_size, box_size)");
+              dir.file("box.h5") +
+                  ": dataset 'Nbody' has shape (4, 16, 16, 16), expected (4, 64, 64, 64) "
+                  "(channels, box_size, box_size, box_size)");
 }
 
 TEST(Dataset, MakeDataWritesTheNerscLayoutInRange)

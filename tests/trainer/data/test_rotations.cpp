@@ -13,8 +13,7 @@ namespace {
 std::array<std::array<int, 3>, 3> matrixOf(const SpatialTransform& t)
 {
     std::array<std::array<int, 3>, 3> m{};
-    for (int i = 0; i < 3; ++i)
-        m[i][t.perm[i]] = t.flip[i] ? -1 : 1;
+    for (int i = 0; i < 3; ++i) m[i][t.perm[i]] = t.flip[i] ? -1 : 1;
     return m;
 }
 }  // namespace
@@ -22,8 +21,7 @@ std::array<std::array<int, 3>, 3> matrixOf(const SpatialTransform& t)
 TEST(Rotations, TwentyFourDistinctEntries)
 {
     std::set<std::array<std::array<int, 3>, 3>> seen;
-    for (const auto& t : rotatorTable())
-        seen.insert(matrixOf(t));
+    for (const auto& t : rotatorTable()) seen.insert(matrixOf(t));
     EXPECT_EQ(seen.size(), 24u);
 }
 
@@ -32,8 +30,8 @@ TEST(Rotations, SixteenProperAndEightImproper)
     int proper = 0, improper = 0;
     for (const auto& t : rotatorTable()) {
         const auto m = matrixOf(t);
-        const int det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-                        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+        const int det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+            m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
         EXPECT_EQ(det, t.determinant());
         (det == 1 ? proper : improper)++;
     }
@@ -63,8 +61,7 @@ TEST(Rotations, ApplyMatchesTheTableVoxelByVoxel)
                     int64_t in[3];
                     for (int i = 0; i < 3; ++i) in[t.perm[i]] = t.flip[i] ? n - 1 - o[i] : o[i];
                     for (int64_t c = 0; c < 3; ++c)
-                        ASSERT_EQ(out[c][o0][o1][o2].item<float>(), sample[c][in[0]][in[1]][in[2]].item<float>())
-                            << "entry " << r + 1;
+                        ASSERT_EQ(out[c][o0][o1][o2].item<float>(), sample[c][in[0]][in[1]][in[2]].item<float>()) << "entry " << r + 1;
                 }
     }
 }

@@ -1,7 +1,7 @@
 // Multi-rank runs of the real scaledesk-train: mpirun (mpi backend) and env:// processes (gloo).
+#include "model/unet.h"
 #include "run/checkpoint.h"
 #include "testutil.h"
-#include "model/unet.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -48,8 +48,7 @@ protected:
     }
 
     // N processes with RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (NERSC's env:// convention).
-    static Job runEnv(int ranks, const std::vector<std::string>& args,
-                      const std::vector<std::vector<std::string>>& perRankArgs = {},
+    static Job runEnv(int ranks, const std::vector<std::string>& args, const std::vector<std::vector<std::string>>& perRankArgs = {},
                       const std::vector<std::string>& extraEnv = {})
     {
         const int port = nextPort();
@@ -57,9 +56,10 @@ protected:
         const std::string tag = std::to_string(port);
         for (int r = 0; r < ranks; ++r) {
             std::vector<std::string> argv = trainerArgs(args);
-            if (std::size_t(r) < perRankArgs.size()) argv.insert(argv.end(), perRankArgs[std::size_t(r)].begin(), perRankArgs[std::size_t(r)].end());
-            std::vector<std::string> env = {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(ranks),
-                                            "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port)};
+            if (std::size_t(r) < perRankArgs.size())
+                argv.insert(argv.end(), perRankArgs[std::size_t(r)].begin(), perRankArgs[std::size_t(r)].end());
+            std::vector<std::string> env = {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(ranks), "MASTER_ADDR=127.0.0.1",
+                                            "MASTER_PORT=" + std::to_string(port)};
             env.insert(env.end(), extraEnv.begin(), extraEnv.end());
             pids.push_back(spawnProcess(argv, s_dir->path(), path("env-" + tag + "-" + std::to_string(r) + ".log"), env));
         }
@@ -73,13 +73,12 @@ protected:
 
     static Job runMpi(int ranks, const std::vector<std::string>& args, const std::string& mpiEnv = "")
     {
-        std::string cmd = "cd " + shellQuote(s_dir->path()) + " && " + mpiEnv
-                          + " mpirun --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks);
+        std::string cmd = "cd " + shellQuote(s_dir->path()) + " && " + mpiEnv +
+            " mpirun --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks);
         for (const auto& a : trainerArgs(args)) cmd += " " + shellQuote(a);
         const auto r = runCommand(cmd);
         return Job{{r.exitCode}, {r.output}};
     }
-
 };
 
 std::string all(const Job& job)
@@ -106,8 +105,9 @@ TEST_F(Dist, MpirunTwoAndThreeRanks)
 {
     for (int ranks : {2, 3}) {
         const std::string run = "mpi" + std::to_string(ranks);
-        const Job job = runMpi(ranks, {"--config", "cpu-tiny", "--seed", "4", "--strategy", "ddp", "--check_replicas",
-                                       "--local_batch_size", "1", "--run_dir", run});
+        const Job job = runMpi(
+            ranks,
+            {"--config", "cpu-tiny", "--seed", "4", "--strategy", "ddp", "--check_replicas", "--local_batch_size", "1", "--run_dir", run});
         ASSERT_EQ(job.exitCodes[0], 0) << job.outputs[0];
         const json manifest = json::parse(readFile(path(run + "/manifest.json")));
         EXPECT_EQ(manifest["world_size"], ranks);
@@ -135,8 +135,9 @@ TEST_F(Dist, GlooEnvTwoAndThreeRanks)
 {
     for (int ranks : {2, 3}) {
         const std::string run = "gloo" + std::to_string(ranks);
-        const Job job = runEnv(ranks, {"--config", "cpu-tiny", "--seed", "4", "--backend", "gloo", "--strategy", "zero1",
-                                       "--check_replicas", "--local_batch_size", "1", "--run_dir", run});
+        const Job job = runEnv(ranks,
+                               {"--config", "cpu-tiny", "--seed", "4", "--backend", "gloo", "--strategy", "zero1", "--check_replicas",
+                                "--local_batch_size", "1", "--run_dir", run});
         for (int r = 0; r < ranks; ++r) ASSERT_EQ(job.exitCodes[std::size_t(r)], 0) << all(job);
         const json manifest = json::parse(readFile(path(run + "/manifest.json")));
         EXPECT_EQ(manifest["world_size"], ranks);
@@ -154,8 +155,7 @@ TEST_F(Dist, GlooEnvTwoAndThreeRanks)
 // N ranks with local batch b reach the parameters of 1 rank with batch N·b on the same samples.
 TEST_F(Dist, EveryStrategyAndBackendMatchesOneRankWithTheGlobalBatch)
 {
-    const std::vector<std::string> common = {"--config", "cpu-tiny", "--num_epochs", "1", "--seed", "5", "--data_streams",
-                                             "shared"};
+    const std::vector<std::string> common = {"--config", "cpu-tiny", "--num_epochs", "1", "--seed", "5", "--data_streams", "shared"};
     auto with = [&](std::vector<std::string> extra) {
         std::vector<std::string> a = common;
         a.insert(a.end(), extra.begin(), extra.end());
@@ -168,8 +168,8 @@ TEST_F(Dist, EveryStrategyAndBackendMatchesOneRankWithTheGlobalBatch)
     for (const std::string backend : {"mpi", "gloo"}) {
         for (const std::string strategy : {"ddp", "fused", "zero1"}) {
             const std::string run = "eq-" + backend + "-" + strategy;
-            const auto args = with({"--local_batch_size", "1", "--backend", backend, "--strategy", strategy,
-                                    "--check_replicas", "--bucket_cap_mb", "0.05", "--run_dir", run});
+            const auto args = with({"--local_batch_size", "1", "--backend", backend, "--strategy", strategy, "--check_replicas",
+                                    "--bucket_cap_mb", "0.05", "--run_dir", run});
             const Job job = backend == "mpi" ? runMpi(2, args) : runEnv(2, args);
             for (int code : job.exitCodes) ASSERT_EQ(code, 0) << run << "\n" << all(job);
             const auto params = finalParameters(path(run + "/checkpoints/latest.pt"));
@@ -192,15 +192,14 @@ TEST_F(Dist, ADeadRankIsNamedWithinTheTimeout)
     const int port = nextPort();
     std::vector<int> pids;
     for (int r = 0; r < 2; ++r)
-        pids.push_back(spawnProcess(trainerArgs({"--config", "cpu-short", "--seed", "1", "--backend", "gloo", "--run_dir",
-                                                 "dead", "--comm_timeout", "20"}),
-                                    s_dir->path(), path("dead-" + std::to_string(r) + ".log"),
-                                    {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
-                                     "MASTER_PORT=" + std::to_string(port)}));
+        pids.push_back(spawnProcess(
+            trainerArgs({"--config", "cpu-short", "--seed", "1", "--backend", "gloo", "--run_dir", "dead", "--comm_timeout", "20"}),
+            s_dir->path(), path("dead-" + std::to_string(r) + ".log"),
+            {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port)}));
     // Let training start, then kill rank 1 mid-step.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < deadline
-           && readFile(path("dead/metrics.jsonl")).find("\"kind\":\"step\"") == std::string::npos)
+    while (std::chrono::steady_clock::now() < deadline &&
+           readFile(path("dead/metrics.jsonl")).find("\"kind\":\"step\"") == std::string::npos)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     kill(pids[1], SIGKILL);
     const auto killed = std::chrono::steady_clock::now();
@@ -217,10 +216,10 @@ TEST_F(Dist, ADeadRankIsNamedWithinTheTimeout)
 TEST_F(Dist, MpirunEndsTheJobWhenARankDies)
 {
     // A rank killed under mpirun: mpirun ends the others and names the rank.
-    const std::string cmd = "cd " + shellQuote(s_dir->path()) + " && (mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "
-                            + shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet)
-                            + " --config cpu-short --threads 1 --run_dir mpidead & sleep 8; "
-                              "pkill -9 -f -n 'run_dir mpidead'; wait)";
+    const std::string cmd = "cd " + shellQuote(s_dir->path()) + " && (mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 " +
+        shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet) +
+        " --config cpu-short --threads 1 --run_dir mpidead & sleep 8; "
+        "pkill -9 -f -n 'run_dir mpidead'; wait)";
     const auto start = std::chrono::steady_clock::now();
     const auto r = runCommand(cmd);
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 60.0);
@@ -232,13 +231,13 @@ TEST_F(Dist, AStoppedRankUnderMpirunEndsTheJobWithinTheTimeoutAndIsNamed)
 {
     // SIGSTOP: the rank is alive but does nothing (as in a file-system stall). MPI itself would wait
     // forever; the watchdog ends the job after --comm_timeout and names the rank.
-    const std::string cmd = "cd " + shellQuote(s_dir->path()) + " && (mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "
-                            + shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet)
-                            + " --config cpu-short --threads 1 --backend mpi --comm_timeout 15 --run_dir mpistop & m=$!; "
-                              "for i in $(seq 1 600); do grep -q '\"kind\":\"step\"' mpistop/metrics.jsonl 2>/dev/null && break; sleep 0.1; done; "
-                              "for p in $(pgrep -f 'run_dir mpistop'); do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null "
-                              "| grep -qx OMPI_COMM_WORLD_RANK=1 && kill -STOP $p && echo stopped-rank-1; done; "
-                              "s=$(date +%s); wait $m; echo \"ended after $(( $(date +%s) - s )) s\"; pkill -9 -f 'run_dir mpistop'; true)";
+    const std::string cmd = "cd " + shellQuote(s_dir->path()) + " && (mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 " +
+        shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet) +
+        " --config cpu-short --threads 1 --backend mpi --comm_timeout 15 --run_dir mpistop & m=$!; "
+        "for i in $(seq 1 600); do grep -q '\"kind\":\"step\"' mpistop/metrics.jsonl 2>/dev/null && break; sleep 0.1; done; "
+        "for p in $(pgrep -f 'run_dir mpistop'); do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null "
+        "| grep -qx OMPI_COMM_WORLD_RANK=1 && kill -STOP $p && echo stopped-rank-1; done; "
+        "s=$(date +%s); wait $m; echo \"ended after $(( $(date +%s) - s )) s\"; pkill -9 -f 'run_dir mpistop'; true)";
     const auto r = runCommand(cmd);
     ASSERT_NE(r.output.find("stopped-rank-1"), std::string::npos) << r.output;
     const auto at = r.output.find("ended after ");
@@ -252,24 +251,22 @@ TEST_F(Dist, AStoppedRankUnderMpirunEndsTheJobWithinTheTimeoutAndIsNamed)
 TEST_F(Dist, FairnessCheckFiresOnAPlantedImbalance)
 {
     for (const std::string backend : {"gloo", "mpi"}) {
-        const std::vector<std::string> args = {"--config", "cpu-tiny", "--seed", "2", "--local_batch_size", "2", "--backend",
-                                               backend, "--run_dir", "unfair-" + backend};
+        const std::vector<std::string> args = {"--config", "cpu-tiny",  "--seed", "2",         "--local_batch_size",
+                                               "2",        "--backend", backend,  "--run_dir", "unfair-" + backend};
         const Job job = backend == "gloo" ? runEnv(2, args, {}, {"SCALEDESK_FAULT_SHORT_BATCH_RANK=1"})
                                           : runMpi(2, args, "SCALEDESK_FAULT_SHORT_BATCH_RANK=1");
         for (int code : job.exitCodes) EXPECT_NE(code, 0) << all(job);
-        EXPECT_NE(all(job).find("fairness check failed in epoch 1: ranks processed different numbers of samples [8, 7]"),
-                  std::string::npos)
+        EXPECT_NE(all(job).find("fairness check failed in epoch 1: ranks processed different numbers of samples [8, 7]"), std::string::npos)
             << all(job);
     }
 }
 
 TEST_F(Dist, MismatchedConfigsStopBeforeTraining)
 {
-    const Job job = runEnv(2, {"--config", "cpu-tiny", "--seed", "2", "--backend", "gloo", "--run_dir", "mismatch"},
-                           {{}, {"--num_epochs", "3"}});
+    const Job job =
+        runEnv(2, {"--config", "cpu-tiny", "--seed", "2", "--backend", "gloo", "--run_dir", "mismatch"}, {{}, {"--num_epochs", "3"}});
     for (int code : job.exitCodes) EXPECT_EQ(code, 1) << all(job);
-    EXPECT_NE(all(job).find("rank(s) 1 were started with a configuration that differs from rank 0's"), std::string::npos)
-        << all(job);
+    EXPECT_NE(all(job).find("rank(s) 1 were started with a configuration that differs from rank 0's"), std::string::npos) << all(job);
     EXPECT_TRUE(records(path("mismatch"), "step").empty());
 }
 
@@ -290,16 +287,16 @@ TEST_F(Dist, BadBackendsAndEnvironmentsAreClearErrors)
          "could not connect all 2 ranks (rendezvous at 127.0.0.1:"},
     };
     for (const auto& c : cases) {
-        const auto r = runCommand("cd " + shellQuote(s_dir->path()) + " && env " + c.env + " " + shellQuote(kBin)
-                                  + " --yaml_config " + shellQuote(kUnet) + " --config cpu-tiny --run_dir bad " + c.args);
+        const auto r = runCommand("cd " + shellQuote(s_dir->path()) + " && env " + c.env + " " + shellQuote(kBin) + " --yaml_config " +
+                                  shellQuote(kUnet) + " --config cpu-tiny --run_dir bad " + c.args);
         EXPECT_EQ(r.exitCode, 1) << c.args << "\n" << r.output;
         EXPECT_NE(r.output.find("scaledesk-train: error: "), std::string::npos) << r.output;
         EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.env << " " << c.args << "\n" << r.output;
     }
     // The timeout case says what it waited for.
-    const auto r = runCommand("cd " + shellQuote(s_dir->path()) + " && env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="
-                              + std::to_string(nextPort()) + " " + shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet)
-                              + " --config cpu-tiny --run_dir bad --comm_timeout 2");
+    const auto r = runCommand(
+        "cd " + shellQuote(s_dir->path()) + " && env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(nextPort()) +
+        " " + shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet) + " --config cpu-tiny --run_dir bad --comm_timeout 2");
     EXPECT_NE(r.output.find("within 2.000 s; a rank that never started or cannot reach this host"), std::string::npos) << r.output;
     const auto strategy = runCommand(shellQuote(kBin) + " --strategy horovod");
     EXPECT_NE(strategy.exitCode, 0);
@@ -310,8 +307,8 @@ TEST_F(Dist, BadBackendsAndEnvironmentsAreClearErrors)
 // state; zero1's checkpoint resumes under ddp and ends where an uninterrupted ddp run ends.
 TEST_F(Dist, Zero1CheckpointResumesUnderDdp)
 {
-    const std::vector<std::string> common = {"--config", "cpu-tiny", "--num_epochs", "3", "--seed", "8", "--local_batch_size",
-                                             "1", "--backend", "gloo", "--data_streams", "shared"};
+    const std::vector<std::string> common = {"--config",           "cpu-tiny", "--num_epochs", "3",    "--seed",         "8",
+                                             "--local_batch_size", "1",        "--backend",    "gloo", "--data_streams", "shared"};
     auto with = [&](std::vector<std::string> extra) {
         std::vector<std::string> a = common;
         a.insert(a.end(), extra.begin(), extra.end());
@@ -323,10 +320,9 @@ TEST_F(Dist, Zero1CheckpointResumesUnderDdp)
     const int port = nextPort();
     std::vector<int> pids;
     for (int r = 0; r < 2; ++r)
-        pids.push_back(spawnProcess(trainerArgs(with({"--strategy", "zero1", "--run_dir", "xs"})), s_dir->path(),
-                                    path("xs-" + std::to_string(r) + ".log"),
-                                    {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
-                                     "MASTER_PORT=" + std::to_string(port)}));
+        pids.push_back(spawnProcess(
+            trainerArgs(with({"--strategy", "zero1", "--run_dir", "xs"})), s_dir->path(), path("xs-" + std::to_string(r) + ".log"),
+            {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port)}));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < deadline) {
         const auto steps = fs::exists(path("xs/metrics.jsonl")) ? records(path("xs"), "step") : std::vector<json>{};
@@ -349,7 +345,6 @@ TEST_F(Dist, Zero1CheckpointResumesUnderDdp)
     const auto b = finalParameters(path("xs/checkpoints/latest.pt"));
     ASSERT_EQ(a.size(), b.size());
     for (std::size_t i = 0; i < a.size(); ++i)
-        EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6)) << "parameter " << i << ": "
-                                                              << (a[i] - b[i]).abs().max().item<double>();
+        EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6)) << "parameter " << i << ": " << (a[i] - b[i]).abs().max().item<double>();
     EXPECT_EQ(json::parse(readFile(path("xs/manifest.json")))["strategy"], "ddp");
 }

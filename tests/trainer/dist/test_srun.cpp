@@ -22,8 +22,8 @@ protected:
     }
     ProcessResult srun(const std::string& srunArgs, const std::string& trainArgs)
     {
-        return runCommand("cd " + shellQuote(m_dir.path()) + " && timeout 300 srun " + srunArgs + " " + shellQuote(kBin)
-                          + " --yaml_config " + shellQuote(kUnet) + " --threads 1 " + trainArgs);
+        return runCommand("cd " + shellQuote(m_dir.path()) + " && timeout 300 srun " + srunArgs + " " + shellQuote(kBin) +
+                          " --yaml_config " + shellQuote(kUnet) + " --threads 1 " + trainArgs);
     }
     TempDir m_dir;
 };
@@ -31,8 +31,9 @@ protected:
 
 TEST_F(Srun, PmixLaunchUsesMpi)
 {
-    const auto r = srun("--mpi=pmix -n 2", "--config cpu-tiny --local_batch_size 1 --seed 3 --strategy ddp --check_replicas "
-                                           "--run_dir pmix");
+    const auto r = srun("--mpi=pmix -n 2",
+                        "--config cpu-tiny --local_batch_size 1 --seed 3 --strategy ddp --check_replicas "
+                        "--run_dir pmix");
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const json manifest = json::parse(readFile(m_dir.file("pmix/manifest.json")));
     EXPECT_EQ(manifest["world_size"], 2);
@@ -45,8 +46,9 @@ TEST_F(Srun, PmixLaunchUsesMpi)
 
 TEST_F(Srun, PlainSrunFindsRanksFromSlurmAndUsesGloo)
 {
-    const auto r = srun("-n 2", "--config cpu-tiny --local_batch_size 1 --seed 3 --strategy fused --check_replicas "
-                                "--run_dir plain");
+    const auto r = srun("-n 2",
+                        "--config cpu-tiny --local_batch_size 1 --seed 3 --strategy fused --check_replicas "
+                        "--run_dir plain");
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const json manifest = json::parse(readFile(m_dir.file("plain/manifest.json")));
     EXPECT_EQ(manifest["world_size"], 2);

@@ -66,7 +66,8 @@ INSTANTIATE_TEST_SUITE_P(Spec, LrTable,
                                            TableRow{"bs8192_opt", 8192, 320, 2560, 2.263e-3, 1.77e-5, 1.39e-5}),
                          [](const auto& info) {
                              std::string n = info.param.name;
-                             for (auto& ch : n) if (ch == '_') ch = 'x';
+                             for (auto& ch : n)
+                                 if (ch == '_') ch = 'x';
                              return n;
                          });
 

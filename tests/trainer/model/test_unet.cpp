@@ -12,9 +12,9 @@ TEST(UNet, BaseConfigHasTheOriginalParameterCount)
     EXPECT_EQ(model->parameterCount(), 116977029);
     // The per-layer counts of spec §1.2.
     const std::vector<std::pair<std::string, int64_t>> expected = {
-        {"conv_down1", 16448},    {"conv_down2", 524416},   {"conv_down3", 2097408},  {"conv_down4", 8389120},
-        {"conv_down5", 16777728}, {"conv_down6", 16777728}, {"conv_up6", 16777728},   {"conv_up5", 33554944},
-        {"conv_up4", 16777472},   {"conv_up3", 4194432},    {"conv_up2", 1048640},    {"conv_last", 40965}};
+        {"conv_down1", 16448},    {"conv_down2", 524416},   {"conv_down3", 2097408}, {"conv_down4", 8389120},
+        {"conv_down5", 16777728}, {"conv_down6", 16777728}, {"conv_up6", 16777728},  {"conv_up5", 33554944},
+        {"conv_up4", 16777472},   {"conv_up3", 4194432},    {"conv_up2", 1048640},   {"conv_last", 40965}};
     const auto table = model->layerTable(64);
     ASSERT_EQ(table.size(), expected.size());
     for (std::size_t i = 0; i < table.size(); ++i) {
@@ -59,7 +59,7 @@ TEST(UNet, FiveLevelVariantDropsTheBottomLevel)
     ASSERT_EQ(table.size(), 10u);
     EXPECT_EQ(table[4].name, "conv_down5");
     EXPECT_EQ(table[5].name, "conv_up5");
-    EXPECT_EQ(table[5].inChannels, 32);   // 8·c → 8·c without a concat at the bottom
+    EXPECT_EQ(table[5].inChannels, 32);  // 8·c → 8·c without a concat at the bottom
     EXPECT_EQ(table[5].outChannels, 32);
     const auto out = model->forward(torch::zeros({1, 4, 32, 32, 32}));
     EXPECT_EQ(out.sizes(), (std::vector<int64_t>{1, 5, 32, 32, 32}));
@@ -108,10 +108,8 @@ TEST(FusedAdam, MatchesLibtorchAdam)
     }
     EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << (a - b).abs().max().item<float>();
     EXPECT_FALSE(torch::equal(a, init));
-    auto& state = static_cast<torch::optim::AdamParamState&>(
-        *fused.state().at(c10::guts::to_string(b.unsafeGetTensorImpl())));
+    auto& state = static_cast<torch::optim::AdamParamState&>(*fused.state().at(c10::guts::to_string(b.unsafeGetTensorImpl())));
     EXPECT_EQ(state.step(), 50);
-    auto& refState = static_cast<torch::optim::AdamParamState&>(
-        *reference.state().at(c10::guts::to_string(a.unsafeGetTensorImpl())));
+    auto& refState = static_cast<torch::optim::AdamParamState&>(*reference.state().at(c10::guts::to_string(a.unsafeGetTensorImpl())));
     EXPECT_TRUE(torch::allclose(state.exp_avg_sq(), refState.exp_avg_sq(), 1e-5, 1e-7));
 }

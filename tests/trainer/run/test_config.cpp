@@ -25,8 +25,8 @@ const ConfigEntry* entry(const TrainConfig& c, const std::string& key)
 TEST(Config, EveryNerscConfigLoadsWithTheOriginalValues)
 {
     const std::vector<std::string> names = listConfigNames(kUnet);
-    for (const char* n : {"base", "short", "short_opt", "bs64_opt", "bs256_opt", "bs512_test", "bs512_opt", "bs2048_opt",
-                          "bs8192_opt", "cpu-tiny", "cpu-short", "cpu-bench"})
+    for (const char* n : {"base", "short", "short_opt", "bs64_opt", "bs256_opt", "bs512_test", "bs512_opt", "bs2048_opt", "bs8192_opt",
+                          "cpu-tiny", "cpu-short", "cpu-bench"})
         EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     for (const auto& n : names) {
         const TrainConfig c = loadTrainConfig(kUnet, n);
@@ -67,20 +67,20 @@ TEST(Config, MergeKeysInheritAndOverride)
     const std::string file = kData + "/run/configs/inherit.yaml";
     const TrainConfig parent = loadTrainConfig(file, "parent");
     const TrainConfig grand = loadTrainConfig(file, "grandchild");
-    EXPECT_EQ(grand.globalBatchSize, 16);  // own value
-    EXPECT_EQ(grand.nSamples, 128);        // from child, overriding parent
-    EXPECT_EQ(grand.numEpochs, 3);         // from child
+    EXPECT_EQ(grand.globalBatchSize, 16);           // own value
+    EXPECT_EQ(grand.nSamples, 128);                 // from child, overriding parent
+    EXPECT_EQ(grand.numEpochs, 3);                  // from child
     EXPECT_EQ(grand.lrScaling, LrScaling::Linear);  // from parent, nested map kept whole
     EXPECT_DOUBLE_EQ(grand.endLr, 1.0e-5);
-    EXPECT_EQ(parent.nSamples, 64);        // the parent is not changed by its children
+    EXPECT_EQ(parent.nSamples, 64);  // the parent is not changed by its children
     // Location of an inherited value is where it was written.
     ASSERT_NE(entry(grand, "Nsamples"), nullptr);
     EXPECT_NE(entry(grand, "Nsamples")->location.find("inherit.yaml:12:"), std::string::npos);
     EXPECT_NE(entry(grand, "global_batch_size")->location.find("inherit.yaml:17:"), std::string::npos);
     // A list of merges: earlier sources win; explicit keys win over all of them.
     const TrainConfig both = loadTrainConfig(file, "both");
-    EXPECT_EQ(both.nSamples, 128);   // child before extra
-    EXPECT_EQ(both.baseChannels, 8); // only in extra
+    EXPECT_EQ(both.nSamples, 128);    // child before extra
+    EXPECT_EQ(both.baseChannels, 8);  // only in extra
     EXPECT_EQ(both.dataSize, 32);
     EXPECT_FALSE(both.fullScale);
     EXPECT_EQ(entry(both, "use_cache")->display, "None");

@@ -1,7 +1,7 @@
 // End-to-end tests of the real scaledesk-train binary on generated data.
+#include "model/unet.h"
 #include "run/checkpoint.h"
 #include "testutil.h"
-#include "model/unet.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -34,11 +34,9 @@ protected:
     // Runs the trainer in the suite's folder (where data/ lives) with the given arguments.
     static ProcessResult train(const std::string& args, const std::string& cwd = "")
     {
-        return runCommand("cd " + shellQuote(cwd.empty() ? s_dir->path() : cwd) + " && " + shellQuote(kBin)
-                          + " --yaml_config " + shellQuote(kUnet) + " " + args);
+        return runCommand("cd " + shellQuote(cwd.empty() ? s_dir->path() : cwd) + " && " + shellQuote(kBin) + " --yaml_config " +
+                          shellQuote(kUnet) + " " + args);
     }
-
-
 };
 
 // Starts the trainer without waiting; stdout and stderr go to `logFile`.
@@ -131,11 +129,16 @@ TEST_F(TrainCli, LogLinesMatchTheNerscFormats)
     for (std::size_t i = 0; i < lines.size(); ++i) {
         std::smatch m;
         const std::string& l = lines[i];
-        if (std::regex_match(l, header)) order.push_back("header");
-        else if (l.find("Configuration file: " + kUnet) != std::string::npos) order.push_back("file");
-        else if (l.find(" - INFO - rank 0, begin data loader init") != std::string::npos) order.push_back("begin");
-        else if (l.find(" - INFO - rank 0, data loader initialized with config lowmem") != std::string::npos) order.push_back("ready");
-        else if (l.find(" - INFO - Starting Training Loop...") != std::string::npos) order.push_back("start");
+        if (std::regex_match(l, header))
+            order.push_back("header");
+        else if (l.find("Configuration file: " + kUnet) != std::string::npos)
+            order.push_back("file");
+        else if (l.find(" - INFO - rank 0, begin data loader init") != std::string::npos)
+            order.push_back("begin");
+        else if (l.find(" - INFO - rank 0, data loader initialized with config lowmem") != std::string::npos)
+            order.push_back("ready");
+        else if (l.find(" - INFO - Starting Training Loop...") != std::string::npos)
+            order.push_back("start");
         else if (std::regex_match(l, m, epochLine)) {
             ++epochs;
             EXPECT_EQ(std::stoi(m[1]), epochs);
@@ -146,7 +149,8 @@ TEST_F(TrainCli, LogLinesMatchTheNerscFormats)
             EXPECT_TRUE(std::regex_match(lines[i + 2], valLoss)) << lines[i + 2];
             EXPECT_TRUE(std::regex_match(lines[i + 3], valTime)) << lines[i + 3];
             order.push_back("epoch");
-        } else if (l.find(" - INFO - DONE ---- rank 0") != std::string::npos) order.push_back("done");
+        } else if (l.find(" - INFO - DONE ---- rank 0") != std::string::npos)
+            order.push_back("done");
     }
     EXPECT_EQ(order, (std::vector<std::string>{"header", "file", "begin", "ready", "start", "epoch", "epoch", "done"}));
 
@@ -213,8 +217,7 @@ TEST_F(TrainCli, KillAfterCheckpointThenResumeIsBitExact)
 
     // SIGKILL once epoch 2's checkpoint is on disk, then resume.
     fs::create_directories(path("killed"));
-    const pid_t pid = spawnTrainer({"--config", "cpu-tiny", "--num_epochs", "4", "--seed", "9", "--threads", "2",
-                                    "--run_dir", "killed"},
+    const pid_t pid = spawnTrainer({"--config", "cpu-tiny", "--num_epochs", "4", "--seed", "9", "--threads", "2", "--run_dir", "killed"},
                                    s_dir->path(), path("killed.log"));
     ASSERT_TRUE(waitForRecord(path("killed"), [](const json& j) {
         return j.value("event", "") == "checkpoint" && j.value("epoch", 0) == 2;
@@ -234,8 +237,7 @@ TEST_F(TrainCli, SigtermCheckpointsMidEpochAndResumesExactly)
     const std::string common = "--config cpu-tiny --num_epochs 3 --seed 12 --threads 2 ";
     ASSERT_EQ(train(common + "--run_dir ref").exitCode, 0);
     fs::create_directories(path("term"));
-    const pid_t pid = spawnTrainer({"--config", "cpu-tiny", "--num_epochs", "3", "--seed", "12", "--threads", "2",
-                                    "--run_dir", "term"},
+    const pid_t pid = spawnTrainer({"--config", "cpu-tiny", "--num_epochs", "3", "--seed", "12", "--threads", "2", "--run_dir", "term"},
                                    s_dir->path(), path("term.log"));
     ASSERT_TRUE(waitForRecord(path("term"), [](const json& j) { return j.value("kind", "") == "step" && j.value("step", 0) >= 11; }));
     kill(pid, SIGTERM);
@@ -261,8 +263,8 @@ TEST_F(TrainCli, SigtermCheckpointsMidEpochAndResumesExactly)
 TEST_F(TrainCli, ResumeWithoutASeedKeepsTheDrawnSeed)
 {
     fs::create_directories(path("drawn"));
-    const pid_t pid = spawnTrainer({"--config", "cpu-tiny", "--num_epochs", "3", "--threads", "2", "--run_dir", "drawn"},
-                                   s_dir->path(), path("drawn.log"));
+    const pid_t pid = spawnTrainer({"--config", "cpu-tiny", "--num_epochs", "3", "--threads", "2", "--run_dir", "drawn"}, s_dir->path(),
+                                   path("drawn.log"));
     ASSERT_TRUE(waitForRecord(path("drawn"), [](const json& j) { return j.value("kind", "") == "step" && j.value("step", 0) >= 3; }));
     kill(pid, SIGTERM);
     ASSERT_EQ(waitExit(pid), 75) << readFile(path("drawn.log"));
@@ -284,23 +286,28 @@ TEST_F(TrainCli, BadInputsEndWithOneClearLine)
 {
     TempDir empty;
     writeFile(path("broken.yaml"), "base:\n  Nsamples: 64\n  box_size: [1, 2\n");
-    writeFile(path("smallbox.yaml"), "base:\n  box_size: [16, 16]\n  data_size: 32\n  full_scale: False\n  train_path: data/train.h5\n"
-                                     "  val_path: data/valid.h5\n");
+    writeFile(path("smallbox.yaml"),
+              "base:\n  box_size: [16, 16]\n  data_size: 32\n  full_scale: False\n  train_path: data/train.h5\n"
+              "  val_path: data/valid.h5\n");
     fs::create_directories(path("corrupt/checkpoints"));
     writeFile(path("corrupt/checkpoints/latest.pt"), "not a checkpoint");
     ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 3 --run_dir mismatch").exitCode, 0);
     writeFile(path("a-file"), "x");
-    ASSERT_EQ(runCommand("cd " + shellQuote(s_dir->path()) + " && " + shellQuote(kBin)
-                         + " make-data --out small --box 64 --val-box 40").exitCode, 0);
-    writeFile(path("shape.yaml"), "base:\n  box_size: [128, 96]\n  data_size: 32\n  full_scale: False\n"
-                                  "  train_path: small/train.h5\n  val_path: small/valid.h5\n");
+    ASSERT_EQ(
+        runCommand("cd " + shellQuote(s_dir->path()) + " && " + shellQuote(kBin) + " make-data --out small --box 64 --val-box 40").exitCode,
+        0);
+    writeFile(path("shape.yaml"),
+              "base:\n  box_size: [128, 96]\n  data_size: 32\n  full_scale: False\n"
+              "  train_path: small/train.h5\n  val_path: small/valid.h5\n");
     // A copy of cpu-tiny that differs in lambda_rho only; and one with another data path.
-    writeFile(path("lam.yaml"), readFile(kUnet) + "\ncpu-tiny-lam:\n  <<: *cpu\n  base_channels: 4\n  global_batch_size: 2\n"
-                                "  base_batch_size: 2\n  Nsamples: 16\n  Nsamples_val: 8\n  num_epochs: 2\n  lambda_rho: 0.5\n"
-                                "  lr_schedule: {scaling: sqrt, start_lr: 1.0E-3, end_lr: 0.0, warmup_steps: 8}\n"
-                                "cpu-tiny-data:\n  <<: *cpu\n  base_channels: 4\n  global_batch_size: 2\n"
-                                "  base_batch_size: 2\n  Nsamples: 16\n  Nsamples_val: 8\n  num_epochs: 2\n  train_path: 'data/../data/train.h5'\n"
-                                "  lr_schedule: {scaling: sqrt, start_lr: 1.0E-3, end_lr: 0.0, warmup_steps: 8}\n");
+    writeFile(path("lam.yaml"),
+              readFile(kUnet) +
+                  "\ncpu-tiny-lam:\n  <<: *cpu\n  base_channels: 4\n  global_batch_size: 2\n"
+                  "  base_batch_size: 2\n  Nsamples: 16\n  Nsamples_val: 8\n  num_epochs: 2\n  lambda_rho: 0.5\n"
+                  "  lr_schedule: {scaling: sqrt, start_lr: 1.0E-3, end_lr: 0.0, warmup_steps: 8}\n"
+                  "cpu-tiny-data:\n  <<: *cpu\n  base_channels: 4\n  global_batch_size: 2\n"
+                  "  base_batch_size: 2\n  Nsamples: 16\n  Nsamples_val: 8\n  num_epochs: 2\n  train_path: 'data/../data/train.h5'\n"
+                  "  lr_schedule: {scaling: sqrt, start_lr: 1.0E-3, end_lr: 0.0, warmup_steps: 8}\n");
     // A checkpoint whose loop position lies (a hostile or damaged file): written with the real
     // writer, so only the field is wrong.
     ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 3 --run_dir hostile").exitCode, 0);
@@ -336,13 +343,16 @@ TEST_F(TrainCli, BadInputsEndWithOneClearLine)
         {"wrong shape", "--config base --yaml_config " + shellQuote(path("shape.yaml")) + " --run_dir shape",
          "small/train.h5: dataset 'Nbody' has shape (4, 64, 64, 64), expected (4, 128, 128, 128)"},
         {"unwritable run folder", "--config cpu-tiny --run_dir a-file/run", "a-file/run: cannot create the run folder"},
-        {"corrupt checkpoint", "--config cpu-tiny --run_dir corrupt --resume", "corrupt/checkpoints/latest.pt: corrupt or unreadable checkpoint"},
+        {"corrupt checkpoint", "--config cpu-tiny --run_dir corrupt --resume",
+         "corrupt/checkpoints/latest.pt: corrupt or unreadable checkpoint"},
         {"mismatched checkpoint", "--config cpu-short --seed 3 --run_dir mismatch --resume",
          "checkpoint does not match this run: Nsamples is 16 in the checkpoint but 512 now; base_channels is 4 in the "
-                                         "checkpoint but 8 now"},
-        {"changed lambda_rho", "--config cpu-tiny-lam --num_epochs 1 --seed 3 --run_dir mismatch --resume --yaml_config " + shellQuote(path("lam.yaml")),
+         "checkpoint but 8 now"},
+        {"changed lambda_rho",
+         "--config cpu-tiny-lam --num_epochs 1 --seed 3 --run_dir mismatch --resume --yaml_config " + shellQuote(path("lam.yaml")),
          "checkpoint does not match this run: lambda_rho is 0.0 in the checkpoint but 0.5 now"},
-        {"changed data path", "--config cpu-tiny-data --num_epochs 1 --seed 3 --run_dir mismatch --resume --yaml_config " + shellQuote(path("lam.yaml")),
+        {"changed data path",
+         "--config cpu-tiny-data --num_epochs 1 --seed 3 --run_dir mismatch --resume --yaml_config " + shellQuote(path("lam.yaml")),
          "train_path is data/train.h5 in the checkpoint but data/../data/train.h5 now"},
         {"negative loop position", "--config cpu-tiny --num_epochs 1 --seed 3 --run_dir hostile --resume",
          "hostile/checkpoints/latest.pt: field 'batch_in_epoch' is -5, outside 0..8 for this run"},

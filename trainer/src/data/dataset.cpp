@@ -105,8 +105,8 @@ SampleSpec drawSample(uint64_t seed, int rank, Stream stream, int64_t epoch, int
     return spec;
 }
 
-std::shared_ptr<VolumeSource> openVolumeSource(DataLoaderMode mode, const std::string& path, int64_t box,
-                                               int64_t outChannels, uint64_t seed)
+std::shared_ptr<VolumeSource> openVolumeSource(DataLoaderMode mode, const std::string& path, int64_t box, int64_t outChannels,
+                                               uint64_t seed)
 {
     switch (mode) {
     case DataLoaderMode::Synthetic: return std::make_shared<SyntheticSource>(box, outChannels, seed);
@@ -117,8 +117,7 @@ std::shared_ptr<VolumeSource> openVolumeSource(DataLoaderMode mode, const std::s
     return nullptr;
 }
 
-BatchLoader::BatchLoader(std::shared_ptr<const VolumeSource> source, LoaderPlan plan)
-    : m_source(std::move(source)), m_plan(plan)
+BatchLoader::BatchLoader(std::shared_ptr<const VolumeSource> source, LoaderPlan plan) : m_source(std::move(source)), m_plan(plan)
 {
     m_numBatches = (plan.numSamples + plan.batchSize - 1) / plan.batchSize;
     m_depth = plan.depth > 0 ? plan.depth : std::max<int64_t>(2, 2 * plan.workers);
@@ -129,8 +128,7 @@ BatchLoader::BatchLoader(std::shared_ptr<const VolumeSource> source, LoaderPlan 
     }
     m_slotReady.assign(std::size_t(m_depth), -1);
     m_nextClaim = m_released = m_nextOut = std::min(plan.firstBatch, m_numBatches);
-    for (int64_t i = 0; i < plan.workers; ++i)
-        m_threads.emplace_back([this] { workerLoop(); });
+    for (int64_t i = 0; i < plan.workers; ++i) m_threads.emplace_back([this] { workerLoop(); });
 }
 
 BatchLoader::~BatchLoader()
@@ -155,8 +153,8 @@ void BatchLoader::fill(int64_t batch)
     at::Tensor rawIn = at::empty({inC, c, c, c}, at::kFloat);
     at::Tensor rawOut = at::empty({outC, c, c, c}, at::kFloat);
     for (int64_t i = 0; i < count; ++i) {
-        const SampleSpec spec = drawSample(m_plan.seed, m_plan.streamRank, m_plan.stream, m_plan.epoch, streamFirst + i,
-                                           m_source->box(), c);
+        const SampleSpec spec =
+            drawSample(m_plan.seed, m_plan.streamRank, m_plan.stream, m_plan.epoch, streamFirst + i, m_source->box(), c);
         m_source->readCrop(spec, c, rawIn.data_ptr<float>(), rawOut.data_ptr<float>());
         const SpatialTransform& t = rotatorTable()[std::size_t(spec.rotation)];
         m_inputs[std::size_t(slot)][i].copy_(applyTransform(rawIn, t));
@@ -173,11 +171,8 @@ void BatchLoader::workerLoop()
         int64_t batch;
         {
             std::unique_lock<std::mutex> lock(m_mutex);
-            m_workCv.wait(lock, [this] {
-                return m_stop || m_error || m_nextClaim >= m_numBatches || m_nextClaim < m_released + m_depth;
-            });
-            if (m_stop || m_error || m_nextClaim >= m_numBatches)
-                return;
+            m_workCv.wait(lock, [this] { return m_stop || m_error || m_nextClaim >= m_numBatches || m_nextClaim < m_released + m_depth; });
+            if (m_stop || m_error || m_nextClaim >= m_numBatches) return;
             batch = m_nextClaim++;
         }
         try {
@@ -204,8 +199,7 @@ std::optional<Batch> BatchLoader::next()
         m_handedOut = false;
         m_workCv.notify_all();
     }
-    if (m_nextOut >= m_numBatches)
-        return std::nullopt;
+    if (m_nextOut >= m_numBatches) return std::nullopt;
     const int64_t batch = m_nextOut;
     const std::size_t slot = std::size_t(batch % m_depth);
     if (m_threads.empty()) {
@@ -214,8 +208,7 @@ std::optional<Batch> BatchLoader::next()
         lock.lock();
     } else {
         m_readyCv.wait(lock, [&] { return m_error || m_slotReady[slot] == batch; });
-        if (m_slotReady[slot] != batch && m_error)
-            std::rethrow_exception(m_error);
+        if (m_slotReady[slot] != batch && m_error) std::rethrow_exception(m_error);
     }
     ++m_nextOut;
     m_handedOut = true;

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "run/config.h"
 #include "data/hdf5volume.h"
+#include "run/config.h"
 
 #include <ATen/Tensor.h>
 
@@ -44,8 +44,8 @@ public:
 
 /// Opens the HDF5 file of one split in `mode` (lowmem: hyperslab reads; inmem: whole volume in
 /// memory; synthetic: random junk, no file) after checking names, shapes and the box side.
-std::shared_ptr<VolumeSource> openVolumeSource(DataLoaderMode mode, const std::string& path, int64_t box,
-                                               int64_t outChannels, uint64_t seed);
+std::shared_ptr<VolumeSource> openVolumeSource(DataLoaderMode mode, const std::string& path, int64_t box, int64_t outChannels,
+                                               uint64_t seed);
 
 /// What one pass over the data draws.
 struct LoaderPlan {
@@ -53,9 +53,9 @@ struct LoaderPlan {
     Stream stream = Stream::Train;
     int64_t epoch = 0;
     int64_t crop = 64;
-    int64_t numSamples = 0;   ///< samples of this rank in this pass
+    int64_t numSamples = 0;  ///< samples of this rank in this pass
     int64_t batchSize = 1;
-    int64_t firstBatch = 0;   ///< resume inside a pass
+    int64_t firstBatch = 0;  ///< resume inside a pass
     /// Sample i of batch k is drawn as stream index k·indexStride + indexOffset + i from the
     /// generator of rank `streamRank`. Independent streams (the NERSC default): the rank's own
     /// generator, stride = batchSize, offset 0. Shared streams: rank 0's generator for everyone,
@@ -64,8 +64,8 @@ struct LoaderPlan {
     int streamRank = 0;
     int64_t indexStride = 0;  ///< 0: batchSize
     int64_t indexOffset = 0;
-    int64_t workers = 2;      ///< 0 = produce on the caller's thread
-    int64_t depth = 0;        ///< batches in flight; 0 = 2 × workers (at least 2)
+    int64_t workers = 2;  ///< 0 = produce on the caller's thread
+    int64_t depth = 0;    ///< batches in flight; 0 = 2 × workers (at least 2)
 };
 
 struct Batch {

@@ -45,8 +45,7 @@ struct Handle {
 std::string shapeText(const std::vector<int64_t>& dims)
 {
     std::string s = "(";
-    for (std::size_t i = 0; i < dims.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(dims[i]);
+    for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
     return s + (dims.size() == 1 ? ",)" : ")");
 }
 
@@ -57,13 +56,10 @@ H5Volume::H5Volume(const std::string& path) : m_path(path)
     const auto serial = hdf5Lock();
     silenceHdf5();
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-        throw DataError(path + ": no such file");
-    if (H5Fis_hdf5(path.c_str()) <= 0)
-        throw DataError(path + ": not a readable HDF5 file");
+    if (!std::filesystem::exists(path, ec)) throw DataError(path + ": no such file");
+    if (H5Fis_hdf5(path.c_str()) <= 0) throw DataError(path + ": not a readable HDF5 file");
     m_file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (m_file < 0)
-        throw DataError(path + ": cannot open as HDF5");
+    if (m_file < 0) throw DataError(path + ": cannot open as HDF5");
 }
 
 H5Volume::~H5Volume()
@@ -75,15 +71,12 @@ H5Volume::~H5Volume()
 std::vector<int64_t> H5Volume::dims(const std::string& dataset) const
 {
     const auto serial = hdf5Lock();
-    if (H5Lexists(hid_t(m_file), dataset.c_str(), H5P_DEFAULT) <= 0)
-        throw DataError(m_path + ": no dataset '" + dataset + "'");
+    if (H5Lexists(hid_t(m_file), dataset.c_str(), H5P_DEFAULT) <= 0) throw DataError(m_path + ": no dataset '" + dataset + "'");
     Handle ds{H5Dopen2(hid_t(m_file), dataset.c_str(), H5P_DEFAULT), H5Dclose};
-    if (ds.id < 0)
-        throw DataError(m_path + ": cannot open dataset '" + dataset + "'");
+    if (ds.id < 0) throw DataError(m_path + ": cannot open dataset '" + dataset + "'");
     Handle space{H5Dget_space(ds.id), H5Sclose};
     const int rank = H5Sget_simple_extent_ndims(space.id);
-    if (rank < 0)
-        throw DataError(m_path + ": cannot read the shape of dataset '" + dataset + "'");
+    if (rank < 0) throw DataError(m_path + ": cannot read the shape of dataset '" + dataset + "'");
     std::vector<hsize_t> d(std::size_t(rank), 0);
     H5Sget_simple_extent_dims(space.id, d.data(), nullptr);
     return std::vector<int64_t>(d.begin(), d.end());
@@ -95,27 +88,24 @@ void H5Volume::requireShape(const std::string& dataset, int64_t channels, int64_
     const auto d = dims(dataset);
     const std::vector<int64_t> want = {channels, box, box, box};
     if (d != want)
-        throw DataError(m_path + ": dataset '" + dataset + "' has shape " + shapeText(d) + ", expected "
-                        + shapeText(want) + " (channels, box_size, box_size, box_size)");
+        throw DataError(m_path + ": dataset '" + dataset + "' has shape " + shapeText(d) + ", expected " + shapeText(want) +
+                        " (channels, box_size, box_size, box_size)");
     Handle ds{H5Dopen2(hid_t(m_file), dataset.c_str(), H5P_DEFAULT), H5Dclose};
     Handle type{H5Dget_type(ds.id), H5Tclose};
-    if (H5Tget_class(type.id) != H5T_FLOAT)
-        throw DataError(m_path + ": dataset '" + dataset + "' is not a floating-point dataset");
+    if (H5Tget_class(type.id) != H5T_FLOAT) throw DataError(m_path + ": dataset '" + dataset + "' is not a floating-point dataset");
 }
 
-void H5Volume::readCrop(const std::string& dataset, int64_t channels, int64_t x, int64_t y, int64_t z, int64_t n,
-                        float* out) const
+void H5Volume::readCrop(const std::string& dataset, int64_t channels, int64_t x, int64_t y, int64_t z, int64_t n, float* out) const
 {
     const auto serial = hdf5Lock();
     Handle ds{H5Dopen2(hid_t(m_file), dataset.c_str(), H5P_DEFAULT), H5Dclose};
-    if (ds.id < 0)
-        throw DataError(m_path + ": cannot open dataset '" + dataset + "'");
+    if (ds.id < 0) throw DataError(m_path + ": cannot open dataset '" + dataset + "'");
     Handle space{H5Dget_space(ds.id), H5Sclose};
     const hsize_t start[4] = {0, hsize_t(x), hsize_t(y), hsize_t(z)};
     const hsize_t count[4] = {hsize_t(channels), hsize_t(n), hsize_t(n), hsize_t(n)};
     if (H5Sselect_hyperslab(space.id, H5S_SELECT_SET, start, nullptr, count, nullptr) < 0)
-        throw DataError(m_path + ": crop at (" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z)
-                        + ") is outside dataset '" + dataset + "'");
+        throw DataError(m_path + ": crop at (" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) +
+                        ") is outside dataset '" + dataset + "'");
     Handle mem{H5Screate_simple(4, count, nullptr), H5Sclose};
     if (H5Dread(ds.id, H5T_NATIVE_FLOAT, mem.id, space.id, H5P_DEFAULT, out) < 0)
         throw DataError(m_path + ": read error in dataset '" + dataset + "'");
@@ -125,8 +115,7 @@ void H5Volume::readAll(const std::string& dataset, float* out) const
 {
     const auto serial = hdf5Lock();
     Handle ds{H5Dopen2(hid_t(m_file), dataset.c_str(), H5P_DEFAULT), H5Dclose};
-    if (ds.id < 0)
-        throw DataError(m_path + ": cannot open dataset '" + dataset + "'");
+    if (ds.id < 0) throw DataError(m_path + ": cannot open dataset '" + dataset + "'");
     if (H5Dread(ds.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
         throw DataError(m_path + ": read error in dataset '" + dataset + "'");
 }
@@ -137,8 +126,7 @@ H5Writer::H5Writer(std::string path) : m_path(std::move(path))
     silenceHdf5();
     m_tmpPath = m_path + ".tmp-" + std::to_string(::getpid());
     m_file = H5Fcreate(m_tmpPath.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (m_file < 0)
-        throw DataError(m_path + ": cannot create the file (is the folder writable?)");
+    if (m_file < 0) throw DataError(m_path + ": cannot create the file (is the folder writable?)");
 }
 
 H5Writer::~H5Writer()
@@ -155,8 +143,7 @@ void H5Writer::write(const std::string& dataset, const std::vector<int64_t>& dim
     const auto serial = hdf5Lock();
     std::vector<hsize_t> d(dims.begin(), dims.end());
     Handle space{H5Screate_simple(int(d.size()), d.data(), nullptr), H5Sclose};
-    Handle ds{H5Dcreate2(hid_t(m_file), dataset.c_str(), H5T_IEEE_F32LE, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-              H5Dclose};
+    Handle ds{H5Dcreate2(hid_t(m_file), dataset.c_str(), H5T_IEEE_F32LE, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
     if (ds.id < 0 || H5Dwrite(ds.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
         throw DataError(m_path + ": cannot write dataset '" + dataset + "' (disk full?)");
 }

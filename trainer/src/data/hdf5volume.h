@@ -33,8 +33,7 @@ public:
     void requireShape(const std::string& dataset, int64_t channels, int64_t box) const;
 
     /// Reads the hyperslab [0:C, x:x+n, y:y+n, z:z+n] into `out` (C·n³ floats, C-order).
-    void readCrop(const std::string& dataset, int64_t channels, int64_t x, int64_t y, int64_t z, int64_t n,
-                  float* out) const;
+    void readCrop(const std::string& dataset, int64_t channels, int64_t x, int64_t y, int64_t z, int64_t n, float* out) const;
 
     /// Reads the whole dataset into `out`.
     void readAll(const std::string& dataset, float* out) const;

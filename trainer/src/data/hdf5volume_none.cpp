@@ -6,8 +6,9 @@ namespace scaledesk::train {
 namespace {
 [[noreturn]] void unavailable(const std::string& path)
 {
-    throw DataError(path + ": this scaledesk-train was built without HDF5 (use data_loader_config: synthetic, or "
-                           "rebuild with libhdf5-dev)");
+    throw DataError(path +
+                    ": this scaledesk-train was built without HDF5 (use data_loader_config: synthetic, or "
+                    "rebuild with libhdf5-dev)");
 }
 }  // namespace
 

@@ -36,12 +36,12 @@ void writeSplit(const std::string& path, int64_t box, double correlationLength, 
     const torch::Tensor n0 = nbody[0], n1 = nbody[1], n2 = nbody[2], n3 = nbody[3];
     // Targets: a fixed pointwise map of the inputs, every value inside [−1, 1].
     torch::Tensor hydro = torch::stack({
-                              torch::tanh(n0.mul(1.6)).mul(0.8),                        // baryon density
-                              n1.mul(0.6).add(n0.mul(0.3)),                             // v_x
-                              n2.mul(0.6).sub(n0.mul(n0).mul(0.3)),                     // v_y
-                              n3.mul(0.6).add(n1.mul(n2).mul(0.3)),                     // v_z
-                              torch::tanh(n0.sub(n3).mul(1.2)).mul(0.7),                 // temperature
-                          })
+                                           torch::tanh(n0.mul(1.6)).mul(0.8),          // baryon density
+                                           n1.mul(0.6).add(n0.mul(0.3)),               // v_x
+                                           n2.mul(0.6).sub(n0.mul(n0).mul(0.3)),       // v_y
+                                           n3.mul(0.6).add(n1.mul(n2).mul(0.3)),       // v_z
+                                           torch::tanh(n0.sub(n3).mul(1.2)).mul(0.7),  // temperature
+                                       })
                               .contiguous();
     H5Writer writer(path);
     writer.write("Nbody", {4, box, box, box}, nbody.data_ptr<float>());
@@ -54,8 +54,7 @@ void writeSplit(const std::string& path, int64_t box, double correlationLength, 
 void makeData(const MakeDataOptions& options)
 {
     namespace fs = std::filesystem;
-    if (options.trainBox < 2 || options.valBox < 2)
-        throw DataError("make-data: --box and --val-box must be at least 2");
+    if (options.trainBox < 2 || options.valBox < 2) throw DataError("make-data: --box and --val-box must be at least 2");
     std::error_code ec;
     fs::create_directories(options.outDir, ec);
     if (ec || !fs::is_directory(options.outDir))

@@ -2,7 +2,9 @@
 
 #include <array>
 
-namespace at { class Tensor; }
+namespace at {
+class Tensor;
+}
 
 namespace scaledesk::train {
 

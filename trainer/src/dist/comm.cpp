@@ -27,8 +27,7 @@ const char* env(const char* name)
 int envInt(const char* name, const char* context)
 {
     const char* v = env(name);
-    if (!v)
-        throw CommError(std::string(context) + ": " + name + " is not set");
+    if (!v) throw CommError(std::string(context) + ": " + name + " is not set");
     char* end = nullptr;
     const long n = std::strtol(v, &end, 10);
     if (*end != '\0' || n < 0)
@@ -72,8 +71,7 @@ std::string firstHostOfNodeList(const std::string& nodeList)
         first += c;
     }
     const auto open = first.find('[');
-    if (open == std::string::npos)
-        return first;
+    if (open == std::string::npos) return first;
     const auto close = first.find(']', open);
     std::string inside = first.substr(open + 1, close - open - 1);
     inside = inside.substr(0, inside.find(','));
@@ -95,9 +93,9 @@ DistEnv discoverDistEnv()
             MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
             g_mpiInitialisedHere = true;
             if (provided < MPI_THREAD_SERIALIZED)
-                throw CommError("MPI provides thread level " + std::to_string(provided)
-                                + ", but the mpi backend needs MPI_THREAD_SERIALIZED (" + std::to_string(MPI_THREAD_SERIALIZED)
-                                + "); rebuild Open MPI with thread support or use --backend gloo");
+                throw CommError("MPI provides thread level " + std::to_string(provided) +
+                                ", but the mpi backend needs MPI_THREAD_SERIALIZED (" + std::to_string(MPI_THREAD_SERIALIZED) +
+                                "); rebuild Open MPI with thread support or use --backend gloo");
         }
         MPI_Comm_rank(MPI_COMM_WORLD, &d.rank);
         MPI_Comm_size(MPI_COMM_WORLD, &d.size);
@@ -150,7 +148,8 @@ DistEnv discoverDistEnv()
     } else if (env("RANK") || env("WORLD_SIZE")) {
         const char* ctx = "env:// rendezvous";
         if (!env("RANK") || !env("WORLD_SIZE"))
-            throw CommError(std::string(ctx) + ": " + (env("RANK") ? "RANK is set but WORLD_SIZE is not" : "WORLD_SIZE is set but RANK is not"));
+            throw CommError(std::string(ctx) + ": " +
+                            (env("RANK") ? "RANK is set but WORLD_SIZE is not" : "WORLD_SIZE is set but RANK is not"));
         d.rank = envInt("RANK", ctx);
         d.size = envInt("WORLD_SIZE", ctx);
         d.localRank = env("LOCAL_RANK") ? envInt("LOCAL_RANK", ctx) : d.rank;
@@ -161,8 +160,7 @@ DistEnv discoverDistEnv()
         d.masterPort = env("MASTER_PORT") ? envInt("MASTER_PORT", ctx) : 29500;
         d.source = "env";
     }
-    if (d.size < 1)
-        throw CommError(d.source + ": the world size must be at least 1");
+    if (d.size < 1) throw CommError(d.source + ": the world size must be at least 1");
     if (d.rank >= d.size)
         throw CommError(d.source + ": rank " + std::to_string(d.rank) + " is not below the world size " + std::to_string(d.size));
     if (d.masterPort < 1 || d.masterPort > 65535)
@@ -198,22 +196,19 @@ std::vector<std::string> availableBackends()
     return out;
 }
 
-std::unique_ptr<Communicator> makeCommunicator(const std::string& requested, const DistEnv& env,
-                                               std::chrono::milliseconds timeout, bool haveGpu)
+std::unique_ptr<Communicator> makeCommunicator(const std::string& requested, const DistEnv& env, std::chrono::milliseconds timeout,
+                                               bool haveGpu)
 {
     const auto available = availableBackends();
     auto have = [&](const std::string& b) { return std::find(available.begin(), available.end(), b) != available.end(); };
     std::string backend = requested;
-    if (backend == "auto")
-        backend = (haveGpu && have("nccl")) ? "nccl" : (env.mpiLaunched && have("mpi") ? "mpi" : "gloo");
+    if (backend == "auto") backend = (haveGpu && have("nccl")) ? "nccl" : (env.mpiLaunched && have("mpi") ? "mpi" : "gloo");
     if (backend == "nccl") {
-        if (!haveGpu)
-            throw CommError("--backend nccl needs a GPU, and this process sees none");
+        if (!haveGpu) throw CommError("--backend nccl needs a GPU, and this process sees none");
         throw CommError("--backend nccl: this scaledesk-train was built without NCCL (configure with a CUDA libtorch "
                         "and SCALEDESK_WITH_NCCL=ON)");
     }
-    if (backend != "gloo" && backend != "mpi")
-        throw CommError("unknown backend '" + backend + "' (choose auto, mpi, gloo or nccl)");
+    if (backend != "gloo" && backend != "mpi") throw CommError("unknown backend '" + backend + "' (choose auto, mpi, gloo or nccl)");
     if (!have(backend)) {
         std::string list;
         for (const auto& b : available) list += (list.empty() ? "" : ", ") + b;
@@ -221,10 +216,8 @@ std::unique_ptr<Communicator> makeCommunicator(const std::string& requested, con
     }
     if (backend == "mpi" && !env.mpiLaunched && env.size > 1)
         throw CommError("--backend mpi needs the ranks to be started by mpirun or srun --mpi=pmix");
-    if (env.size == 1)
-        return std::make_unique<SingleCommunicator>();
-    if (backend == "mpi")
-        return makeMpiCommunicator(env, timeout);
+    if (env.size == 1) return std::make_unique<SingleCommunicator>();
+    if (backend == "mpi") return makeMpiCommunicator(env, timeout);
     return makeGlooCommunicator(env, timeout);
 }
 

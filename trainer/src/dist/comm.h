@@ -90,8 +90,8 @@ std::vector<std::string> availableBackends();
 
 /// `auto` resolves to nccl on GPUs when built with it, else mpi under an MPI launch, else gloo. Throws CommError for a
 /// backend this build lacks, or nccl without a GPU. World size 1 always gets the no-op communicator.
-std::unique_ptr<Communicator> makeCommunicator(const std::string& backend, const DistEnv& env,
-                                               std::chrono::milliseconds timeout, bool haveGpu);
+std::unique_ptr<Communicator> makeCommunicator(const std::string& backend, const DistEnv& env, std::chrono::milliseconds timeout,
+                                               bool haveGpu);
 
 /// Finalises MPI if this process initialised it (after every communicator is gone).
 void shutdownMpi();

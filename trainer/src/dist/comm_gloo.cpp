@@ -22,8 +22,7 @@ std::string seconds(std::chrono::milliseconds ms) { return std::to_string(ms.cou
 
 class GlooCommunicator : public Communicator {
 public:
-    GlooCommunicator(const DistEnv& env, std::chrono::milliseconds timeout)
-        : Communicator(env.rank, env.size), m_timeout(timeout)
+    GlooCommunicator(const DistEnv& env, std::chrono::milliseconds timeout) : Communicator(env.rank, env.size), m_timeout(timeout)
     {
         const std::string where = env.masterAddr + ":" + std::to_string(env.masterPort);
         c10d::TCPStoreOptions options;
@@ -35,10 +34,10 @@ public:
         try {
             m_store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, options);
         } catch (const std::exception& e) {
-            throw CommError("rank " + std::to_string(env.rank) + ": rendezvous at " + where + " (MASTER_ADDR:MASTER_PORT) "
-                            + "did not complete within " + seconds(timeout) + " while waiting for "
-                            + (env.rank == 0 ? "all " + std::to_string(env.size) + " ranks to connect" : "rank 0's store")
-                            + ": " + firstLine(e.what()));
+            throw CommError("rank " + std::to_string(env.rank) + ": rendezvous at " + where + " (MASTER_ADDR:MASTER_PORT) " +
+                            "did not complete within " + seconds(timeout) + " while waiting for " +
+                            (env.rank == 0 ? "all " + std::to_string(env.size) + " ranks to connect" : "rank 0's store") + ": " +
+                            firstLine(e.what()));
         }
         auto groupOptions = c10d::ProcessGroupGloo::Options::create(timeout);
         if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"))
@@ -47,12 +46,12 @@ public:
             groupOptions->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
         groupOptions->threads = 2;
         try {
-            m_group = c10::make_intrusive<c10d::ProcessGroupGloo>(
-                c10::make_intrusive<c10d::PrefixStore>("scaledesk", m_store), env.rank, env.size, groupOptions);
+            m_group = c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>("scaledesk", m_store), env.rank,
+                                                                  env.size, groupOptions);
         } catch (const std::exception& e) {
-            throw CommError("rank " + std::to_string(env.rank) + ": gloo could not connect all " + std::to_string(env.size)
-                            + " ranks (rendezvous at " + where + ") within " + seconds(timeout)
-                            + "; a rank that never started or cannot reach this host: " + firstLine(e.what()));
+            throw CommError("rank " + std::to_string(env.rank) + ": gloo could not connect all " + std::to_string(env.size) +
+                            " ranks (rendezvous at " + where + ") within " + seconds(timeout) +
+                            "; a rank that never started or cannot reach this host: " + firstLine(e.what()));
         }
     }
 
@@ -98,8 +97,7 @@ private:
     public:
         Work(GlooCommunicator* owner, std::string op, c10::intrusive_ptr<c10d::Work> work, std::function<void()> after)
             : m_owner(owner), m_op(std::move(op)), m_work(std::move(work)), m_after(std::move(after))
-        {
-        }
+        {}
         void wait() override
         {
             try {
@@ -134,8 +132,8 @@ private:
     // If the store itself is gone, rank 0 (its host) is the one that stopped.
     std::string describeFailure(const std::string& op, const std::string& cause)
     {
-        std::string msg = "rank " + std::to_string(rank()) + ": " + op + " failed or timed out (limit " + seconds(m_timeout)
-                          + "): " + firstLine(cause);
+        std::string msg =
+            "rank " + std::to_string(rank()) + ": " + op + " failed or timed out (limit " + seconds(m_timeout) + "): " + firstLine(cause);
         try {
             m_store->setTimeout(std::chrono::milliseconds(2000));
             m_store->set("failed/" + std::to_string(rank()), std::vector<uint8_t>{1});
@@ -144,8 +142,7 @@ private:
             for (;;) {
                 silent.clear();
                 for (int r = 0; r < size(); ++r)
-                    if (!m_store->check({"failed/" + std::to_string(r)}))
-                        silent += (silent.empty() ? "" : ", ") + std::to_string(r);
+                    if (!m_store->check({"failed/" + std::to_string(r)})) silent += (silent.empty() ? "" : ", ") + std::to_string(r);
                 if (silent.empty() || std::chrono::steady_clock::now() > deadline) break;
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
             }

@@ -40,10 +40,8 @@ MPI_Datatype mpiType(const at::Tensor& t)
 
 int count(const at::Tensor& t, const char* op)
 {
-    if (!t.is_contiguous())
-        throw CommError(std::string("mpi backend: ") + op + " needs a contiguous tensor");
-    if (t.numel() > INT_MAX)
-        throw CommError(std::string("mpi backend: ") + op + " of more than 2^31 elements");
+    if (!t.is_contiguous()) throw CommError(std::string("mpi backend: ") + op + " needs a contiguous tensor");
+    if (t.numel() > INT_MAX) throw CommError(std::string("mpi backend: ") + op + " of more than 2^31 elements");
     if (t.is_cuda()) {
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
         if (MPIX_Query_cuda_support() != 1)
@@ -107,14 +105,13 @@ public:
     CommHandle allgatherAsync(const at::Tensor& full, const at::Tensor& shard) override
     {
         const int n = count(shard, "allgather");
-        if (full.numel() != int64_t(n) * size())
-            throw CommError("mpi backend: allgather of a full buffer that is not world size × shard");
+        if (full.numel() != int64_t(n) * size()) throw CommError("mpi backend: allgather of a full buffer that is not world size × shard");
         return enqueue([=] {
             at::Tensor mine = full.view(-1).narrow(0, int64_t(rank()) * n, n);
             if (mine.data_ptr() != shard.data_ptr()) mine.copy_(shard.view(-1));
             MPI_Request r;
-            check(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, full.data_ptr(), n, mpiType(full), MPI_COMM_WORLD, &r),
-                  "allgather", rank());
+            check(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, full.data_ptr(), n, mpiType(full), MPI_COMM_WORLD, &r), "allgather",
+                  rank());
             complete(r, "allgather");
         });
     }
@@ -213,11 +210,11 @@ private:
     {
         const int left = (rank() + size() - 1) % size();
         const double silent = secondsSince(m_lastSign);
-        std::string message = "rank " + std::to_string(rank()) + ": MPI " + op + " did not complete within "
-                              + std::to_string(int(waited)) + " s (--comm_timeout)";
+        std::string message = "rank " + std::to_string(rank()) + ": MPI " + op + " did not complete within " + std::to_string(int(waited)) +
+            " s (--comm_timeout)";
         if (silent > 3.0)
-            message += "; rank " + std::to_string(left) + " has shown no sign of life for " + std::to_string(int(silent))
-                       + " s (stopped, or stuck in a system call such as a file-system stall)";
+            message += "; rank " + std::to_string(left) + " has shown no sign of life for " + std::to_string(int(silent)) +
+                " s (stopped, or stuck in a system call such as a file-system stall)";
         else
             message += "; rank " + std::to_string(left) + " is alive (the rank holding the job up shows in its neighbour's message)";
         std::fprintf(stderr, "scaledesk-train: error: %s; ending the job\n", message.c_str());

@@ -248,8 +248,8 @@ public:
         const auto& options = static_cast<const torch::optim::AdamOptions&>(m_optimizer.param_groups()[0].options());
         ++m_step;
         adamUpdate(m_shardParams.data_ptr<float>(), m_shardGrads.data_ptr<float>(), m_expAvg.data_ptr<float>(),
-                   m_expAvgSq.data_ptr<float>(), m_shardSize, m_step, lr, std::get<0>(options.betas()),
-                   std::get<1>(options.betas()), options.eps());
+                   m_expAvgSq.data_ptr<float>(), m_shardSize, m_step, lr, std::get<0>(options.betas()), std::get<1>(options.betas()),
+                   options.eps());
         setLr(m_optimizer, lr);
         const auto start = Clock::now();
         m_comm.allgather(m_flatParams, m_shardParams);
@@ -315,20 +315,17 @@ SyncTimes GradientSync::takeTimes()
     return t;
 }
 
-std::unique_ptr<GradientSync> makeGradientSync(const std::string& strategy, Communicator& comm, UNet& model,
-                                               torch::optim::Adam& optimizer, double bucketCapMb, double fusionMb)
+std::unique_ptr<GradientSync> makeGradientSync(const std::string& strategy, Communicator& comm, UNet& model, torch::optim::Adam& optimizer,
+                                               double bucketCapMb, double fusionMb)
 {
     if (strategy == "none" || comm.size() == 1) {
         if (strategy != "none" && strategy != "ddp" && strategy != "fused" && strategy != "zero1")
             throw std::invalid_argument("unknown strategy '" + strategy + "'");
         return std::make_unique<LocalSync>(optimizer);
     }
-    if (strategy == "ddp")
-        return std::make_unique<BucketSync>(comm, model, optimizer, bucketCapMb, 1.0, true);
-    if (strategy == "fused")
-        return std::make_unique<BucketSync>(comm, model, optimizer, fusionMb, fusionMb, false);
-    if (strategy == "zero1")
-        return std::make_unique<Zero1Sync>(comm, model, optimizer);
+    if (strategy == "ddp") return std::make_unique<BucketSync>(comm, model, optimizer, bucketCapMb, 1.0, true);
+    if (strategy == "fused") return std::make_unique<BucketSync>(comm, model, optimizer, fusionMb, fusionMb, false);
+    if (strategy == "zero1") return std::make_unique<Zero1Sync>(comm, model, optimizer);
     throw std::invalid_argument("unknown strategy '" + strategy + "' (choose ddp, fused or zero1)");
 }
 

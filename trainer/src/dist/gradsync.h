@@ -51,8 +51,8 @@ protected:
 };
 
 /// Creates the strategy; parameters must already be equal on every rank (see broadcastState()).
-std::unique_ptr<GradientSync> makeGradientSync(const std::string& strategy, Communicator& comm, UNet& model,
-                                               torch::optim::Adam& optimizer, double bucketCapMb, double fusionMb);
+std::unique_ptr<GradientSync> makeGradientSync(const std::string& strategy, Communicator& comm, UNet& model, torch::optim::Adam& optimizer,
+                                               double bucketCapMb, double fusionMb);
 
 /// Broadcasts rank 0's parameters and Adam state (moments and step counts) to every rank.
 void broadcastState(Communicator& comm, UNet& model, torch::optim::Adam& optimizer);

@@ -7,8 +7,8 @@
 
 namespace scaledesk::train {
 
-void adamUpdate(float* pp, const float* gp, float* mp, float* vp, int64_t n, int64_t step, double lr, double beta1,
-                double beta2, double eps)
+void adamUpdate(float* pp, const float* gp, float* mp, float* vp, int64_t n, int64_t step, double lr, double beta1, double beta2,
+                double eps)
 {
     const double stepSize = lr / (1.0 - std::pow(beta1, double(step)));
     const double bias2Sqrt = std::sqrt(1.0 - std::pow(beta2, double(step)));
@@ -31,14 +31,12 @@ void fusedAdamStep(torch::optim::Adam& optimizer)
     torch::NoGradGuard noGrad;
     for (auto& group : optimizer.param_groups()) {
         const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
-        TORCH_CHECK(options.weight_decay() == 0.0 && !options.amsgrad(),
-                    "fusedAdamStep: weight decay and AMSGrad are not supported");
+        TORCH_CHECK(options.weight_decay() == 0.0 && !options.amsgrad(), "fusedAdamStep: weight decay and AMSGrad are not supported");
         const double lr = options.lr();
         const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
         const double eps = options.eps();
         for (auto& p : group.params()) {
-            if (!p.grad().defined())
-                continue;
+            if (!p.grad().defined()) continue;
             const torch::Tensor& grad = p.grad();
             auto& states = optimizer.state();
             const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
@@ -58,17 +56,16 @@ void fusedAdamStep(torch::optim::Adam& optimizer)
             const double bias2Sqrt = std::sqrt(bias2);
             torch::Tensor m = state.exp_avg(), v = state.exp_avg_sq();
 
-            const bool fast = p.device().is_cpu() && p.scalar_type() == torch::kFloat && p.is_contiguous()
-                              && grad.is_contiguous() && grad.scalar_type() == torch::kFloat && m.is_contiguous()
-                              && v.is_contiguous();
+            const bool fast = p.device().is_cpu() && p.scalar_type() == torch::kFloat && p.is_contiguous() && grad.is_contiguous() &&
+                grad.scalar_type() == torch::kFloat && m.is_contiguous() && v.is_contiguous();
             if (!fast) {  // the reference sequence of torch::optim::Adam
                 m.mul_(beta1).add_(grad, 1 - beta1);
                 v.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
                 p.addcdiv_(m, (v.sqrt() / bias2Sqrt).add_(eps), -stepSize);
                 continue;
             }
-            adamUpdate(p.data_ptr<float>(), grad.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(), p.numel(),
-                       state.step(), lr, beta1, beta2, eps);
+            adamUpdate(p.data_ptr<float>(), grad.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(), p.numel(), state.step(), lr,
+                       beta1, beta2, eps);
         }
     }
 }

@@ -14,7 +14,7 @@ void fusedAdamStep(torch::optim::Adam& optimizer);
 
 /// The same update on raw float arrays (one parallel pass), shared with ZeRO-1's shard step.
 /// `step` is the 1-based step count of these moments.
-void adamUpdate(float* param, const float* grad, float* expAvg, float* expAvgSq, int64_t n, int64_t step, double lr,
-                double beta1, double beta2, double eps);
+void adamUpdate(float* param, const float* grad, float* expAvg, float* expAvgSq, int64_t n, int64_t step, double lr, double beta1,
+                double beta2, double eps);
 
 }  // namespace scaledesk::train

@@ -6,10 +6,14 @@ namespace scaledesk::train {
 
 bool parseLrScaling(const std::string& text, LrScaling& out)
 {
-    if (text == "none") out = LrScaling::None;
-    else if (text == "linear") out = LrScaling::Linear;
-    else if (text == "sqrt") out = LrScaling::Sqrt;
-    else return false;
+    if (text == "none")
+        out = LrScaling::None;
+    else if (text == "linear")
+        out = LrScaling::Linear;
+    else if (text == "sqrt")
+        out = LrScaling::Sqrt;
+    else
+        return false;
     return true;
 }
 
@@ -39,11 +43,9 @@ double LrSchedule::at(int64_t iternum) const
     const double init = initLr();
     const double pi = std::acos(-1.0);
     if (globalBatch > baseBatch && scaling != LrScaling::None) {
-        if (iternum < warmupSteps)
-            return double(iternum) / double(warmupSteps) * init;
+        if (iternum < warmupSteps) return double(iternum) / double(warmupSteps) * init;
         // The original divides by tot_steps, not tot_steps - warmup: the LR never reaches end_lr.
-        return endLr + 0.5 * (init - endLr)
-                           * (1.0 + std::cos(pi * double(iternum - warmupSteps) / double(totSteps)));
+        return endLr + 0.5 * (init - endLr) * (1.0 + std::cos(pi * double(iternum - warmupSteps) / double(totSteps)));
     }
     return endLr + 0.5 * (init - endLr) * (1.0 + std::cos(pi * double(iternum) / double(totSteps)));
 }

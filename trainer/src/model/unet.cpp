@@ -68,8 +68,7 @@ void UNetImpl::initWeights(double scale, double bias)
 int64_t UNetImpl::parameterCount() const
 {
     int64_t n = 0;
-    for (const auto& p : parameters())
-        n += p.numel();
+    for (const auto& p : parameters()) n += p.numel();
     return n;
 }
 
@@ -84,14 +83,14 @@ std::vector<LayerInfo> UNetImpl::layerTable(int64_t spatial) const
     int64_t s = spatial;
     for (std::size_t i = 0; i < m_down.size(); ++i) {
         const auto& o = m_down[i]->options;
-        rows.push_back({"conv_down" + std::to_string(i + 1), "Conv3d + LeakyReLU", o.in_channels(), o.out_channels(), s, s / 2,
-                        count(*m_down[i])});
+        rows.push_back(
+            {"conv_down" + std::to_string(i + 1), "Conv3d + LeakyReLU", o.in_channels(), o.out_channels(), s, s / 2, count(*m_down[i])});
         s /= 2;
     }
     for (std::size_t i = 0; i < m_up.size(); ++i) {
         const auto& o = m_up[i]->options;
-        rows.push_back({"conv_up" + std::to_string(m_down.size() - i), "ConvT3d + ReLU", o.in_channels(), o.out_channels(), s,
-                        s * 2, count(*m_up[i])});
+        rows.push_back({"conv_up" + std::to_string(m_down.size() - i), "ConvT3d + ReLU", o.in_channels(), o.out_channels(), s, s * 2,
+                        count(*m_up[i])});
         s *= 2;
     }
     const auto& o = m_last->options;

@@ -46,8 +46,8 @@ public:
 
 private:
     UNetOptions m_options;
-    std::vector<torch::nn::Conv3d> m_down;           // conv_down1 … conv_downL
-    std::vector<torch::nn::ConvTranspose3d> m_up;    // conv_upL … conv_up2 (deepest first)
+    std::vector<torch::nn::Conv3d> m_down;         // conv_down1 … conv_downL
+    std::vector<torch::nn::ConvTranspose3d> m_up;  // conv_upL … conv_up2 (deepest first)
     torch::nn::ConvTranspose3d m_last{nullptr};
 };
 TORCH_MODULE(UNet);

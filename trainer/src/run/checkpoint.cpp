@@ -3,8 +3,8 @@
 #include <torch/serialize.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <fcntl.h>
+#include <filesystem>
 #include <unistd.h>
 
 namespace scaledesk::train {
@@ -91,8 +91,7 @@ CheckpointState loadCheckpoint(const std::string& path, UNet& model, torch::opti
             if (have != want)
                 differences += (differences.empty() ? "" : "; ") + key + " is " + have + " in the checkpoint but " + want + " now";
         }
-        if (!differences.empty())
-            throw CheckpointError(path + ": checkpoint does not match this run: " + differences);
+        if (!differences.empty()) throw CheckpointError(path + ": checkpoint does not match this run: " + differences);
         archive.read("epoch", value);
         state.epoch = value.toInt();
         archive.read("batch_in_epoch", value);

@@ -18,10 +18,10 @@ public:
 
 /// Loop position and the settings a resume must match.
 struct CheckpointState {
-    int64_t epoch = 0;          ///< 0-based epoch to continue in
-    int64_t batchInEpoch = 0;   ///< batches of that epoch already done
-    int64_t iters = 0;          ///< global step count so far
-    double epochLossSum = 0.0;  ///< sum of this epoch's step losses so far (rank 0's mean needs it)
+    int64_t epoch = 0;                            ///< 0-based epoch to continue in
+    int64_t batchInEpoch = 0;                     ///< batches of that epoch already done
+    int64_t iters = 0;                            ///< global step count so far
+    double epochLossSum = 0.0;                    ///< sum of this epoch's step losses so far (rank 0's mean needs it)
     std::map<std::string, std::string> settings;  ///< keys that must match on resume
 };
 

@@ -16,15 +16,11 @@ namespace {
 
 std::string locationOf(const std::string& file, const YAML::Mark& mark)
 {
-    if (mark.is_null())
-        return file;
+    if (mark.is_null()) return file;
     return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
-bool isNone(const YAML::Node& node)
-{
-    return node.IsNull() || (node.IsScalar() && node.Scalar() == "None");
-}
+bool isNone(const YAML::Node& node) { return node.IsNull() || (node.IsScalar() && node.Scalar() == "None"); }
 
 struct Resolved {
     std::string key;
@@ -36,8 +32,7 @@ struct Resolved {
 // resolve it here. Inherited keys keep their position; explicit keys override in place.
 std::vector<Resolved> resolveMap(const YAML::Node& map, const std::string& file, int depth = 0)
 {
-    if (depth > 64)
-        throw ConfigError(locationOf(file, map.Mark()) + ": merge keys nest too deeply (a cycle?)");
+    if (depth > 64) throw ConfigError(locationOf(file, map.Mark()) + ": merge keys nest too deeply (a cycle?)");
     std::vector<Resolved> out;
     auto put = [&out](Resolved entry, bool override) {
         for (auto& existing : out) {
@@ -49,25 +44,21 @@ std::vector<Resolved> resolveMap(const YAML::Node& map, const std::string& file,
         out.push_back(std::move(entry));
     };
     for (auto it = map.begin(); it != map.end(); ++it) {
-        if (!it->first.IsScalar() || it->first.Scalar() != "<<")
-            continue;
+        if (!it->first.IsScalar() || it->first.Scalar() != "<<") continue;
         const YAML::Node& source = it->second;
         std::vector<YAML::Node> sources;
-        if (source.IsMap()) sources.push_back(source);
+        if (source.IsMap())
+            sources.push_back(source);
         else if (source.IsSequence())
             for (const auto& s : source) sources.push_back(s);
         for (const auto& s : sources) {
-            if (!s.IsMap())
-                throw ConfigError(locationOf(file, s.Mark()) + ": a merge key '<<' must refer to a mapping");
-            for (auto& inherited : resolveMap(s, file, depth + 1))
-                put(std::move(inherited), false);  // earlier sources win over later ones
+            if (!s.IsMap()) throw ConfigError(locationOf(file, s.Mark()) + ": a merge key '<<' must refer to a mapping");
+            for (auto& inherited : resolveMap(s, file, depth + 1)) put(std::move(inherited), false);  // earlier sources win over later ones
         }
     }
     for (auto it = map.begin(); it != map.end(); ++it) {
-        if (!it->first.IsScalar())
-            throw ConfigError(locationOf(file, it->first.Mark()) + ": keys must be plain scalars");
-        if (it->first.Scalar() == "<<")
-            continue;
+        if (!it->first.IsScalar()) throw ConfigError(locationOf(file, it->first.Mark()) + ": keys must be plain scalars");
+        if (it->first.Scalar() == "<<") continue;
         put(Resolved{it->first.Scalar(), it->first, it->second}, true);
     }
     return out;
@@ -83,15 +74,12 @@ std::string pythonScalar(const YAML::Node& node, bool* isString = nullptr)
     const std::string& s = node.Scalar();
     if (node.Tag() != "!") {  // plain (unquoted) scalars may be bools or numbers
         bool b;
-        if (s != "0" && s != "1" && YAML::convert<bool>::decode(node, b))
-            return b ? "True" : "False";
+        if (s != "0" && s != "1" && YAML::convert<bool>::decode(node, b)) return b ? "True" : "False";
         int64_t i;
         auto [ip, iec] = std::from_chars(s.data(), s.data() + s.size(), i);
-        if (iec == std::errc() && ip == s.data() + s.size())
-            return s;
+        if (iec == std::errc() && ip == s.data() + s.size()) return s;
         double d;
-        if (YAML::convert<double>::decode(node, d))
-            return pythonFloatRepr(d);
+        if (YAML::convert<double>::decode(node, d)) return pythonFloatRepr(d);
     }
     if (isString) *isString = true;
     return s;
@@ -108,14 +96,12 @@ std::string pythonDisplay(const YAML::Node& node, const std::string& file)
     };
     if (node.IsMap()) {
         std::string out = "{";
-        for (const auto& e : resolveMap(node, file))
-            out += (out.size() > 1 ? ", '" : "'") + e.key + "': " + element(e.value);
+        for (const auto& e : resolveMap(node, file)) out += (out.size() > 1 ? ", '" : "'") + e.key + "': " + element(e.value);
         return out + "}";
     }
     if (node.IsSequence()) {
         std::string out = "[";
-        for (std::size_t i = 0; i < node.size(); ++i)
-            out += (i ? ", " : "") + element(node[i]);
+        for (std::size_t i = 0; i < node.size(); ++i) out += (i ? ", " : "") + element(node[i]);
         return out + "]";
     }
     return pythonScalar(node);
@@ -127,8 +113,7 @@ public:
 
     [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const
     {
-        throw ConfigError(locationOf(m_file, node.Mark()) + ": config '" + m_config + "', key '" + key
-                          + "': " + what);
+        throw ConfigError(locationOf(m_file, node.Mark()) + ": config '" + m_config + "', key '" + key + "': " + what);
     }
 
     int64_t integer(const YAML::Node& n, const std::string& key, int64_t min = 0) const
@@ -136,8 +121,7 @@ public:
         int64_t v = 0;
         if (!n.IsScalar() || n.Tag() == "!" || !YAML::convert<int64_t>::decode(n, v))
             fail(n, key, "expected an integer, got " + describe(n));
-        if (v < min)
-            fail(n, key, "must be at least " + std::to_string(min) + ", got " + std::to_string(v));
+        if (v < min) fail(n, key, "must be at least " + std::to_string(min) + ", got " + std::to_string(v));
         return v;
     }
     double number(const YAML::Node& n, const std::string& key) const
@@ -156,8 +140,7 @@ public:
     }
     std::string string(const YAML::Node& n, const std::string& key) const
     {
-        if (!n.IsScalar() || isNone(n))
-            fail(n, key, "expected a string, got " + describe(n));
+        if (!n.IsScalar() || isNone(n)) fail(n, key, "expected a string, got " + describe(n));
         return n.Scalar();
     }
     std::optional<std::string> optionalString(const YAML::Node& n, const std::string& key) const
@@ -184,15 +167,12 @@ private:
 using Setter = std::function<void(TrainConfig&, const Reader&, const YAML::Node&, const std::string&)>;
 
 template <typename F>
-void forEachSubKey(const Reader& r, const YAML::Node& node, const std::string& key,
-                   const std::map<std::string, F>& fields)
+void forEachSubKey(const Reader& r, const YAML::Node& node, const std::string& key, const std::map<std::string, F>& fields)
 {
-    if (!node.IsMap())
-        r.fail(node, key, "expected a mapping, got " + Reader::describe(node));
+    if (!node.IsMap()) r.fail(node, key, "expected a mapping, got " + Reader::describe(node));
     for (const auto& e : resolveMap(node, r.file())) {
         auto f = fields.find(e.key);
-        if (f == fields.end())
-            r.fail(e.keyNode, key + "." + e.key, "unknown key");
+        if (f == fields.end()) r.fail(e.keyNode, key + "." + e.key, "unknown key");
         f->second(e.value, key + "." + e.key);
     }
 }
@@ -202,16 +182,19 @@ const std::map<std::string, Setter>& schema()
     using N = const YAML::Node&;
     using K = const std::string&;
     static const std::map<std::string, Setter> table = {
-        {"weight_init", [](TrainConfig& c, const Reader& r, N n, K k) {
+        {"weight_init",
+         [](TrainConfig& c, const Reader& r, N n, K k) {
              using Sub = std::function<void(N, K)>;
-             forEachSubKey<Sub>(r, n, k, {
-                 {"conv_init", [&](N v, K kk) {
-                      c.convInit = r.string(v, kk);
-                      if (c.convInit != "normal") r.fail(v, kk, "only 'normal' is supported");
-                  }},
-                 {"conv_scale", [&](N v, K kk) { c.convScale = r.number(v, kk); }},
-                 {"conv_bias", [&](N v, K kk) { c.convBias = r.number(v, kk); }},
-             });
+             forEachSubKey<Sub>(r, n, k,
+                                {
+                                    {"conv_init",
+                                     [&](N v, K kk) {
+                                         c.convInit = r.string(v, kk);
+                                         if (c.convInit != "normal") r.fail(v, kk, "only 'normal' is supported");
+                                     }},
+                                    {"conv_scale", [&](N v, K kk) { c.convScale = r.number(v, kk); }},
+                                    {"conv_bias", [&](N v, K kk) { c.convBias = r.number(v, kk); }},
+                                });
          }},
         {"lambda_rho", [](TrainConfig& c, const Reader& r, N n, K k) { c.lambdaRho = r.number(n, k); }},
         {"full_scale", [](TrainConfig& c, const Reader& r, N n, K k) { c.fullScale = r.boolean(n, k); }},
@@ -225,23 +208,28 @@ const std::map<std::string, Setter>& schema()
         {"enable_benchy", [](TrainConfig& c, const Reader& r, N n, K k) { c.enableBenchy = r.boolean(n, k); }},
         {"enable_jit", [](TrainConfig& c, const Reader& r, N n, K k) { c.enableJit = r.boolean(n, k); }},
         {"expdir", [](TrainConfig& c, const Reader& r, N n, K k) { c.expdir = r.string(n, k); }},
-        {"lr_schedule", [](TrainConfig& c, const Reader& r, N n, K k) {
+        {"lr_schedule",
+         [](TrainConfig& c, const Reader& r, N n, K k) {
              using Sub = std::function<void(N, K)>;
-             forEachSubKey<Sub>(r, n, k, {
-                 {"scaling", [&](N v, K kk) {
-                      if (!parseLrScaling(r.string(v, kk), c.lrScaling))
-                          r.fail(v, kk, "expected one of none, linear, sqrt, got " + Reader::describe(v));
-                  }},
-                 {"start_lr", [&](N v, K kk) { c.startLr = r.number(v, kk); }},
-                 {"end_lr", [&](N v, K kk) { c.endLr = r.number(v, kk); }},
-                 {"warmup_steps", [&](N v, K kk) { c.warmupSteps = r.integer(v, kk, 1); }},
-             });
+             forEachSubKey<Sub>(r, n, k,
+                                {
+                                    {"scaling",
+                                     [&](N v, K kk) {
+                                         if (!parseLrScaling(r.string(v, kk), c.lrScaling))
+                                             r.fail(v, kk, "expected one of none, linear, sqrt, got " + Reader::describe(v));
+                                     }},
+                                    {"start_lr", [&](N v, K kk) { c.startLr = r.number(v, kk); }},
+                                    {"end_lr", [&](N v, K kk) { c.endLr = r.number(v, kk); }},
+                                    {"warmup_steps", [&](N v, K kk) { c.warmupSteps = r.integer(v, kk, 1); }},
+                                });
          }},
-        {"data_loader_config", [](TrainConfig& c, const Reader& r, N n, K k) {
+        {"data_loader_config",
+         [](TrainConfig& c, const Reader& r, N n, K k) {
              if (!parseDataLoaderMode(r.string(n, k), c.dataLoader))
                  r.fail(n, k, "expected one of synthetic, inmem, lowmem, dali-lowmem, got " + Reader::describe(n));
          }},
-        {"box_size", [](TrainConfig& c, const Reader& r, N n, K k) {
+        {"box_size",
+         [](TrainConfig& c, const Reader& r, N n, K k) {
              if (!n.IsSequence() || n.size() != 2)
                  r.fail(n, k, "expected a list [train side, validation side], got " + Reader::describe(n));
              c.trainBox = r.integer(n[0], k + "[0]", 1);
@@ -258,9 +246,12 @@ const std::map<std::string, Setter>& schema()
         {"val_path_npy_label", [](TrainConfig& c, const Reader& r, N n, K k) { c.valPathNpyLabel = r.string(n, k); }},
         {"use_cache", [](TrainConfig& c, const Reader& r, N n, K k) { c.useCache = r.optionalString(n, k); }},
         {"base_channels", [](TrainConfig& c, const Reader& r, N n, K k) { c.baseChannels = r.integer(n, k, 1); }},
-        {"seed", [](TrainConfig& c, const Reader& r, N n, K k) {
-             if (isNone(n)) c.seed.reset();
-             else c.seed = uint64_t(r.integer(n, k, 0));
+        {"seed",
+         [](TrainConfig& c, const Reader& r, N n, K k) {
+             if (isNone(n))
+                 c.seed.reset();
+             else
+                 c.seed = uint64_t(r.integer(n, k, 0));
          }},
     };
     return table;
@@ -270,14 +261,11 @@ YAML::Node loadYamlFile(const std::string& path)
 {
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (!fs::exists(path, ec))
-        throw ConfigError(path + ": no such file");
-    if (fs::is_directory(path, ec))
-        throw ConfigError(path + ": is a directory, not a YAML file");
+    if (!fs::exists(path, ec)) throw ConfigError(path + ": no such file");
+    if (fs::is_directory(path, ec)) throw ConfigError(path + ": is a directory, not a YAML file");
     try {
         YAML::Node root = YAML::LoadFile(path);
-        if (!root.IsMap())
-            throw ConfigError(path + ": expected a mapping of named configs at the top level");
+        if (!root.IsMap()) throw ConfigError(path + ": expected a mapping of named configs at the top level");
         return root;
     } catch (const YAML::BadFile&) {
         throw ConfigError(path + ": cannot be read");
@@ -314,8 +302,7 @@ std::vector<std::string> listConfigNames(const std::string& yamlPath)
 {
     const YAML::Node root = loadYamlFile(yamlPath);
     std::vector<std::string> names;
-    for (auto it = root.begin(); it != root.end(); ++it)
-        names.push_back(it->first.Scalar());
+    for (auto it = root.begin(); it != root.end(); ++it) names.push_back(it->first.Scalar());
     return names;
 }
 
@@ -328,12 +315,10 @@ TrainConfig loadTrainConfig(const std::string& yamlPath, const std::string& name
     const YAML::Node configNode = root[name];
     if (!configNode.IsDefined()) {
         std::string known;
-        for (auto it = root.begin(); it != root.end(); ++it)
-            known += (known.empty() ? "" : ", ") + it->first.Scalar();
+        for (auto it = root.begin(); it != root.end(); ++it) known += (known.empty() ? "" : ", ") + it->first.Scalar();
         throw ConfigError(file + ": no config named '" + name + "' (configs: " + known + ")");
     }
-    if (!configNode.IsMap())
-        throw ConfigError(locationOf(file, configNode.Mark()) + ": config '" + name + "' is not a mapping");
+    if (!configNode.IsMap()) throw ConfigError(locationOf(file, configNode.Mark()) + ": config '" + name + "' is not a mapping");
 
     TrainConfig config;
     std::error_code ec;
@@ -344,8 +329,7 @@ TrainConfig loadTrainConfig(const std::string& yamlPath, const std::string& name
     try {
         for (const auto& e : resolveMap(configNode, file)) {
             auto setter = table.find(e.key);
-            if (setter == table.end())
-                reader.fail(e.keyNode, e.key, "unknown key");
+            if (setter == table.end()) reader.fail(e.keyNode, e.key, "unknown key");
             setter->second(config, reader, e.value, e.key);
             config.entries.push_back({e.key, pythonDisplay(e.value, file), locationOf(file, e.value.Mark())});
         }
@@ -379,23 +363,23 @@ void validateTrainConfig(const TrainConfig& c)
     };
     const int64_t divisor = int64_t(1) << c.levels();
     if (c.dataSize % divisor != 0)
-        fail("data_size", "crop side " + std::to_string(c.dataSize) + " must be divisible by 2^" + std::to_string(c.levels())
-                              + " = " + std::to_string(divisor) + " (full_scale " + (c.fullScale ? "True" : "False") + ")");
+        fail("data_size",
+             "crop side " + std::to_string(c.dataSize) + " must be divisible by 2^" + std::to_string(c.levels()) + " = " +
+                 std::to_string(divisor) + " (full_scale " + (c.fullScale ? "True" : "False") + ")");
     // Crops are drawn inside the box, synthetic data too.
     if (c.trainBox <= c.dataSize)
-        fail("box_size", "train box side " + std::to_string(c.trainBox) + " must be larger than the crop side " + std::to_string(c.dataSize));
+        fail("box_size",
+             "train box side " + std::to_string(c.trainBox) + " must be larger than the crop side " + std::to_string(c.dataSize));
     if (c.valBox <= c.dataSize)
-        fail("box_size", "validation box side " + std::to_string(c.valBox) + " must be larger than the crop side " + std::to_string(c.dataSize));
+        fail("box_size",
+             "validation box side " + std::to_string(c.valBox) + " must be larger than the crop side " + std::to_string(c.dataSize));
     if (c.dataLoader != DataLoaderMode::Synthetic) {
         if (c.trainPath.empty()) fail("train_path", "is required");
         if (c.valPath.empty()) fail("val_path", "is required");
     }
-    if (c.nSamples < c.globalBatchSize)
-        fail("Nsamples", "must be at least global_batch_size (" + std::to_string(c.globalBatchSize) + ")");
-    if (c.outChannels != 5 && c.dataLoader != DataLoaderMode::Synthetic)
-        fail("N_out_channels", "the NERSC data has 5 target channels");
-    if (c.lambdaRho != 0.0 && c.outChannels < 1)
-        fail("lambda_rho", "needs a density channel");
+    if (c.nSamples < c.globalBatchSize) fail("Nsamples", "must be at least global_batch_size (" + std::to_string(c.globalBatchSize) + ")");
+    if (c.outChannels != 5 && c.dataLoader != DataLoaderMode::Synthetic) fail("N_out_channels", "the NERSC data has 5 target channels");
+    if (c.lambdaRho != 0.0 && c.outChannels < 1) fail("lambda_rho", "needs a density channel");
 }
 
 std::string pythonFloatRepr(double value)

@@ -31,8 +31,8 @@ struct ConfigEntry {
 
 /// Every key of a named config of the NERSC `UNet.yaml` format, with the ScaleDesk extensions.
 struct TrainConfig {
-    std::string yamlPath;   ///< absolute path of the YAML file
-    std::string name;       ///< the named config
+    std::string yamlPath;              ///< absolute path of the YAML file
+    std::string name;                  ///< the named config
     std::vector<ConfigEntry> entries;  ///< resolved keys in file order, for the configuration dump
 
     std::string convInit = "normal";

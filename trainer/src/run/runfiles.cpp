@@ -44,8 +44,8 @@ std::string isoUtc(double unixSeconds)
     std::tm tm{};
     gmtime_r(&secs, &tm);
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                  tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                  tm.tm_min, tm.tm_sec, millis);
     return buf;
 }
 
@@ -53,8 +53,7 @@ void RunLog::openFile(const std::string& path)
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_file = std::fopen(path.c_str(), "a");
-    if (!m_file)
-        throw std::runtime_error(path + ": cannot open the log for writing: " + std::strerror(errno));
+    if (!m_file) throw std::runtime_error(path + ": cannot open the log for writing: " + std::strerror(errno));
 }
 
 void RunLog::write(const char* level, const std::string& message)
@@ -64,8 +63,8 @@ void RunLog::write(const char* level, const std::string& message)
     std::tm tm{};
     localtime_r(&secs, &tm);
     char stamp[64];
-    std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02d %02d:%02d:%02d,%03d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                  tm.tm_hour, tm.tm_min, tm.tm_sec, int((now - double(secs)) * 1000.0));
+    std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02d %02d:%02d:%02d,%03d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                  tm.tm_min, tm.tm_sec, int((now - double(secs)) * 1000.0));
     const std::string line = std::string(stamp) + " - root - " + level + " - " + message + "\n";
     std::lock_guard<std::mutex> lock(m_mutex);
     if (m_rank == 0 || !m_file) {  // ranks > 0 write their rank-<N>.log only
@@ -91,8 +90,7 @@ void LineFile::open(const std::string& path)
 {
     m_path = path;
     m_file = std::fopen(path.c_str(), "a");
-    if (!m_file)
-        throw std::runtime_error(path + ": cannot open for appending: " + std::strerror(errno));
+    if (!m_file) throw std::runtime_error(path + ": cannot open for appending: " + std::strerror(errno));
 }
 
 void LineFile::writeLine(const std::string& line)
@@ -100,16 +98,14 @@ void LineFile::writeLine(const std::string& line)
     if (!m_file) return;
     std::fputs(line.c_str(), m_file);
     std::fputc('\n', m_file);
-    if (std::fflush(m_file) != 0)
-        throw std::runtime_error(m_path + ": write failed: " + std::strerror(errno));
+    if (std::fflush(m_file) != 0) throw std::runtime_error(m_path + ": write failed: " + std::strerror(errno));
 }
 
 void writeFileAtomically(const std::string& path, const std::string& text)
 {
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+    if (fd < 0) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
     const char* p = text.data();
     std::size_t left = text.size();
     while (left > 0) {
@@ -134,10 +130,23 @@ void writeFileAtomically(const std::string& path, const std::string& text)
 
 const std::vector<std::string>& epochsCsvColumns()
 {
-    static const std::vector<std::string> columns = {
-        "epoch", "step", "wall_s", "train_s", "val_s", "samples_processed_global", "steps", "throughput_samples_s",
-        "data_wait_s", "compute_s", "allreduce_wait_s", "max_rank_wall_s", "min_rank_wall_s", "train_loss", "val_loss",
-        "lr", "t_end"};
+    static const std::vector<std::string> columns = {"epoch",
+                                                     "step",
+                                                     "wall_s",
+                                                     "train_s",
+                                                     "val_s",
+                                                     "samples_processed_global",
+                                                     "steps",
+                                                     "throughput_samples_s",
+                                                     "data_wait_s",
+                                                     "compute_s",
+                                                     "allreduce_wait_s",
+                                                     "max_rank_wall_s",
+                                                     "min_rank_wall_s",
+                                                     "train_loss",
+                                                     "val_loss",
+                                                     "lr",
+                                                     "t_end"};
     return columns;
 }
 

@@ -1,10 +1,10 @@
 #include "run/trainer.h"
 
-#include "run/checkpoint.h"
 #include "data/dataset.h"
 #include "dist/gradsync.h"
-#include "run/runfiles.h"
 #include "model/unet.h"
+#include "run/checkpoint.h"
+#include "run/runfiles.h"
 
 #include <ATen/autocast_mode.h>
 #include <nlohmann/json.hpp>
@@ -35,8 +35,7 @@ double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::d
 int usableCores()
 {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        return std::max(1, CPU_COUNT(&set));
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
     return std::max(1u, std::thread::hardware_concurrency());
 }
 
@@ -85,8 +84,8 @@ bool cpuHasBf16()
     std::string line;
     while (std::getline(cpuinfo, line)) {
         if (line.rfind("flags", 0) == 0)
-            return line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos
-                   || line.find(" avx512bw") != std::string::npos;  // oneDNN emulates bf16 on AVX-512BW
+            return line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos ||
+                line.find(" avx512bw") != std::string::npos;  // oneDNN emulates bf16 on AVX-512BW
     }
     return false;
 }
@@ -96,8 +95,7 @@ torch::Tensor computeLoss(const torch::Tensor& output, const torch::Tensor& targ
     torch::Tensor loss = torch::l1_loss(output, target);
     if (lambdaRho > 0.0) {
         // The original's density term: L1 between exp(14·x) of channel 0 ("log(ρ)/14" undone).
-        loss = loss + lambdaRho * torch::l1_loss(torch::exp(output.select(1, 0).mul(14.0)),
-                                                 torch::exp(target.select(1, 0).mul(14.0)));
+        loss = loss + lambdaRho * torch::l1_loss(torch::exp(output.select(1, 0).mul(14.0)), torch::exp(target.select(1, 0).mul(14.0)));
     }
     return loss;
 }
@@ -135,8 +133,9 @@ std::map<std::string, std::string> resumeSettings(const TrainConfig& c, const Ru
         {"data_size", std::to_string(c.dataSize)},
         {"seed", std::to_string(plan.seed)},
         {"world_size", std::to_string(worldSize)},
-        {"lr_schedule", std::string(lrScalingName(c.lrScaling)) + "," + pythonFloatRepr(c.startLr) + ","
-                            + pythonFloatRepr(c.endLr) + "," + std::to_string(c.warmupSteps)},
+        {"lr_schedule",
+         std::string(lrScalingName(c.lrScaling)) + "," + pythonFloatRepr(c.startLr) + "," + pythonFloatRepr(c.endLr) + "," +
+             std::to_string(c.warmupSteps)},
         // What the data and the loss are: a resume on other data, crops or weights trains a
         // different model without saying so.
         {"data_loader_config", dataLoaderModeName(c.dataLoader)},
@@ -162,8 +161,7 @@ void installStopSignals()
 void recordFailure(const RunPlan& plan, const std::string& message)
 {
     const fs::path runDir(plan.runDir);
-    if (!fs::exists(runDir / "metrics.jsonl"))
-        return;
+    if (!fs::exists(runDir / "metrics.jsonl")) return;
     try {
         LineFile metrics;
         metrics.open((runDir / "metrics.jsonl").string());
@@ -185,16 +183,16 @@ RunPlan planRun(const TrainOptions& o)
         plan.globalBatch = c.globalBatchSize;
         plan.localBatch = c.globalBatchSize / o.worldSize;
         if (plan.localBatch < 1)
-            throw ConfigError(c.yamlPath + ": config '" + c.name + "': global_batch_size " + std::to_string(c.globalBatchSize)
-                              + " is smaller than the world size " + std::to_string(o.worldSize));
+            throw ConfigError(c.yamlPath + ": config '" + c.name + "': global_batch_size " + std::to_string(c.globalBatchSize) +
+                              " is smaller than the world size " + std::to_string(o.worldSize));
     }
     plan.samplesPerRank = (c.nSamples + o.worldSize - 1) / o.worldSize;  // DistributedSampler: ⌈N / world⌉
     plan.stepsPerEpoch = (plan.samplesPerRank + plan.localBatch - 1) / plan.localBatch;
     plan.valSamplesPerRank = (c.nSamplesVal + o.worldSize - 1) / o.worldSize;
     plan.totSteps = c.numEpochs * (c.nSamples / plan.globalBatch);
     if (plan.totSteps < 1)
-        throw ConfigError(c.yamlPath + ": config '" + c.name + "': Nsamples " + std::to_string(c.nSamples)
-                          + " gives no step at global batch " + std::to_string(plan.globalBatch));
+        throw ConfigError(c.yamlPath + ": config '" + c.name + "': Nsamples " + std::to_string(c.nSamples) +
+                          " gives no step at global batch " + std::to_string(plan.globalBatch));
     if (c.seed) {
         plan.seed = *c.seed;
     } else {
@@ -214,25 +212,23 @@ void describeRun(const TrainOptions& o, const RunPlan& plan)
     const TrainConfig& c = o.config;
     std::cout << "Configuration file: " << c.yamlPath << "\n";
     std::cout << "Configuration name: " << c.name << "\n";
-    for (const auto& e : c.entries)
-        std::cout << "  " << e.key << " " << e.display << "    # " << e.location << "\n";
-    std::cout << "world size: " << o.worldSize << ", local batch: " << plan.localBatch
-              << ", global batch: " << plan.globalBatch << ", steps/epoch: " << plan.stepsPerEpoch
-              << ", tot_steps: " << plan.totSteps << "\n";
+    for (const auto& e : c.entries) std::cout << "  " << e.key << " " << e.display << "    # " << e.location << "\n";
+    std::cout << "world size: " << o.worldSize << ", local batch: " << plan.localBatch << ", global batch: " << plan.globalBatch
+              << ", steps/epoch: " << plan.stepsPerEpoch << ", tot_steps: " << plan.totSteps << "\n";
     LrSchedule schedule{c.lrScaling, c.startLr, c.endLr, c.warmupSteps, plan.totSteps, plan.globalBatch, c.baseBatchSize};
-    std::cout << "lr: init " << pythonFloatRepr(schedule.initLr()) << ", step 1 " << pythonFloatRepr(schedule.at(1))
-              << ", last step " << pythonFloatRepr(schedule.at(plan.totSteps)) << "\n";
+    std::cout << "lr: init " << pythonFloatRepr(schedule.initLr()) << ", step 1 " << pythonFloatRepr(schedule.at(1)) << ", last step "
+              << pythonFloatRepr(schedule.at(plan.totSteps)) << "\n";
     std::cout << "run folder: " << plan.runDir << "\n";
     UNet model(UNetOptions{4, c.outChannels, c.baseChannels, c.fullScale});
-    std::cout << "model: U-Net, " << c.levels() << " levels, base_channels " << c.baseChannels << ", input (4, "
-              << c.dataSize << ", " << c.dataSize << ", " << c.dataSize << ")\n";
+    std::cout << "model: U-Net, " << c.levels() << " levels, base_channels " << c.baseChannels << ", input (4, " << c.dataSize << ", "
+              << c.dataSize << ", " << c.dataSize << ")\n";
     char row[160];
     std::snprintf(row, sizeof row, "  %-11s %-20s %6s %6s %9s %13s\n", "layer", "type", "in", "out", "spatial", "params");
     std::cout << row;
     for (const auto& l : model->layerTable(c.dataSize)) {
         const std::string spatial = std::to_string(l.spatialIn) + "->" + std::to_string(l.spatialOut);
-        std::snprintf(row, sizeof row, "  %-11s %-20s %6lld %6lld %9s %13lld\n", l.name.c_str(), l.kind.c_str(),
-                      (long long)l.inChannels, (long long)l.outChannels, spatial.c_str(), (long long)l.parameters);
+        std::snprintf(row, sizeof row, "  %-11s %-20s %6lld %6lld %9s %13lld\n", l.name.c_str(), l.kind.c_str(), (long long)l.inChannels,
+                      (long long)l.outChannels, spatial.c_str(), (long long)l.parameters);
         std::cout << row;
     }
     std::cout << "parameters: " << model->parameterCount() << std::endl;
@@ -268,8 +264,8 @@ int64_t configHash(const TrainOptions& o, const RunPlan& plan)
     std::string text;
     for (const auto& e : o.config.entries)
         if (e.key != "seed") text += e.key + "=" + e.display + "\n";
-    text += "plan=" + std::to_string(plan.localBatch) + "," + std::to_string(plan.globalBatch) + "," + std::to_string(plan.seed)
-            + "," + o.strategy + "," + std::to_string(o.sharedStreams);
+    text += "plan=" + std::to_string(plan.localBatch) + "," + std::to_string(plan.globalBatch) + "," + std::to_string(plan.seed) + "," +
+        o.strategy + "," + std::to_string(o.sharedStreams);
     uint64_t h = 1469598103934665603ULL;
     for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
     return int64_t(h & 0x7fffffffffffffffULL);
@@ -291,8 +287,8 @@ void checkReplicas(Communicator& comm, UNet& model, int64_t step)
     for (int r = 1; r < comm.size(); ++r)
         if (all[r].item<int64_t>() != all[0].item<int64_t>()) differing += (differing.empty() ? "" : ", ") + std::to_string(r);
     if (!differing.empty())
-        throw std::runtime_error("replica check failed after step " + std::to_string(step) + ": the parameters of rank(s) "
-                                 + differing + " differ from rank 0's");
+        throw std::runtime_error("replica check failed after step " + std::to_string(step) + ": the parameters of rank(s) " + differing +
+                                 " differ from rank 0's");
 }
 
 double allreduceMean(Communicator& comm, double value)
@@ -312,10 +308,9 @@ namespace {
 class Training {
 public:
     Training(const TrainOptions& o, RunPlan plan, RunLog& log)
-        : o(o), c(o.config), comm(*o.comm), plan(std::move(plan)), log(log), rank0(o.rank == 0),
-          runDir(this->plan.runDir), checkpointPath(runDir / "checkpoints" / "latest.pt")
-    {
-    }
+        : o(o), c(o.config), comm(*o.comm), plan(std::move(plan)), log(log), rank0(o.rank == 0), runDir(this->plan.runDir),
+          checkpointPath(runDir / "checkpoints" / "latest.pt")
+    {}
 
     int run()
     {
@@ -369,8 +364,8 @@ private:
         if (torch::cuda::is_available())
             device = torch::Device(torch::kCUDA, int8_t(o.dist.localRank % std::max<int64_t>(1, torch::cuda::device_count())));
         if (c.enableAmp && !device.is_cuda() && !cpuHasBf16())
-            throw ConfigError(c.yamlPath + ": config '" + c.name
-                              + "': enable_amp needs bf16 support, and this CPU has neither AVX-512 nor AMX");
+            throw ConfigError(c.yamlPath + ": config '" + c.name +
+                              "': enable_amp needs bf16 support, and this CPU has neither AVX-512 nor AMX");
     }
 
     // Ranks launched with different configs would train different models: stop before any work.
@@ -384,7 +379,8 @@ private:
         for (int r = 1; r < comm.size(); ++r)
             if (hashes[r].item<int64_t>() != hashes[0].item<int64_t>()) differing += (differing.empty() ? "" : ", ") + std::to_string(r);
         if (!differing.empty())
-            throw ConfigError("rank(s) " + differing + " were started with a configuration that differs from rank 0's "
+            throw ConfigError("rank(s) " + differing +
+                              " were started with a configuration that differs from rank 0's "
                               "(config, overrides, batch, seed or strategy); every rank must get the same arguments");
     }
 
@@ -439,8 +435,8 @@ private:
         model = UNet(UNetOptions{4, c.outChannels, c.baseChannels, c.fullScale});
         model->initWeights(c.convScale, c.convBias);
         model->to(device);
-        optimizer = std::make_unique<torch::optim::Adam>(model->parameters(),
-                                                         torch::optim::AdamOptions(c.startLr).betas({0.9, 0.999}).eps(1e-8));
+        optimizer =
+            std::make_unique<torch::optim::Adam>(model->parameters(), torch::optim::AdamOptions(c.startLr).betas({0.9, 0.999}).eps(1e-8));
         schedule = LrSchedule{c.lrScaling, c.startLr, c.endLr, c.warmupSteps, plan.totSteps, plan.globalBatch, c.baseBatchSize};
         settings = resumeSettings(c, plan, o.worldSize);
     }
@@ -453,8 +449,8 @@ private:
                 state = loadCheckpoint(checkpointPath.string(), model, *optimizer, settings);
                 checkLoopPosition();
                 resumed = true;
-                log.info("Resuming from " + checkpointPath.string() + " at epoch " + std::to_string(state.epoch + 1) + ", step "
-                         + std::to_string(state.iters));
+                log.info("Resuming from " + checkpointPath.string() + " at epoch " + std::to_string(state.epoch + 1) + ", step " +
+                         std::to_string(state.iters));
             } else {
                 log.info("No checkpoint in " + (runDir / "checkpoints").string() + "; starting from the beginning");
             }
@@ -472,12 +468,14 @@ private:
     void checkLoopPosition() const
     {
         auto refuse = [&](const std::string& field, int64_t value, int64_t max) {
-            throw CheckpointError(checkpointPath.string() + ": field '" + field + "' is " + std::to_string(value)
-                                  + ", outside 0.." + std::to_string(max) + " for this run");
+            throw CheckpointError(checkpointPath.string() + ": field '" + field + "' is " + std::to_string(value) + ", outside 0.." +
+                                  std::to_string(max) + " for this run");
         };
         if (state.epoch < 0 || state.epoch > c.numEpochs) refuse("epoch", state.epoch, c.numEpochs);
-        if (state.batchInEpoch < 0 || state.batchInEpoch > plan.stepsPerEpoch) refuse("batch_in_epoch", state.batchInEpoch, plan.stepsPerEpoch);
-        if (state.iters < 0 || state.iters > c.numEpochs * plan.stepsPerEpoch) refuse("iters", state.iters, c.numEpochs * plan.stepsPerEpoch);
+        if (state.batchInEpoch < 0 || state.batchInEpoch > plan.stepsPerEpoch)
+            refuse("batch_in_epoch", state.batchInEpoch, plan.stepsPerEpoch);
+        if (state.iters < 0 || state.iters > c.numEpochs * plan.stepsPerEpoch)
+            refuse("iters", state.iters, c.numEpochs * plan.stepsPerEpoch);
         if (std::isinf(state.epochLossSum))
             throw CheckpointError(checkpointPath.string() + ": field 'epoch_loss_sum' is not a finite number");
     }
@@ -531,7 +529,10 @@ private:
         m.startUnix = startUnix;
         if (const std::string warning = writeStartManifest(runDir.string(), m, resumed); !warning.empty()) log.warning(warning);
         event(resumed ? "resumed" : "started", state.iters, state.epoch + 1,
-              {{"pid", int(::getpid())}, {"host", hostName()}, {"strategy", strategyLabel}, {"backend", comm.backend()},
+              {{"pid", int(::getpid())},
+               {"host", hostName()},
+               {"strategy", strategyLabel},
+               {"backend", comm.backend()},
                {"world_size", o.worldSize}});
     }
 
@@ -598,8 +599,12 @@ private:
         const double initTrain = evaluate(trainSource, Stream::InitialTrain, 0, plan.localBatch, false);
         const double initValid = evaluate(validSource, Stream::InitialValid, 0, plan.localBatch, false);
         if (rank0)
-            metrics.writeLine(json{{"kind", "initial"}, {"step", 0}, {"epoch", 0}, {"t", unixNow()},
-                                   {"train_loss", jsonNumber(initTrain)}, {"val_loss", jsonNumber(initValid)}}
+            metrics.writeLine(json{{"kind", "initial"},
+                                   {"step", 0},
+                                   {"epoch", 0},
+                                   {"t", unixNow()},
+                                   {"train_loss", jsonNumber(initTrain)},
+                                   {"val_loss", jsonNumber(initValid)}}
                                   .dump());
     }
 
@@ -671,10 +676,19 @@ private:
             commTotal += comms.commSeconds;
             exposedTotal += comms.exposedSeconds;
             if (rank0) {
-                metrics.writeLine(json{{"kind", "step"}, {"step", iters}, {"epoch", epoch + 1}, {"t", unixNow()},
-                                       {"loss", jsonNumber(lossValue)}, {"lr", lr}, {"step_s", seconds(t0, t4)},
-                                       {"data_s", data}, {"forward_s", fwd}, {"backward_s", bwd}, {"optim_s", opt},
-                                       {"compute_s", fwd + bwd + opt}, {"comm_s", comms.commSeconds},
+                metrics.writeLine(json{{"kind", "step"},
+                                       {"step", iters},
+                                       {"epoch", epoch + 1},
+                                       {"t", unixNow()},
+                                       {"loss", jsonNumber(lossValue)},
+                                       {"lr", lr},
+                                       {"step_s", seconds(t0, t4)},
+                                       {"data_s", data},
+                                       {"forward_s", fwd},
+                                       {"backward_s", bwd},
+                                       {"optim_s", opt},
+                                       {"compute_s", fwd + bwd + opt},
+                                       {"comm_s", comms.commSeconds},
                                        {"comm_exposed_s", comms.exposedSeconds},
                                        {"samples", int64_t(input.size(0)) * o.worldSize}}
                                       .dump());
@@ -683,8 +697,8 @@ private:
             if (stopRequested()) {
                 saveState(CheckpointState{epoch, batchesDone, iters, lossSum, settings});
                 const std::string signalName = g_stopSignal == SIGUSR1 ? "SIGUSR1" : g_stopSignal == SIGTERM ? "SIGTERM" : "a peer's stop";
-                return stopForRequeue("Received " + signalName + ": checkpoint written to " + checkpointPath.string() + " at step "
-                                          + std::to_string(iters) + "; exiting for requeue",
+                return stopForRequeue("Received " + signalName + ": checkpoint written to " + checkpointPath.string() + " at step " +
+                                          std::to_string(iters) + "; exiting for requeue",
                                       epoch, {{"signal", signalName}});
             }
         }
@@ -715,16 +729,16 @@ private:
             samplesGlobal += n;
         }
         if (!fair)
-            throw std::runtime_error("fairness check failed in epoch " + std::to_string(epoch + 1)
-                                     + ": ranks processed different numbers of samples [" + counts
-                                     + "]; a scaling measurement from this run would be wrong");
+            throw std::runtime_error("fairness check failed in epoch " + std::to_string(epoch + 1) +
+                                     ": ranks processed different numbers of samples [" + counts +
+                                     "]; a scaling measurement from this run would be wrong");
 
         const double samplesPerSec = double(stepsThisRun * plan.globalBatch) / epochTime;
         const double trainLoss = lossSum / double(std::max<int64_t>(1, batchesDone));
         const double lastLr = schedule.at(iters);
         if (rank0) {
-            log.info("Time taken for epoch " + std::to_string(epoch + 1) + " is " + pythonFloatRepr(epochTime) + " sec, avg "
-                     + pythonFloatRepr(samplesPerSec) + " samples/sec");
+            log.info("Time taken for epoch " + std::to_string(epoch + 1) + " is " + pythonFloatRepr(epochTime) + " sec, avg " +
+                     pythonFloatRepr(samplesPerSec) + " samples/sec");
             char line[96];
             std::snprintf(line, sizeof line, "  Avg train loss=%f", trainLoss);
             log.info(line);
@@ -744,20 +758,44 @@ private:
         }
         if (rank0) {
             const double now = unixNow();
-            metrics.writeLine(json{{"kind", "epoch"}, {"epoch", epoch + 1}, {"step", iters}, {"t", now},
-                                   {"train_loss", jsonNumber(trainLoss)}, {"val_loss", jsonNumber(valLoss)},
-                                   {"lr", lastLr}, {"epoch_s", epochTime}, {"val_s", valTime}, {"steps", stepsThisRun},
-                                   {"samples", samplesGlobal}, {"samples_per_s", samplesPerSec},
-                                   {"iters_per_s", double(stepsThisRun) / epochTime}, {"data_s", dataWait},
-                                   {"compute_s", computeTotal}, {"comm_s", commTotal}, {"comm_exposed_s", exposedTotal},
-                                   {"max_rank_s", maxRank}, {"min_rank_s", minRank}}
-                                  .dump());
-            const std::vector<std::string> row = {
-                std::to_string(epoch + 1), std::to_string(iters), csvNumber(epochTime + valTime), csvNumber(epochTime),
-                csvNumber(valTime), std::to_string(samplesGlobal), std::to_string(stepsThisRun),
-                csvNumber(samplesPerSec), csvNumber(dataWait), csvNumber(computeTotal), csvNumber(exposedTotal),
-                csvNumber(maxRank), csvNumber(minRank), csvNumber(trainLoss), csvNumber(valLoss), csvNumber(lastLr),
-                csvNumber(now)};
+            metrics.writeLine(json{
+                {"kind", "epoch"},
+                {"epoch", epoch + 1},
+                {"step", iters},
+                {"t", now},
+                {"train_loss", jsonNumber(trainLoss)},
+                {"val_loss", jsonNumber(valLoss)},
+                {"lr", lastLr},
+                {"epoch_s", epochTime},
+                {"val_s", valTime},
+                {"steps", stepsThisRun},
+                {"samples", samplesGlobal},
+                {"samples_per_s", samplesPerSec},
+                {"iters_per_s", double(stepsThisRun) / epochTime},
+                {"data_s", dataWait},
+                {"compute_s", computeTotal},
+                {"comm_s", commTotal},
+                {"comm_exposed_s", exposedTotal},
+                {"max_rank_s", maxRank},
+                {"min_rank_s",
+                 minRank}}.dump());
+            const std::vector<std::string> row = {std::to_string(epoch + 1),
+                                                  std::to_string(iters),
+                                                  csvNumber(epochTime + valTime),
+                                                  csvNumber(epochTime),
+                                                  csvNumber(valTime),
+                                                  std::to_string(samplesGlobal),
+                                                  std::to_string(stepsThisRun),
+                                                  csvNumber(samplesPerSec),
+                                                  csvNumber(dataWait),
+                                                  csvNumber(computeTotal),
+                                                  csvNumber(exposedTotal),
+                                                  csvNumber(maxRank),
+                                                  csvNumber(minRank),
+                                                  csvNumber(trainLoss),
+                                                  csvNumber(valLoss),
+                                                  csvNumber(lastLr),
+                                                  csvNumber(now)};
             std::string text;
             for (const auto& cell : row) text += (text.empty() ? "" : ",") + cell;
             epochsCsv.writeLine(text);
@@ -765,8 +803,8 @@ private:
         saveState(CheckpointState{epoch + 1, 0, iters, 0.0, settings});
         event("checkpoint", iters, epoch + 1, {{"path", checkpointPath.string()}});
         if (stopRequested())
-            return stopForRequeue("Received a stop signal: the end-of-epoch checkpoint is in " + checkpointPath.string()
-                                      + "; exiting for requeue",
+            return stopForRequeue("Received a stop signal: the end-of-epoch checkpoint is in " + checkpointPath.string() +
+                                      "; exiting for requeue",
                                   epoch, json::object());
         return std::nullopt;
     }
@@ -793,8 +831,8 @@ private:
     std::vector<std::string> hosts;
     // Test-only fault injection (docs/trainer.md): this rank drops one sample of its first batch,
     // which the fairness check must catch.
-    bool plantImbalance = std::getenv("SCALEDESK_FAULT_SHORT_BATCH_RANK") &&
-                          std::atoi(std::getenv("SCALEDESK_FAULT_SHORT_BATCH_RANK")) == o.rank;
+    bool plantImbalance =
+        std::getenv("SCALEDESK_FAULT_SHORT_BATCH_RANK") && std::atoi(std::getenv("SCALEDESK_FAULT_SHORT_BATCH_RANK")) == o.rank;
     // The loop's position and the current epoch's sums.
     int64_t iters = 0, batchesDone = 0, stepsThisRun = 0, samplesThisRank = 0;
     double lossSum = 0.0, dataWait = 0.0, computeTotal = 0.0, commTotal = 0.0, exposedTotal = 0.0;

@@ -19,8 +19,8 @@ constexpr int kExitPreempted = 75;
 struct TrainOptions {
     TrainConfig config;
     std::string runNum = "00";
-    std::string runDir;            ///< empty: <expdir>/<config>/<N>GPU/<run_num>
-    int threads = 0;               ///< intra-op threads; 0: cores / local ranks
+    std::string runDir;                     ///< empty: <expdir>/<config>/<N>GPU/<run_num>
+    int threads = 0;                        ///< intra-op threads; 0: cores / local ranks
     std::optional<int64_t> localBatchSize;  ///< --local_batch_size: global = world × local
     bool resume = false;
     int worldSize = 1;
@@ -29,9 +29,9 @@ struct TrainOptions {
     std::string strategy = "ddp";  ///< ddp, fused or zero1 (none at world size 1)
     double bucketCapMb = 25.0;
     double fusionMb = 64.0;
-    bool sharedStreams = false;     ///< --data_streams shared
-    bool checkReplicas = false;     ///< --check_replicas: compare parameter hashes after every step
-    Communicator* comm = nullptr;   ///< required by runTraining
+    bool sharedStreams = false;    ///< --data_streams shared
+    bool checkReplicas = false;    ///< --check_replicas: compare parameter hashes after every step
+    Communicator* comm = nullptr;  ///< required by runTraining
     DistEnv dist;
 };
 
