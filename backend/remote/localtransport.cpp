@@ -28,19 +28,32 @@ Error fileError(const QFileDevice& f, const QString& path)
 
 Expected<ExecResult> LocalTransport::exec(const QString& command, int timeoutMs, Idempotent)
 {
+    return run({QStringLiteral("-c"), command}, nullptr, timeoutMs, command.left(60));
+}
+
+Expected<ExecResult> LocalTransport::execScript(const QByteArray& script, int timeoutMs, Idempotent)
+{
+    return run({QStringLiteral("-s")}, &script, timeoutMs, QString::fromUtf8(script.left(60)));
+}
+
+Expected<ExecResult> LocalTransport::run(const QStringList& shellArgs, const QByteArray* input, int timeoutMs, const QString& what)
+{
     ++m_stats.roundTrips;
     QProcess p;
     p.setProgram(QStringLiteral("/bin/sh"));
-    p.setArguments({QStringLiteral("-c"), command});
-    p.setStandardInputFile(QProcess::nullDevice());
+    p.setArguments(shellArgs);
+    if (!input) p.setStandardInputFile(QProcess::nullDevice());
     p.start();
+    if (input && p.waitForStarted(10000)) {
+        p.write(*input);
+        p.closeWriteChannel();
+    }
     if (!p.waitForStarted(10000))
         return Error{ErrorCode::TransportIo, QStringLiteral("cannot start /bin/sh: ") + p.errorString(), QStringLiteral("local")};
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished(5000);
-        return Error{ErrorCode::TransportTimeout,
-                     QStringLiteral("no answer after %1 s from: %2").arg(timeoutMs / 1000.0).arg(command.left(60)),
+        return Error{ErrorCode::TransportTimeout, QStringLiteral("no answer after %1 s from: %2").arg(timeoutMs / 1000.0).arg(what),
                      QStringLiteral("local")};
     }
     ExecResult r;

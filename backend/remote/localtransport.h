@@ -10,6 +10,7 @@ class LocalTransport final : public Transport {
 public:
     QString describe() const override { return QStringLiteral("local"); }
     Expected<ExecResult> exec(const QString& command, int timeoutMs = 60000, Idempotent idempotent = Idempotent::No) override;
+    Expected<ExecResult> execScript(const QByteArray& script, int timeoutMs = 60000, Idempotent idempotent = Idempotent::No) override;
     Status writeFile(const QString& path, const QByteArray& data, int mode = 0644) override;
     Expected<RemoteFileInfo> stat(const QString& path) override;
     Expected<QByteArray> readAt(const QString& path, qint64 offset, qint64 maxBytes) override;
@@ -18,6 +19,7 @@ public:
     TransportStats stats() const override { return m_stats; }
 
 private:
+    Expected<ExecResult> run(const QStringList& shellArgs, const QByteArray* input, int timeoutMs, const QString& what);
     TransportStats m_stats;
 };
 

@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -500,7 +501,9 @@ struct SshTransport::Impl {
         }
     }
 
-    Expected<ExecResult> exec(const QString& command, int timeoutMs)
+    // `input`, when given, goes to the command's standard input; it is written as the peer's window
+    // allows while its output is read, so neither side waits on the other.
+    Expected<ExecResult> exec(const QString& command, int timeoutMs, const QByteArray* input = nullptr)
     {
         QElapsedTimer clock;
         clock.start();
@@ -525,10 +528,34 @@ struct SshTransport::Impl {
                 : connectionError(QStringLiteral("exec"));
             return finish(Expected<ExecResult>(e));
         }
-        ssh_channel_send_eof(channel);  // nothing on stdin: a command that reads it ends
-
         ExecResult result;
         char buffer[16384];
+        auto drain = [&]() -> bool {
+            for (int isStderr = 0; isStderr <= 1; ++isStderr) {
+                const int n = ssh_channel_read_nonblocking(channel, buffer, sizeof buffer, isStderr);
+                if (n == SSH_ERROR) return false;
+                if (n > 0) (isStderr ? result.err : result.out).append(buffer, n);
+            }
+            return true;
+        };
+        for (qsizetype sent = 0; input && sent < input->size();) {
+            const uint32_t window = ssh_channel_window_size(channel);
+            if (window > 0) {
+                const int n = ssh_channel_write(channel, input->constData() + sent,
+                                                uint32_t(std::min<qsizetype>({qsizetype(window), qsizetype(32768), input->size() - sent})));
+                if (n == SSH_ERROR) return finish(Expected<ExecResult>(connectionError(QStringLiteral("exec"))));
+                sent += n;
+            }
+            if (!drain()) return finish(Expected<ExecResult>(connectionError(QStringLiteral("exec"))));
+            if (window == 0 && ssh_channel_poll_timeout(channel, 10, 0) == SSH_ERROR)
+                return finish(Expected<ExecResult>(connectionError(QStringLiteral("exec"))));
+            if (clock.elapsed() > timeoutMs)
+                return finish(Expected<ExecResult>(error(
+                    ErrorCode::TransportTimeout,
+                    QStringLiteral("the script did not finish within %1 s on %2").arg(timeoutMs / 1000.0).arg(description), description)));
+        }
+        ssh_channel_send_eof(channel);  // the end of stdin (or nothing at all): a command that reads it ends
+
         for (;;) {
             bool gotData = false;
             for (int isStderr = 0; isStderr <= 1; ++isStderr) {
@@ -718,6 +745,11 @@ QString SshTransport::describe() const { return d->description; }
 Expected<ExecResult> SshTransport::exec(const QString& command, int timeoutMs, Idempotent idempotent)
 {
     return d->withSession<ExecResult>([&] { return d->exec(command, timeoutMs); }, idempotent);
+}
+
+Expected<ExecResult> SshTransport::execScript(const QByteArray& script, int timeoutMs, Idempotent idempotent)
+{
+    return d->withSession<ExecResult>([&] { return d->exec(QStringLiteral("/bin/sh -s"), timeoutMs, &script); }, idempotent);
 }
 
 Status SshTransport::writeFile(const QString& path, const QByteArray& data, int mode)

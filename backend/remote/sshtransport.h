@@ -74,6 +74,7 @@ public:
     /// "user@host:port" after the SSH config is applied (host is the resolved HostName).
     QString describe() const override;
     Expected<ExecResult> exec(const QString& command, int timeoutMs = 60000, Idempotent idempotent = Idempotent::No) override;
+    Expected<ExecResult> execScript(const QByteArray& script, int timeoutMs = 60000, Idempotent idempotent = Idempotent::No) override;
     Status writeFile(const QString& path, const QByteArray& data, int mode = 0644) override;
     Expected<RemoteFileInfo> stat(const QString& path) override;
     Expected<QByteArray> readAt(const QString& path, qint64 offset, qint64 maxBytes) override;

@@ -52,6 +52,14 @@ public:
     /// operations (below) are always repeated safely.
     virtual Expected<ExecResult> exec(const QString& command, int timeoutMs = 60000, Idempotent idempotent = Idempotent::No) = 0;
 
+    /// Runs `script` by /bin/sh read from its standard input: no limit on its length (one argv
+    /// string is capped at 128 KiB on Linux) and one shell start for all of it. The default passes
+    /// it as a command, for transports of tests.
+    virtual Expected<ExecResult> execScript(const QByteArray& script, int timeoutMs = 60000, Idempotent idempotent = Idempotent::No)
+    {
+        return exec(QString::fromUtf8(script), timeoutMs, idempotent);
+    }
+
     /// Writes `data` to `path` through a temporary file and a rename, so a reader never sees half
     /// a file; `mode` is the permission bits of the result.
     virtual Status writeFile(const QString& path, const QByteArray& data, int mode = 0644) = 0;

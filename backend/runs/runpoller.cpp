@@ -10,8 +10,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLockFile>
+#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QSaveFile>
+#include <QSet>
 
 namespace scaledesk {
 
@@ -19,7 +21,7 @@ namespace {
 constexpr qint64 kChunk = 8 << 20;
 constexpr qint64 kInline = 1 << 20;
 constexpr qint64 kUnknownSubmitWindowS = 600;
-constexpr qsizetype kMaxCommand = 64 * 1024;
+constexpr qsizetype kStatBatch = 2000;  // files per stat (each one its own argument; far below ARG_MAX)
 constexpr int kSchedulerBudgetS = 25;
 
 bool isWholeFile(const QString& name) { return name == QLatin1String("manifest.json") || name == QLatin1String("exit_code"); }
@@ -104,102 +106,74 @@ QStringList RunPoller::followedFiles(const RunRecord& r) const
     return names;
 }
 
-QString RunPoller::fileCommand(int index, const RunRecord& r, const QStringList& names) const
+QHash<int, RunPoller::Seen> RunPoller::parseSizes(const QByteArray& out, const QList<AskedFile>& asked)
 {
-    // Per file that exists: "@file <size> <mtime> <name>", then, when it grew by at most kInline
-    // bytes since the mirror's size (append-only files) or changed at all (whole files), "@data <n>"
-    // and exactly n bytes: the read is padded with zeros if the file shrank meanwhile, and
-    // "@end <size>" after it tells the parser whether to trust them. Every value in the command is
-    // this app's (names, offsets), and what the shell computes comes from stat of those files.
-    const QString local = m_store.workspace().runDir(r.id);
-    QStringList calls;
-    for (const QString& name : names) {
-        if (isWholeFile(name)) {
-            const QString sig = r.mtimes.contains(name)
-                ? QStringLiteral("%1 %2").arg(QFileInfo(local + QLatin1Char('/') + name).size()).arg(r.mtimes.value(name))
-                : QString();
-            calls << QStringLiteral("sd_f %1 -1 '%2'").arg(shellQuote(name), sig);
-        } else {
-            calls << QStringLiteral("sd_f %1 %2").arg(shellQuote(name)).arg(QFileInfo(local + QLatin1Char('/') + name).size());
-        }
+    QHash<QByteArray, int> byPath, byDir;
+    for (int i = 0; i < asked.size(); ++i) {
+        byPath.insert(asked[i].path.toUtf8(), i);
+        byDir.insert(asked[i].path.left(asked[i].path.size() - asked[i].name.size() - 1).toUtf8(), asked[i].run);
     }
-    // Entries with names outside [A-Za-z0-9._-], or starting with '-', are counted, never named.
-    return QStringLiteral(
-               "echo '@run %1'; if [ -d %2 ]; then ( cd -- %2 && %3; "
-               "echo \"@odd $(find . -mindepth 1 -maxdepth 1 \\( -name '*[!A-Za-z0-9._-]*' -o -name '-*' \\) -printf x | wc -c)\" ); "
-               "else echo '@gone'; fi")
-        .arg(index)
-        .arg(shellQuote(r.remoteDir), calls.join(QStringLiteral("; ")));
-}
-
-// The shell function every file command calls: sd_f NAME OFFSET [SIGNATURE]. OFFSET -1 is a whole
-// file, sent again only when its "size mtime" differs from SIGNATURE.
-QString RunPoller::fileFunction()
-{
-    return QStringLiteral(
-               "sd_f() { [ -f \"$1\" ] || return 0; s=$(stat -c %s -- \"$1\"); m=$(stat -c %Y -- \"$1\"); echo \"@file $s $m $1\"; "
-               "o=$2; if [ \"$o\" -lt 0 ]; then [ \"$s $m\" = \"$3\" ] && return 0; o=0; fi; n=$((s - o)); "
-               "if [ \"$n\" -gt 0 ] && [ \"$n\" -le %1 ]; then echo \"@data $n\"; "
-               "{ tail -c +$((o + 1)) -- \"$1\" | head -c \"$n\"; cat /dev/zero; } | head -c \"$n\"; "
-               "echo; echo \"@end $(stat -c %s -- \"$1\")\"; fi; }")
-        .arg(kInline);
-}
-
-QHash<int, RunPoller::Seen> RunPoller::parseFiles(const QByteArray& out, const QHash<int, QStringList>& asked)
-{
-    QHash<int, Seen> seen;
-    int current = -1;
-    qsizetype pos = 0;
-    auto nextLine = [&](QByteArray* line) {
-        if (pos >= out.size()) return false;
-        qsizetype nl = out.indexOf('\n', pos);
-        if (nl < 0) nl = out.size();
-        *line = out.mid(pos, nl - pos);
-        pos = nl + 1;
-        return true;
-    };
     auto number = [](const QByteArray& text, qint64* value) {
         bool ok = false;
         *value = text.toLongLong(&ok);
         return ok && *value >= 0;
     };
-    QByteArray line;
-    while (nextLine(&line)) {
-        if (line.startsWith("@run ")) {
-            bool ok = false;
-            const int index = line.mid(5).toInt(&ok);
-            current = ok && asked.contains(index) ? index : -1;  // a run this poll did not ask about is not one
-            if (current >= 0) seen[current];
-        } else if (current >= 0 && line == "@gone") {
-            seen[current].gone = true;
-        } else if (current >= 0 && line.startsWith("@odd ")) {
-            qint64 odd = 0;
-            if (number(line.mid(5).trimmed(), &odd)) seen[current].oddNames = int(qMin<qint64>(odd, 1 << 20));
-        } else if (current >= 0 && line.startsWith("@file ")) {
-            const QList<QByteArray> f = line.mid(6).split(' ');
-            if (f.size() != 3) continue;
-            FileSeen fs;
-            fs.name = QString::fromUtf8(f[2]);
-            // Only a file this poll asked for, with sizes that are numbers.
-            if (!asked.value(current).contains(fs.name) || !number(f[0], &fs.size) || !number(f[1], &fs.mtime)) continue;
-            seen[current].files << fs;
-        } else if (current >= 0 && line.startsWith("@data ") && !seen[current].files.isEmpty()) {
-            qint64 n = 0;
-            // Overflow-safe: n is compared with what is left, never added to pos first.
-            if (!number(line.mid(6), &n) || n > out.size() - pos) break;  // a cut-off answer: the rest is unusable
-            FileSeen& fs = seen[current].files.last();
-            fs.data = out.mid(pos, qsizetype(n));
-            pos += qsizetype(n);
-            if (pos < out.size()) ++pos;  // the echo's newline
-            QByteArray end;
-            qint64 endSize = 0;
-            if (nextLine(&end) && end.startsWith("@end ") && number(end.mid(5), &endSize) && endSize >= fs.size)
-                fs.inlined = true;
-            else
-                fs.data.clear();  // the file shrank while it was read: read it again next poll
+    QSet<int> runs;
+    for (const AskedFile& a : asked) runs.insert(a.run);
+    QHash<int, Seen> seen;
+    for (const QByteArray& line : out.split('\n')) {
+        qint64 a = 0, b = 0;
+        if (line.startsWith("@gone ")) {
+            if (number(line.mid(6), &a) && runs.contains(int(a))) seen[int(a)].gone = true;
+            continue;
         }
+        if (line.startsWith("@odd ")) {  // one line per odd entry, by its folder
+            const auto dir = byDir.constFind(line.mid(5));
+            if (dir != byDir.constEnd() && seen[*dir].oddNames < (1 << 20)) ++seen[*dir].oddNames;
+            continue;
+        }
+        // "<size> <mtime> <path>", the path exactly as asked: anything else is not an answer.
+        const qsizetype s1 = line.indexOf(' '), s2 = s1 < 0 ? -1 : line.indexOf(' ', s1 + 1);
+        if (s2 < 0 || !number(line.left(s1), &a) || !number(line.mid(s1 + 1, s2 - s1 - 1), &b)) continue;
+        const auto it = byPath.constFind(line.mid(s2 + 1));
+        if (it == byPath.constEnd()) continue;
+        FileSeen fs;
+        fs.name = asked[*it].name;
+        fs.size = a;
+        fs.mtime = b;
+        seen[asked[*it].run].files << fs;
     }
     return seen;
+}
+
+QHash<int, QByteArray> RunPoller::parseData(const QByteArray& out, const QByteArray& nonce, const QHash<int, qint64>& expected)
+{
+    QHash<int, QByteArray> data;
+    qsizetype pos = 0;
+    while (pos < out.size()) {
+        const qsizetype nl = out.indexOf('\n', pos);
+        if (nl < 0) break;
+        const QList<QByteArray> head = out.mid(pos, nl - pos).split(' ');
+        pos = nl + 1;
+        if (head.size() != 3 || head[0] != "@data") continue;
+        bool okK = false, okN = false;
+        const int key = head[1].toInt(&okK);
+        const qint64 n = head[2].toLongLong(&okN);
+        if (!okK || !okN || n < 0 || expected.value(key, -1) != n) continue;
+        // The bytes, then "\n@end <nonce> <key>\n". A read cut short (the file shrank) puts the
+        // sentinel early: the bytes are dropped and the parse goes on from the sentinel. The nonce
+        // is this poll's own, so a file cannot forge it.
+        const QByteArray sentinel = "\n@end " + nonce + ' ' + QByteArray::number(key) + '\n';
+        if (n <= out.size() - pos && out.mid(pos + qsizetype(n), sentinel.size()) == sentinel) {
+            data.insert(key, out.mid(pos, qsizetype(n)));
+            pos += qsizetype(n) + sentinel.size();
+            continue;
+        }
+        const qsizetype at = out.indexOf(sentinel, pos);
+        if (at < 0) break;  // a cut-off answer: the rest is unusable
+        pos = at + sentinel.size();
+    }
+    return data;
 }
 
 void RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report)
@@ -249,8 +223,8 @@ void RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report)
         report.problems << r.id + QStringLiteral(": cannot write the mirror %1: %2").arg(local, out.errorString());
         return;
     }
-    // Inline bytes start at the offset the command was built with, which is this mirror's size
-    // unless the file shrank (then they do not line up and are not used).
+    // Inline bytes start at the offset the read was asked from, which is this mirror's size
+    // unless another process appended meanwhile or the file shrank (then they do not line up).
     if (f.inlined && offset + f.data.size() == size) {
         out.write(f.data);
         offset = size;
@@ -359,43 +333,123 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
             report.problems << updated.error().text();
     }
 
-    // One round trip: the scheduler's view, then per run whether its folder exists, the size and
-    // mtime of each followed file and, inline, the bytes it grew by (up to kInline per file).
+    // The first round trip: the scheduler's view, then for every run whether its folder exists and
+    // the size and mtime of each followed file. It is one script on the shell's standard input
+    // (no argv limit, one shell start however many runs), with one `stat` per kStatBatch files:
+    // the far side starts a handful of processes per poll, not some per run. The scheduler's query
+    // has a time budget of its own, so a slow controller cannot starve the rest.
     QList<JobRef> jobs;
     for (const auto& r : runs)
         if (!r.jobId.isEmpty() && isActive(r.state)) jobs << JobRef{r.jobId, r.remoteDir, slurmJobName(r.id)};
-    // Commands of at most kMaxCommand bytes (one argv string is capped at 128 KiB on Linux): the
-    // scheduler's view first, with a time budget of its own so a slow controller cannot starve the
-    // file half, then as many runs' files as fit; more runs, more round trips.
-    QStringList commands;
-    QString cmd = jobs.isEmpty()
-        ? QString()
-        : QStringLiteral("timeout %1 /bin/sh -c %2; ").arg(kSchedulerBudgetS).arg(shellQuote(m_scheduler.queryCommand(jobs)));
-    cmd += fileFunction() + QStringLiteral("; echo @files");
-    QHash<int, QStringList> asked;
+    QList<AskedFile> asked;
+    QStringList script;
+    if (!jobs.isEmpty())
+        script << QStringLiteral("timeout %1 /bin/sh -c %2").arg(kSchedulerBudgetS).arg(shellQuote(m_scheduler.queryCommand(jobs)));
+    script << QStringLiteral("echo @files");
+    QStringList paths, newDirs;
+    auto flushStat = [&] {
+        if (!paths.isEmpty())
+            script << QStringLiteral("stat -c '%s %Y %n' -- ") + paths.join(QLatin1Char(' ')) + QStringLiteral(" 2>/dev/null");
+        paths.clear();
+    };
+    auto flushFind = [&] {
+        // Entries with other names are counted (by their folder; never named), the first time a run is polled.
+        if (!newDirs.isEmpty())
+            script
+                << QStringLiteral(
+                       "find %1 -mindepth 1 -maxdepth 1 \\( -name '*[!A-Za-z0-9._-]*' -o -name '-*' \\) -printf '@odd %h\\n' 2>/dev/null")
+                       .arg(newDirs.join(QLatin1Char(' ')));
+        newDirs.clear();
+    };
     for (int i = 0; i < runs.size(); ++i) {
-        if (runs[i].remoteDir.isEmpty()) continue;
-        asked[i] = followedFiles(runs[i]);
-        const QString part = fileCommand(i, runs[i], asked[i]);
-        if (cmd.size() + part.size() + 2 > kMaxCommand && cmd.size() > 0) {
-            commands << cmd;
-            cmd = fileFunction() + QStringLiteral("; echo @files");
+        const RunRecord& r = runs[i];
+        if (r.remoteDir.isEmpty()) continue;
+        for (const QString& name : followedFiles(r)) {
+            asked << AskedFile{i, name, r.remoteDir + QLatin1Char('/') + name};
+            paths << shellQuote(asked.last().path);
+            if (paths.size() >= kStatBatch) flushStat();
         }
-        cmd += QStringLiteral("; ") + part;
+        script << QStringLiteral("[ -d %1 ] || echo '@gone %2'").arg(shellQuote(r.remoteDir)).arg(i);
+        if (r.offsets.isEmpty() && r.mtimes.isEmpty()) newDirs << shellQuote(r.remoteDir);
+        if (newDirs.size() >= kStatBatch / 8) flushFind();
     }
-    commands << cmd;
-    QByteArray schedulerPart, filesPart;
-    for (int k = 0; k < commands.size(); ++k) {
-        auto out = m_transport.exec(commands[k], 60000, Idempotent::Yes);
+    flushStat();
+    flushFind();
+    QByteArray schedulerPart, sizesPart;
+    {
+        const QByteArray bytes = script.join(QLatin1Char('\n')).toUtf8() + '\n';
+        report.bytesSent += quint64(bytes.size());
+        auto out = m_transport.execScript(bytes, 60000, Idempotent::Yes);
         if (!out) return out.error();
         report.bytesRead += quint64(out->out.size());
         const qsizetype filesAt = out->out.indexOf("@files\n");
-        if (k == 0) schedulerPart = filesAt < 0 ? out->out : out->out.left(filesAt);
-        if (filesAt >= 0) filesPart += out->out.mid(filesAt + 7);
+        schedulerPart = filesAt < 0 ? out->out : out->out.left(filesAt);
+        if (filesAt >= 0) sizesPart = out->out.mid(filesAt + 7);
+        report.commands = 1;
     }
-    report.commands = int(commands.size());
     const QHash<QString, JobStatus> states = m_scheduler.parseQuery(schedulerPart, jobs);
-    const QHash<int, Seen> seen = parseFiles(filesPart, asked);
+    QHash<int, Seen> seen = parseSizes(sizesPart, asked);
+
+    // The second round trip, only when files grew: the new bytes of each (whole files when they
+    // changed), up to kInline per file, by offsets this app computed. Beyond that, reads at the offset.
+    const QByteArray nonce = QByteArray::number(QRandomGenerator::global()->generate64(), 16);
+    QList<std::pair<int, int>> reads;  // (run, index of its file)
+    QHash<int, qint64> expected;
+    QStringList perlReads, ddReads;
+    for (auto it = seen.begin(); it != seen.end(); ++it) {
+        const RunRecord& r = runs[it.key()];
+        const QString local = m_store.workspace().runDir(r.id);
+        for (int f = 0; f < it->files.size(); ++f) {
+            const FileSeen& fs = it->files[f];
+            const qint64 have = QFileInfo(local + QLatin1Char('/') + fs.name).size();
+            qint64 from = have, n = fs.size - have;
+            if (isWholeFile(fs.name)) {
+                if (r.mtimes.value(fs.name, -1) == fs.mtime && have == fs.size) continue;
+                from = 0;
+                n = fs.size;
+            }
+            if (n <= 0 || n > kInline) continue;
+            const int key = int(reads.size());
+            reads << std::pair{it.key(), f};
+            expected.insert(key, n);
+            const QString path = r.remoteDir + QLatin1Char('/') + fs.name;
+            // Perl reads every file in one process (the path hex-encoded: only digits and letters
+            // reach it); without Perl, one dd per file.
+            perlReads << QStringLiteral("%1 %2 %3 %4").arg(key).arg(n).arg(from).arg(QString::fromLatin1(path.toUtf8().toHex()));
+            ddReads << QStringLiteral("echo '@data %1 %2'; dd if=%3 iflag=skip_bytes,count_bytes skip=%4 count=%2 bs=1M status=none "
+                                      "2>/dev/null; echo; echo '@end %5 %1'")
+                           .arg(key)
+                           .arg(n)
+                           .arg(shellQuote(path))
+                           .arg(from)
+                           .arg(QString::fromLatin1(nonce));
+        }
+    }
+    QStringList dataScript;
+    if (!perlReads.isEmpty()) {
+        dataScript
+            << QStringLiteral("if command -v perl >/dev/null 2>&1; then perl -e '%1' <<'SD_READS'")
+                   .arg(QStringLiteral(
+                            "binmode STDOUT; while (<STDIN>) { chomp; my ($k, $n, $o, $h) = split / /; "
+                            "my $b = q(); if (open(my $f, q(<:raw), pack(q(H*), $h))) { seek($f, $o, 0); read($f, $b, $n); close($f); } "
+                            "print qq(\\@data $k $n\\n), $b, qq(\\n\\@end %1 $k\\n); }")
+                            .arg(QString::fromLatin1(nonce)))
+            << perlReads << QStringLiteral("SD_READS") << QStringLiteral("else") << ddReads << QStringLiteral("fi");
+    }
+    if (!dataScript.isEmpty()) {
+        const QByteArray bytes = dataScript.join(QLatin1Char('\n')).toUtf8() + '\n';
+        report.bytesSent += quint64(bytes.size());
+        auto out = m_transport.execScript(bytes, 60000, Idempotent::Yes);
+        if (!out) return out.error();
+        report.bytesRead += quint64(out->out.size());
+        ++report.commands;
+        const QHash<int, QByteArray> data = parseData(out->out, nonce, expected);
+        for (auto d = data.begin(); d != data.end(); ++d) {
+            FileSeen& fs = seen[reads[d.key()].first].files[reads[d.key()].second];
+            fs.data = d.value();
+            fs.inlined = true;
+        }
+    }
 
     for (int i = 0; i < runs.size(); ++i) {
         const RunRecord& asked = runs[i];

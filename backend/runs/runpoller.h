@@ -12,15 +12,16 @@ struct PollReport {
     quint64 roundTrips = 0;  ///< transport round trips this poll used
     quint64 bytesRead = 0;   ///< bytes that came back: the poll command's output plus SFTP reads
     quint64 bytesNew = 0;    ///< bytes the followed files grew by
-    int commands = 0;        ///< exec calls of the poll (one per 64 KiB of command)
+    int commands = 0;        ///< scripts the poll ran on the far side (1, or 2 when files grew)
+    quint64 bytesSent = 0;   ///< bytes of the poll's commands
     QStringList problems;    ///< per-run messages (a deleted run folder, an unreadable file)
 };
 
-/// Follows the active runs of one profile. One poll = one exec (one more per 64 KiB of command)
-/// that prints the scheduler's view of every job, the size and mtime of every followed file and
-/// the bytes each file grew by (inline, up to 1 MiB per file; an SFTP read at the mirror's offset
-/// beyond that). Only file names the app chose are followed; nothing from a run folder reaches the
-/// shell. Files are mirrored into the workspace run folder: append-only files (metrics.jsonl,
+/// Follows the active runs of one profile. One poll = one script run by the far side's shell
+/// (sent on its standard input: no argv limit) that prints the scheduler's view of every job and
+/// the size and mtime of every followed file; when files grew, a second one brings the new bytes (up to 1 MiB per file; reads at the
+/// mirror's offset beyond that). Only file names the app chose are followed, only its own
+/// offsets reach the shell, and nothing a run folder holds is ever evaluated. Files are mirrored into the workspace run folder: append-only files (metrics.jsonl,
 /// epochs.csv, slurm-*.out, job.out, rank-*.log) by their new bytes from the mirror's own size,
 /// so a restart resumes exactly; a file that shrank (a requeued job restarting its log) is kept
 /// as <name>.prev and mirrored again from 0; manifest.json and exit_code are copied whole when
@@ -44,14 +45,22 @@ public:
         int oddNames = 0;  ///< entries with unusual names, ignored
         QList<FileSeen> files;
     };
-    /// Parses the file half of a poll's answer. `asked`: per run index, the file names the poll
-    /// asked for; anything else in the answer is dropped. Pure and bounded (the fuzz target's).
-    static QHash<int, Seen> parseFiles(const QByteArray& output, const QHash<int, QStringList>& asked);
+    /// A file a poll asks about: which run (its index in the poll), its name, its path on the far side.
+    struct AskedFile {
+        int run = 0;
+        QString name;
+        QString path;
+    };
+    /// Parses the sizes half of a poll's answer: "<size> <mtime> <path>" lines for the paths it
+    /// asked about (anything else is dropped), "@gone <run>", and "@odd <run folder>" once per entry
+    /// with an unusual name. Pure and bounded (a fuzz target).
+    static QHash<int, Seen> parseSizes(const QByteArray& output, const QList<AskedFile>& asked);
+    /// Parses the data half: "@data <key> <n>", n bytes, "\n@end <nonce> <key>" per read; keeps a
+    /// read only when it has exactly the expected length. Pure and bounded (a fuzz target).
+    static QHash<int, QByteArray> parseData(const QByteArray& output, const QByteArray& nonce, const QHash<int, qint64>& expected);
 
 private:
     QStringList followedFiles(const RunRecord& r) const;
-    QString fileCommand(int index, const RunRecord& r, const QStringList& names) const;
-    static QString fileFunction();
     void reconcileSubmitting(RunRecord& r, PollReport& report);
     void mirror(RunRecord& r, const FileSeen& f, PollReport& report);
     /// Moves the run's state on the scheduler's answer and the run's own files.

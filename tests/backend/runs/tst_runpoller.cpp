@@ -44,6 +44,30 @@ public:
 private:
     LocalTransport m_local;
 };
+// The local transport on a login node without Perl: the poll's reads fall back to one dd per file.
+class NoPerlTransport final : public Transport {
+public:
+    QString describe() const override { return m_local.describe(); }
+    Expected<ExecResult> exec(const QString& command, int timeoutMs, Idempotent idempotent) override
+    {
+        return m_local.exec(command, timeoutMs, idempotent);
+    }
+    Expected<ExecResult> execScript(const QByteArray& script, int timeoutMs, Idempotent idempotent) override
+    {
+        QByteArray s = script;
+        s.replace("if command -v perl", "if false");
+        return m_local.execScript(s, timeoutMs, idempotent);
+    }
+    Status writeFile(const QString& p, const QByteArray& d, int mode) override { return m_local.writeFile(p, d, mode); }
+    Expected<RemoteFileInfo> stat(const QString& p) override { return m_local.stat(p); }
+    Expected<QByteArray> readAt(const QString& p, qint64 o, qint64 n) override { return m_local.readAt(p, o, n); }
+    Status makeDirs(const QString& p) override { return m_local.makeDirs(p); }
+    Expected<QString> absolutePath(const QString& p) override { return m_local.absolutePath(p); }
+    TransportStats stats() const override { return m_local.stats(); }
+
+private:
+    LocalTransport m_local;
+};
 }  // namespace
 
 class TestRunPoller : public QObject {
@@ -134,31 +158,56 @@ private slots:
                  qPrintable(r->problems.join(QLatin1Char('\n'))));
     }
 
-    // The answer's framing is parsed with bounds: a huge or negative length, names not asked
-    // for, a cut-off answer; nothing loops, nothing is read out of bounds.
-    void parsingAnAnswerIsBounded_data()
+    // The answers are parsed with bounds: huge or negative lengths, paths not asked for, a read cut
+    // short, a forged sentinel, a cut-off answer; nothing loops, nothing is read out of bounds.
+    void parsingTheSizesIsBounded()
     {
-        QTest::addColumn<QByteArray>("answer");
-        QTest::addColumn<int>("files");
-        QTest::newRow("overflowing length") << QByteArray("@run 0\n@file 3 1 metrics.jsonl\n@data 9223372036854775807\nabc\n@end 3\n") << 1;
-        QTest::newRow("negative length") << QByteArray("@run 0\n@file 3 1 metrics.jsonl\n@data -5\nabc\n@end 3\n") << 1;
-        QTest::newRow("not asked") << QByteArray("@run 0\n@file 3 1 config.yaml\n@data 3\nabc\n@end 3\n") << 0;
-        QTest::newRow("another run") << QByteArray("@run 7\n@file 3 1 metrics.jsonl\n") << 0;
-        QTest::newRow("name with a space") << QByteArray("@run 0\n@file 3 1 metrics.jsonl x\n") << 0;
-        QTest::newRow("cut off") << QByteArray("@run 0\n@file 30 1 metrics.jsonl\n@data 30\nabc") << 1;
-        QTest::newRow("sizes not numbers") << QByteArray("@run 0\n@file 1e9 x metrics.jsonl\n") << 0;
-    }
-    void parsingAnAnswerIsBounded()
-    {
-        QFETCH(QByteArray, answer);
-        QFETCH(int, files);
-        const auto seen = RunPoller::parseFiles(answer, {{0, {QStringLiteral("metrics.jsonl")}}});
-        QCOMPARE(seen.value(0).files.size(), files);
-        for (const auto& f : seen.value(0).files) QVERIFY(!f.inlined);  // no bytes were trusted
+        const QList<RunPoller::AskedFile> asked{{0, QStringLiteral("metrics.jsonl"), QStringLiteral("/r/a b/metrics.jsonl")},
+                                                {1, QStringLiteral("rank-1.log"), QStringLiteral("/r/c/rank-1.log")}};
+        const QByteArray answer = "12 1700 /r/a b/metrics.jsonl\n"
+                                  "5 6 /r/a b/config.yaml\n"     // not asked
+                                  "-3 6 /r/c/rank-1.log\n"       // not a size
+                                  "1e9 6 /r/c/rank-1.log\n"      // not a size
+                                  "7 8 /r/c/rank-1.log extra\n"  // not the path asked
+                                  "9223372036854775807 1 /r/c/rank-1.log\n"
+                                  "@gone 7\n@gone 1\n@odd /r/a b\n@odd /r/a b\n@odd /r/a b\n@odd /elsewhere\n";
+        const auto seen = RunPoller::parseSizes(answer, asked);
+        QCOMPARE(seen.value(0).files.size(), 1);
+        QCOMPARE(seen.value(0).files[0].size, qint64(12));
+        QCOMPARE(seen.value(0).oddNames, 3);
+        QCOMPARE(seen.value(1).files.size(), 1);
+        QCOMPARE(seen.value(1).files[0].size, qint64(9223372036854775807LL));
+        QVERIFY(seen.value(1).gone);
         QVERIFY(!seen.contains(7));
     }
 
-    void mirrorsExactlyInOneRoundTrip()
+    void parsingTheDataIsBounded_data()
+    {
+        QTest::addColumn<QByteArray>("answer");
+        QTest::addColumn<QByteArray>("expect");  // what key 0 gets, "-" for nothing
+        QTest::newRow("exact") << QByteArray("@data 0 3\nabc\n@end n0nce 0\n") << QByteArray("abc");
+        QTest::newRow("overflowing length") << QByteArray("@data 0 9223372036854775807\nabc\n@end n0nce 0\n") << QByteArray("-");
+        QTest::newRow("negative length") << QByteArray("@data 0 -5\nabc\n@end n0nce 0\n") << QByteArray("-");
+        QTest::newRow("cut short") << QByteArray("@data 0 3\nab\n@end n0nce 0\n") << QByteArray("-");
+        QTest::newRow("forged sentinel") << QByteArray("@data 0 3\nabc\n@end other 0\n") << QByteArray("-");
+        QTest::newRow("cut off") << QByteArray("@data 0 3\nab") << QByteArray("-");
+        QTest::newRow("unknown key") << QByteArray("@data 5 3\nabc\n@end n0nce 5\n") << QByteArray("-");
+        QTest::newRow("framing inside the data")
+            << QByteArray("@data 0 14\n@data 0 3\nabc\n\n@end n0nce 0\n") << QByteArray("@data 0 3\nabc\n");
+    }
+    void parsingTheDataIsBounded()
+    {
+        QFETCH(QByteArray, answer);
+        QFETCH(QByteArray, expect);
+        const QHash<int, qint64> expected{{0, expect == "-" ? 3 : expect.size()}};
+        const auto data = RunPoller::parseData(answer, QByteArrayLiteral("n0nce"), expected);
+        if (expect == "-")
+            QVERIFY(!data.contains(0));
+        else
+            QCOMPARE(data.value(0), expect);
+    }
+
+    void mirrorsExactlyWithOneRoundTripForSizesAndOneForBytes()
     {
         auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
         QVERIFY(store);
@@ -173,7 +222,7 @@ private slots:
         auto r1 = poller.poll({rec.id});
         QVERIFY2(r1, qPrintable(r1 ? QString() : r1.error().text()));
         QCOMPARE(r1->runs, 1);
-        QCOMPARE(r1->roundTrips, quint64(1));  // states, sizes and the new bytes in one exec
+        QCOMPARE(r1->roundTrips, quint64(2));  // states and sizes, then the new bytes
         QCOMPARE(r1->changed, QStringList{rec.id});
         QCOMPARE((*store)->load(rec.id)->state, RunState::Running);
         QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), slurp(m_remote + QStringLiteral("/metrics.jsonl")));
@@ -183,7 +232,7 @@ private slots:
         append(m_remote + QStringLiteral("/metrics.jsonl"), more);
         auto r2 = poller.poll({rec.id});
         QVERIFY(r2);
-        QCOMPARE(r2->roundTrips, quint64(1));
+        QCOMPARE(r2->roundTrips, quint64(2));
         QCOMPARE(r2->bytesNew, quint64(more.size()));
         QVERIFY2(r2->bytesRead >= quint64(more.size()) && r2->bytesRead <= quint64(more.size()) + 2 * 1024,
                  qPrintable(QString::number(r2->bytesRead)));
@@ -222,7 +271,7 @@ private slots:
         append(m_remote + QStringLiteral("/rank-1.log"), "no newline at the end");
         auto r1 = poller.poll({rec.id});
         QVERIFY(r1);
-        QCOMPARE(r1->roundTrips, quint64(1));
+        QCOMPARE(r1->roundTrips, quint64(2));
         QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), tricky);
         QCOMPARE(slurp(mirror + QStringLiteral("/rank-1.log")), QByteArray("no newline at the end"));
         QByteArray big;
@@ -234,6 +283,29 @@ private slots:
         QVERIFY(r2->roundTrips > 1);  // beyond 1 MiB the bytes come by read-at-offset
         QCOMPARE(r2->bytesNew, quint64(big.size()));
         QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), tricky + big);
+    }
+
+    // Without Perl on the far side the same bytes arrive (one dd per file).
+    void withoutPerlTheBytesArriveTheSame()
+    {
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        const RunRecord rec = runningRecord(**store);
+        const QString mirror = (*store)->workspace().runDir(rec.id);
+        QByteArray tricky("@data 0 5\n@end x 0\n");
+        for (int b = 0; b < 256; ++b) tricky.append(char(b));
+        append(m_remote + QStringLiteral("/metrics.jsonl"), tricky);
+        append(m_remote + QStringLiteral("/rank-1.log"), "no newline at the end");
+        NoPerlTransport t;
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        auto r = poller.poll({rec.id});
+        QVERIFY(r);
+        QCOMPARE(r->commands, 2);
+        QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), tricky);
+        QCOMPARE(slurp(mirror + QStringLiteral("/rank-1.log")), QByteArray("no newline at the end"));
+        append(m_remote + QStringLiteral("/metrics.jsonl"), "more\n");
+        QVERIFY(poller.poll({rec.id}));
+        QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), tricky + "more\n");
     }
 
     void shrunkFileIsKeptAndMirroredAgain()
