@@ -58,6 +58,8 @@ private slots:
         QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_tmp.filePath(QStringLiteral("settings")));
         QSettings::setDefaultFormat(QSettings::NativeFormat);
     }
+    // Each test starts from the dialog's defaults.
+    void cleanup() { QSettings().clear(); }
 
     void runModelPassesTheModelTester()
     {
@@ -251,6 +253,63 @@ private slots:
         d.configCombo()->setCurrentText(QStringLiteral("no-such-config"));
         QVERIFY(!d.canLaunch());
         QVERIFY(d.whyNot().contains(QStringLiteral("no config named 'no-such-config'")));
+    }
+
+    // Names are unique by default, a name that is taken keeps the dialog open with the field marked,
+    // and the last launch's settings come back for the profile.
+    void launchDialogKeepsNamesUniqueAndRemembers()
+    {
+        const QString root = m_tmp.filePath(QStringLiteral("names-ws"));
+        const QString date = QDate::currentDate().toString(QStringLiteral("yyyyMMdd"));
+        {
+            auto store = RunStore::open(Workspace(root));
+            QVERIFY(store);
+            RunRecord r;
+            r.id = QStringLiteral("cpu-tiny-%1-1-ddp-1x1-r1").arg(date);
+            r.profile = QStringLiteral("local");
+            r.transition(RunState::Completed);
+            QVERIFY((*store)->save(r));
+        }
+        {
+            LaunchDialog d(root, QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"));
+            QCOMPARE(d.sweepEdit()->text(), QStringLiteral("cpu-tiny-%1-2").arg(date));  // -1 is taken
+            QVERIFY(d.canLaunch());
+            d.sweepEdit()->setText(QStringLiteral("cpu-tiny-%1-1").arg(date));
+            QVERIFY(!d.canLaunch());
+            QVERIFY2(d.whyNot().startsWith(QStringLiteral("Sweep name:")), qPrintable(d.whyNot()));
+            QVERIFY(d.sweepEdit()->styleSheet().contains(QStringLiteral("border")));
+            QVERIFY(!d.buttons()->button(QDialogButtonBox::Ok)->isEnabled());
+            d.sweepEdit()->setText(QStringLiteral("fresh"));
+            QVERIFY(d.canLaunch());
+            QVERIFY(d.sweepEdit()->styleSheet().isEmpty());
+            d.nodesEdit()->setText(QStringLiteral("1,2"));
+            d.stopOnFailureCheck()->setChecked(true);
+            QTest::mouseClick(d.buttons()->button(QDialogButtonBox::Ok), Qt::LeftButton);
+            QCOMPARE(d.result(), int(QDialog::Accepted));
+        }
+        LaunchDialog again(root, QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"));
+        QCOMPARE(again.nodesEdit()->text(), QStringLiteral("1,2"));
+        QVERIFY(again.stopOnFailureCheck()->isChecked());
+        QCOMPARE(again.request().onFailure, OnSubmitFailure::Stop);
+    }
+
+    // The Profiles panel follows the profile files: one added while the window is open shows.
+    void profilesPanelFollowsTheFiles()
+    {
+        const QString root = m_tmp.filePath(QStringLiteral("profiles-ws"));
+        WorkspaceController controller(root);
+        MainWindow w(controller);
+        w.show();
+        const int before = w.profileList()->count();
+        QFile p(root + QStringLiteral("/profiles/added.yaml"));
+        QVERIFY(p.open(QIODevice::WriteOnly));
+        p.write("kind: ssh+slurm\nhost: cluster.example.org\nremote_root: /scratch/me\ntrainer: {path: /opt/bin/scaledesk-train}\n");
+        p.close();
+        QTRY_COMPARE(w.profileList()->count(), before + 1);
+        bool shown = false;
+        for (int i = 0; i < w.profileList()->count(); ++i)
+            shown = shown || w.profileList()->item(i)->text().startsWith(QStringLiteral("added — ssh+slurm"));
+        QVERIFY(shown);
     }
 
     // The whole loop from the window's side: launch a local run, watch it arrive and complete.
