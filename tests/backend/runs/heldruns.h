@@ -3,6 +3,7 @@
 // active), each with a run folder on the far side (metrics.jsonl, epochs.csv, a log per rank after
 // the first) and a record in the store.
 
+#include "remote/sshtransport.h"
 #include "remote/transport.h"
 #include "runs/runstore.h"
 #include "scheduler/jobscript.h"
@@ -18,6 +19,17 @@ struct HeldRuns {
     QStringList jobIds;
     QString dir(int i) const { return remoteRoot + QStringLiteral("/runs/r%1").arg(i); }
 };
+
+/// The SSH sandbox's host (tests/sandbox/ssh-sandbox.sh), with its own ssh_config and known_hosts.
+inline SshOptions sandboxSshOptions()
+{
+    const QString sandbox = qEnvironmentVariable("SCALEDESK_SSH_SANDBOX_DIR", QStringLiteral("/tmp/scaledesk-ssh-sandbox"));
+    SshOptions o;
+    o.host = QStringLiteral("sandbox");
+    o.sshConfigFile = sandbox + QStringLiteral("/ssh_config");
+    o.knownHostsFile = sandbox + QStringLiteral("/known_hosts");
+    return o;
+}
 
 inline const QByteArray kStepLine = R"({"kind":"step","step":1,"epoch":1,"t":1764480000.0,"loss":0.123456,"lr":0.001,"step_s":0.2})"
                                     "\n";

@@ -33,12 +33,7 @@ private slots:
     void aThousandRunsOfFourRanks()
     {
         constexpr int kRuns = 1000, kRanks = 4;
-        const QString sandbox = qEnvironmentVariable("SCALEDESK_SSH_SANDBOX_DIR", QStringLiteral("/tmp/scaledesk-ssh-sandbox"));
-        SshOptions o;
-        o.host = QStringLiteral("sandbox");
-        o.sshConfigFile = sandbox + QStringLiteral("/ssh_config");
-        o.knownHostsFile = sandbox + QStringLiteral("/known_hosts");
-        SshTransport ssh(o);
+        SshTransport ssh(sandboxSshOptions());
         SlurmScheduler slurm(ssh);
         auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
         QVERIFY(store);

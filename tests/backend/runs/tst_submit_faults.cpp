@@ -210,6 +210,17 @@ private:
         return false;
     }
 
+    // Returns once the run's record says the submit reached sbatch (or `done` is set).
+    void waitForTheSbatchStep(const QString& id, const std::atomic<bool>& done)
+    {
+        const QString record = m_store->workspace().runDir(id) + QStringLiteral("/run.json");
+        while (!done) {
+            QFile f(record);
+            if (f.open(QIODevice::ReadOnly) && f.readAll().contains("\"submit_step\": \"sbatch\"")) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    }
+
 private slots:
     void initTestCase()
     {
@@ -247,12 +258,7 @@ private slots:
             // Watches the record: once the submit reaches sbatch, the server's answers are held back;
             // once SLURM lists the job, the connection is cut with the answer still in the relay.
             std::thread watcher([&] {
-                const QString record = m_store->workspace().runDir(id) + QStringLiteral("/run.json");
-                while (!done) {
-                    QFile f(record);
-                    if (f.open(QIODevice::ReadOnly) && f.readAll().contains("\"submit_step\": \"sbatch\"")) break;
-                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-                }
+                waitForTheSbatchStep(id, done);
                 m_relay->setDelay(3000);
                 while (!done) {
                     if (!jobsNamed(slurmJobName(id)).isEmpty()) {
@@ -290,12 +296,7 @@ private slots:
             SlurmScheduler s(t, 1500);  // slurm.command_timeout
             std::atomic<bool> done{false};
             std::thread watcher([&] {
-                const QString record = m_store->workspace().runDir(id) + QStringLiteral("/run.json");
-                while (!done) {
-                    QFile f(record);
-                    if (f.open(QIODevice::ReadOnly) && f.readAll().contains("\"submit_step\": \"sbatch\"")) break;
-                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-                }
+                waitForTheSbatchStep(id, done);
                 m_relay->setDelay(2500);  // every answer from now on is late
             });
             RunActions actions(*m_store, t, s);

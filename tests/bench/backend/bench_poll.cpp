@@ -41,12 +41,7 @@ double cpuSeconds()
 int main(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
-    const QString sandbox = qEnvironmentVariable("SCALEDESK_SSH_SANDBOX_DIR", QStringLiteral("/tmp/scaledesk-ssh-sandbox"));
-    SshOptions o;
-    o.host = QStringLiteral("sandbox");
-    o.sshConfigFile = sandbox + QStringLiteral("/ssh_config");
-    o.knownHostsFile = sandbox + QStringLiteral("/known_hosts");
-    SshTransport ssh(o);
+    SshTransport ssh(sandboxSshOptions());
     SlurmScheduler slurm(ssh);
     QTemporaryDir local;
     constexpr int kRanks = 4;
