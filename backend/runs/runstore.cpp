@@ -89,6 +89,18 @@ RunSummary RunSummary::of(const RunRecord& r)
     return s;
 }
 
+namespace {
+// True when the index's columns for the two records are equal.
+bool sameIndexRow(const RunRecord& a, const RunRecord& b)
+{
+    const RunSummary x = RunSummary::of(a), y = RunSummary::of(b);
+    return x.id == y.id && x.sweep == y.sweep && x.profile == y.profile && x.strategy == y.strategy && x.nodes == y.nodes &&
+        x.ranksPerNode == y.ranksPerNode && x.state == y.state && x.jobId == y.jobId && x.created == y.created &&
+        x.updated == y.updated && a.configFile == b.configFile && a.configName == b.configName;
+}
+}  // namespace
+
+
 Status Workspace::ensure() const
 {
     for (const QString& d : {m_root, profilesDir(), runsDir()})
@@ -314,7 +326,7 @@ Expected<RunRecord> RunStore::update(const QString& runId, const std::function<S
     if (auto ok = change(r); !ok) return ok.error();
     if (r.id != runId) return Error{ErrorCode::Usage, QStringLiteral("an update cannot change a run's id"), runId};
     if (r.toJson() == current->toJson()) return r;  // nothing changed: no write, no index churn
-    if (auto ok = write(r); !ok) return ok.error();
+    if (auto ok = write(r, &*current); !ok) return ok.error();
     return r;
 }
 
@@ -327,7 +339,7 @@ Status RunStore::save(const RunRecord& record)
     return write(record);
 }
 
-Status RunStore::write(const RunRecord& record)
+Status RunStore::write(const RunRecord& record, const RunRecord* before)
 {
     QString why;
     if (!validRunId(record.id, &why)) return Error{ErrorCode::RunId, why, record.id};
@@ -342,6 +354,7 @@ Status RunStore::write(const RunRecord& record)
     relative.configFile = m_workspace.relative(record.configFile);
     f.write(QJsonDocument(relative.toJson()).toJson(QJsonDocument::Indented));
     if (!f.commit()) return ioError(QStringLiteral("cannot write: ") + f.errorString(), f.fileName());
+    if (before && sameIndexRow(*before, record)) return Done{};
     return upsert(record);
 }
 

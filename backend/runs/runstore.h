@@ -109,7 +109,9 @@ public:
 
 private:
     explicit RunStore(Workspace workspace);
-    Status write(const RunRecord& record);
+    /// Writes run.json; the index row only when its columns differ from `before`'s (a poll that
+    /// moved only offsets writes no index row).
+    Status write(const RunRecord& record, const RunRecord* before = nullptr);
     Status openIndex();
     bool indexUsable(QString* why);
     Status upsert(const RunRecord& r);

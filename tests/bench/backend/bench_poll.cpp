@@ -4,7 +4,7 @@
 // ssh + tail -f habit), plus the poller's idle CPU.
 //
 //   tests/sandbox/slurm-sandbox.sh start && tests/sandbox/ssh-sandbox.sh start
-//   ninja -C build bench-poll
+//   ninja -C build bench-poll              (or: build/tests/bench_poll 1000, for some sizes only)
 #include "heldruns.h"
 #include "remote/sshtransport.h"
 #include "runs/runpoller.h"
@@ -41,14 +41,19 @@ double cpuSeconds()
 int main(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
-    SshTransport ssh(sandboxSshOptions());
+    SshTransport ssh(test::sandboxSshOptions());
     SlurmScheduler slurm(ssh);
     QTemporaryDir local;
     constexpr int kRanks = 4;
 
     std::printf("%-6s %-22s %9s %11s %12s %12s %12s %10s\n", "runs", "poll", "commands", "round trips", "bytes sent", "bytes back",
                 "new bytes", "wall ms");
-    for (int n : {1, 100, 1000}) {
+    QList<int> sizes{1, 100, 1000};
+    if (argc > 1) {
+        sizes.clear();
+        for (int i = 1; i < argc; ++i) sizes << QByteArray(argv[i]).toInt();
+    }
+    for (int n : sizes) {
         auto store = RunStore::open(Workspace(local.filePath(QStringLiteral("ws%1").arg(n))));
         if (!store) die(store.error().text());
         auto held = test::setUpHeldRuns(ssh, **store, QStringLiteral("/tmp/scaledesk-bench-poll"), n, kRanks);
