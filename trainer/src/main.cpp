@@ -93,6 +93,17 @@ int fail(const std::string& message)
 
 }  // namespace
 
+namespace {
+// CLI11's PositiveNumber says "Value 0 not in range 0 to 1.79e308" for 0: name the rule instead.
+const CLI::Validator kPositive(
+    [](std::string& text) {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || !(value > 0)) return "must be greater than 0, got " + text;
+        return std::string();
+    },
+    "POSITIVE");
+}  // namespace
+
 int main(int argc, char** argv)
 {
     keepFreedMemory();
@@ -113,9 +124,9 @@ int main(int argc, char** argv)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.add_option("--config", v.config, "name of the config in the YAML file")->capture_default_str();
     app.add_option("--run_num", options.runNum, "run number: <expdir>/<config>/<N>GPU/<run_num>")->capture_default_str();
-    app.add_option("--num_epochs", v.numEpochs, "override num_epochs")->check(CLI::PositiveNumber);
+    app.add_option("--num_epochs", v.numEpochs, "override num_epochs")->check(kPositive);
     app.add_option("--local_batch_size", options.localBatchSize, "per-rank batch; the global batch becomes world size x this")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     app.add_option("--data_loader_config", v.dataLoaderConfig, "override data_loader_config")
         ->check(CLI::IsMember({"synthetic", "inmem", "lowmem", "dali-lowmem"}));
     app.add_option("--num_data_workers", v.numDataWorkers, "override num_data_workers (prefetch threads)")->check(CLI::NonNegativeNumber);
@@ -128,8 +139,7 @@ int main(int argc, char** argv)
     CLI::Option* benchyFlag = app.add_flag("--enable_benchy{true}", benchy, "skip the step-0 losses and validation, as under benchy");
     app.add_option("--expdir", v.expdir, "override expdir (the experiment root)");
     app.add_option("--run_dir", options.runDir, "write the run here instead of <expdir>/<config>/<N>GPU/<run_num>");
-    app.add_option("--threads", options.threads, "intra-op threads per rank (default: usable cores / local ranks)")
-        ->check(CLI::PositiveNumber);
+    app.add_option("--threads", options.threads, "intra-op threads per rank (default: usable cores / local ranks)")->check(kPositive);
     app.add_option("--seed", v.seed, "seed for weights and data streams (default: the YAML seed, else random)");
     app.add_flag("--resume", options.resume, "continue from <run folder>/checkpoints/latest.pt when it exists");
     app.add_flag("--describe", describe, "print the resolved config and the model summary, then exit");
@@ -148,11 +158,11 @@ int main(int argc, char** argv)
         ->check(CLI::IsMember({"auto", "mpi", "gloo", "nccl"}));
     app.add_option("--bucket_cap_mb", options.bucketCapMb, "ddp bucket size in MiB (the first bucket is 1 MiB)")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
-    app.add_option("--fusion_mb", options.fusionMb, "fused: fusion buffer size in MiB")->capture_default_str()->check(CLI::PositiveNumber);
+        ->check(kPositive);
+    app.add_option("--fusion_mb", options.fusionMb, "fused: fusion buffer size in MiB")->capture_default_str()->check(kPositive);
     app.add_option("--comm_timeout", commTimeout, "seconds a rendezvous or collective may wait before failing")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     app.add_option("--data_streams", dataStreams,
                    "independent: each rank draws its own random crops (NERSC); shared: ranks split one stream, so N ranks "
                    "see exactly the samples of one rank with an N-times larger batch")
@@ -169,7 +179,7 @@ int main(int argc, char** argv)
     make->add_option("--seed", makeData.seed, "seed of the random fields")->capture_default_str();
     make->add_option("--correlation-length", makeData.correlationLength, "smoothing length of the fields, in voxels")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
 
     CLI11_PARSE(app, argc, argv);
     if (ampFlag->count()) v.enableAmp = amp;
