@@ -334,9 +334,11 @@ void ConfigEditor::showResolved()
     auto* current = m_configs->currentItem();
     if (!current) return;
     const QString name = current->text(0);
+    m_shown.clear();
     auto values = resolvedConfigWithSources(m_tempFile, name);
     if (!values) return;
     for (auto it = values->begin(); it != values->end(); ++it) {
+        m_shown.insert(it.key(), it.value().value);
         auto* item =
             new QTreeWidgetItem(m_resolved, {it.key(), it.value().value, tr("%1 (line %2)").arg(it.value().from).arg(it.value().line)});
         if (it.value().from != name) item->setForeground(2, QColor(0x77, 0x77, 0x77));
@@ -347,30 +349,31 @@ void ConfigEditor::showResolved()
     m_controller.findLatestRun(QFileInfo(m_path).absoluteFilePath(), name);
 }
 
-void ConfigEditor::showChangesSince(const QString& configFile, const QString& name, const QString& lastRun)
+void ConfigEditor::showChangesSince(const QString& configFile, const QString& name, const ConfigBaseline& baseline)
 {
     auto* current = m_configs->currentItem();
     if (!current || current->text(0) != name || QFileInfo(m_path).absoluteFilePath() != configFile) return;  // a stale answer
     m_diff->clear();
+    const QString& lastRun = baseline.runId;
     if (lastRun.isEmpty()) {
         m_diff->addItem(tr("No run was launched from this config yet."));
         return;
     }
-    auto values = resolvedConfigWithSources(m_tempFile, name);
-    if (!values) return;
-    auto before = resolvedConfig(m_controller.workspace().runDir(lastRun) + QStringLiteral("/config.yaml"), name);
-    if (!before) {
-        m_diff->addItem(before.error().text());
+    if (!baseline.error.isEmpty()) {
+        m_diff->addItem(baseline.error);
         return;
     }
+    // The shown side was resolved by the click; the run's side came from the pool.
+    const QMap<QString, QString>& values = m_shown;
+    const QMap<QString, QString>* before = &baseline.values;
     int n = 0;
-    for (auto it = values->begin(); it != values->end(); ++it)
-        if (before->value(it.key()) != it.value().value) {
-            m_diff->addItem(tr("%1: %2 → %3").arg(it.key(), before->value(it.key(), tr("(unset)")), it.value().value));
+    for (auto it = values.begin(); it != values.end(); ++it)
+        if (before->value(it.key()) != it.value()) {
+            m_diff->addItem(tr("%1: %2 → %3").arg(it.key(), before->value(it.key(), tr("(unset)")), it.value()));
             ++n;
         }
     for (auto it = before->begin(); it != before->end(); ++it)
-        if (!values->contains(it.key())) {
+        if (!values.contains(it.key())) {
             m_diff->addItem(tr("%1: %2 → (unset)").arg(it.key(), it.value()));
             ++n;
         }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QMap>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QTimer>
@@ -12,6 +13,8 @@ class QTreeWidget;
 class QSyntaxHighlighter;
 
 namespace scaledesk::gui {
+
+struct ConfigBaseline;
 
 class WorkspaceController;
 
@@ -51,6 +54,7 @@ public:
     QString restoredFrom() const { return m_restored; }
     QTreeWidget* configsTree() const { return m_configs; }    ///< named config → what it inherits from
     QTreeWidget* resolvedTree() const { return m_resolved; }  ///< key, value, where it comes from
+    QListWidget* changesList() const { return m_diff; }       ///< what changed since the newest run of the config
 
 signals:
     void validityChanged(bool valid, const QString& why);
@@ -62,7 +66,7 @@ private:
     void showErrors(const QList<std::tuple<int, int, QString>>& errors);
     void refreshConfigs();
     void showResolved();
-    void showChangesSince(const QString& configFile, const QString& configName, const QString& lastRun);
+    void showChangesSince(const QString& configFile, const QString& configName, const ConfigBaseline& baseline);
     WorkspaceController& m_controller;
     QString m_path;
     QString m_restored;
@@ -77,6 +81,7 @@ private:
     QTimer m_autosave;
     QProcess m_trainer;
     QString m_tempFile;
+    QMap<QString, QString> m_shown;  ///< the resolved values on screen (key → value)
     QList<std::tuple<int, int, QString>> m_yamlErrors, m_trainerErrors;
 };
 

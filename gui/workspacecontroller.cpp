@@ -1,6 +1,7 @@
 #include "workspacecontroller.h"
 
 #include "analysis/analysisinputs.h"
+#include "config/configresolve.h"
 #include "config/profiles.h"
 #include "runs/runpoller.h"
 
@@ -48,9 +49,6 @@ struct LoadedRun {
     std::optional<RunSnapshot> snapshot;
 };
 
-struct LatestRun {
-    QString runId;
-};
 }  // namespace
 
 WorkspaceController::WorkspaceController(const QString& root, QObject* parent)
@@ -455,13 +453,21 @@ void WorkspaceController::loadReport(const QString& sweep)
 void WorkspaceController::findLatestRun(const QString& configFile, const QString& configName)
 {
     const Workspace ws = m_workspace;
-    onPool<LatestRun>(
+    onPool<ConfigBaseline>(
         this,
         [ws, configFile, configName] {
+            ConfigBaseline b;
             auto store = RunStore::open(ws);
-            return LatestRun{store ? (*store)->latestRunOf(configFile, configName) : QString()};
+            if (store) b.runId = (*store)->latestRunOf(configFile, configName);
+            if (b.runId.isEmpty()) return b;
+            auto values = resolvedConfig(ws.runDir(b.runId) + QStringLiteral("/config.yaml"), configName);
+            if (values)
+                b.values = *values;
+            else
+                b.error = values.error().text();
+            return b;
         },
-        [this, configFile, configName](const LatestRun& r) { emit latestRunFound(configFile, configName, r.runId); });
+        [this, configFile, configName](const ConfigBaseline& b) { emit latestRunFound(configFile, configName, b); });
 }
 
 }  // namespace scaledesk::gui

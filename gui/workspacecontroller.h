@@ -48,6 +48,14 @@ struct ProfileStatus {
     int failures = 0;  ///< failed polls in a row
 };
 
+/// The newest run launched from a config, and the config as that run resolved it (its run
+/// folder's config.yaml): what the editor's "changes since" list compares with.
+struct ConfigBaseline {
+    QString runId;  ///< empty: no run was launched from this config yet
+    QMap<QString, QString> values;
+    QString error;  ///< the run's config.yaml could not be resolved
+};
+
 /// The workspace behind the window. It holds what the views show (the run list, each shown run's
 /// record and manifest, each shown run's parsed mirror) and does all the work off the GUI thread:
 /// - every remote action and every poll runs on its profile's ClusterSession thread, through the
@@ -96,7 +104,8 @@ public:
 
     /// The scaling report of a sweep (pool thread); reportReady() follows.
     void loadReport(const QString& sweep);
-    /// The newest run launched from a config (pool thread); latestRunFound() follows.
+    /// The newest run launched from a config and that run's resolved config (pool thread);
+    /// latestRunFound() follows.
     void findLatestRun(const QString& configFile, const QString& configName);
 
     ProfileStatus profileStatus(const QString& profile) const;
@@ -119,7 +128,7 @@ signals:
     /// A launch ended; `summary` says what was submitted and what failed.
     void launchFinished(bool ok, const QString& summary);
     void reportReady(const QString& sweep, const scaledesk::ScalingReport& report);
-    void latestRunFound(const QString& configFile, const QString& configName, const QString& runId);
+    void latestRunFound(const QString& configFile, const QString& configName, const scaledesk::gui::ConfigBaseline& baseline);
 
 private:
     struct Loop {

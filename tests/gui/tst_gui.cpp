@@ -403,6 +403,64 @@ private slots:
         QVERIFY(saved.readAll().contains("Nsamples: many"));
     }
 
+    // The "changes since" list compares the selected config with the config.yaml of the newest
+    // run launched from it (found and resolved on the pool).
+    void configEditorListsChangesSinceTheNewestRun()
+    {
+        const QString path = m_tmp.filePath(QStringLiteral("since/unet.yaml"));
+        QDir().mkpath(QFileInfo(path).absolutePath());
+        QFile::remove(path);
+        QVERIFY(QFile::copy(QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"), path));
+        QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+        const QString root = m_tmp.filePath(QStringLiteral("since-ws"));
+        auto store = RunStore::open(Workspace(root));
+        QVERIFY(store);
+        auto addRun = [&](const QString& id, const QString& config, const QByteArray& yaml) {
+            RunRecord r;
+            r.id = id;
+            r.profile = QStringLiteral("local");
+            r.configFile = path;
+            r.configName = config;
+            r.transition(RunState::Completed, QStringLiteral("done"));
+            QVERIFY((*store)->save(r));
+            if (yaml.isEmpty()) return;
+            QFile f(Workspace(root).runDir(id) + QStringLiteral("/config.yaml"));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(yaml);
+        };
+        QFile original(path);
+        QVERIFY(original.open(QIODevice::ReadOnly));
+        QByteArray before = original.readAll();
+        const qsizetype at = before.indexOf("Nsamples: 16");
+        QVERIFY(at > 0);
+        before.replace(at, 12, "Nsamples: 8");
+        addRun(QStringLiteral("tiny-old"), QStringLiteral("cpu-tiny"), before);
+        QTest::qWait(5);
+        addRun(QStringLiteral("tiny-new"), QStringLiteral("cpu-tiny"), before);
+        addRun(QStringLiteral("short-lost"), QStringLiteral("cpu-short"), QByteArray());  // its config.yaml is gone
+
+        WorkspaceController controller(root);
+        ConfigEditor e(controller);
+        QVERIFY(e.open(path));
+        auto select = [&](const QString& name) {
+            const auto found = e.configsTree()->findItems(name, Qt::MatchExactly);
+            QCOMPARE(found.size(), 1);
+            e.configsTree()->setCurrentItem(found[0]);
+        };
+        auto lines = [&] {
+            QStringList out;
+            for (int i = 0; i < e.changesList()->count(); ++i) out << e.changesList()->item(i)->text();
+            return out;
+        };
+        select(QStringLiteral("cpu-tiny"));
+        QTRY_COMPARE(lines(), QStringList({QStringLiteral("1 change(s) since run tiny-new:"), QStringLiteral("Nsamples: 8 → 16")}));
+        select(QStringLiteral("cpu-short"));
+        QTRY_VERIFY(!lines().isEmpty());
+        QVERIFY2(lines().join(QString()).contains(QStringLiteral("short-lost/config.yaml")), qPrintable(lines().join(QLatin1Char('\n'))));
+        select(QStringLiteral("base"));
+        QTRY_COMPARE(lines(), QStringList({QStringLiteral("No run was launched from this config yet.")}));
+    }
+
     // The real window, driven by clicks: launch cpu-tiny twice on the local profile, wait for both
     // to complete, see a run's points in the run view and both runs in the compare view.
     void endToEndThroughTheWindow()
