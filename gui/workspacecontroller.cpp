@@ -160,12 +160,13 @@ WorkspaceController::Loop* WorkspaceController::loop(const QString& profileName,
 {
     Loop& l = m_loops[profileName];
     if (l.session) return &l;
-    l.schedule.setSettings(m_pollSettings);
     auto p = findProfile(m_workspace, profileName);
     if (!p) {
         *error = p.error().text();
         return nullptr;
     }
+    l.local = p->isLocal();
+    l.schedule.setSettings(m_pollSettings.forProfile(l.local));
     // Host keys, passphrases and 2FA codes are asked in dialogs while the worker waits.
     ProfileConnection pc = connectProfile(*p, m_prompter->callbacks(profileName));
     std::unique_ptr<Transport> transport = std::move(pc.transport);
@@ -179,7 +180,7 @@ WorkspaceController::Loop* WorkspaceController::loop(const QString& profileName,
 void WorkspaceController::setPollSettings(const PollScheduler::Settings& settings)
 {
     m_pollSettings = settings;
-    for (auto& [name, l] : m_loops) l.schedule.setSettings(settings);
+    for (auto& [name, l] : m_loops) l.schedule.setSettings(settings.forProfile(l.local));
     schedule();
 }
 

@@ -136,6 +136,7 @@ private:
         PollScheduler schedule;
         QPointer<RemoteOperation> poll;
         ProfileStatus status;
+        bool local = false;  ///< the local profile (its own poll intervals)
     };
     Loop* loop(const QString& profile, QString* error);
     void tick();

@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/terminal.h"
+#include "config/profiles.h"
 #include "runs/mirrorreader.h"
 #include "runs/pollscheduler.h"
 
@@ -39,7 +40,10 @@ public:
         const QString id = QString::fromStdString(m_run);
         if (!ctx.store.exists(id)) return fail(Error{ErrorCode::RunUnknown, QStringLiteral("no such run"), id});
         MirrorReader reader(ctx.ws.runDir(id));
-        PollScheduler schedule;
+        bool local = false;
+        if (const auto record = ctx.store.load(id))
+            if (const auto profile = findProfile(ctx.ws, record->profile)) local = profile->isLocal();
+        PollScheduler schedule(PollSettings().forProfile(local));
         QElapsedTimer clock;
         clock.start();
         std::size_t shownStep = 0;

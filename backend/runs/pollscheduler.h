@@ -17,6 +17,18 @@ struct PollSettings {
     qint64 idleMs = 30000;
     qint64 failedMaxMs = 15000;
     qint64 timeoutMs = 90000;
+
+    /// These settings for a profile: a local profile's poll reads files on this machine (a few
+    /// milliseconds), so while runs start and write it polls every 500 ms instead of every second.
+    PollSettings forProfile(bool local) const
+    {
+        PollSettings s = *this;
+        if (local) {
+            s.fastMs = qMin<qint64>(s.fastMs, 500);
+            s.growingMs = qMin<qint64>(s.growingMs, 500);
+        }
+        return s;
+    }
 };
 
 /// When to poll a profile's runs next. It has no timer and no clock of its own: the caller passes

@@ -64,6 +64,26 @@ private slots:
         for (qint64 w : waits) QVERIFY(w <= 1050);
     }
 
+    // The local profile's poll costs milliseconds: while its files grow, every 500 ms; the slow
+    // end of the schedule is the same as a cluster's.
+    void aLocalProfilePollsTwiceAsOftenWhileFilesGrow()
+    {
+        const PollSettings local = PollSettings().forProfile(true), remote = PollSettings().forProfile(false);
+        QCOMPARE(remote.growingMs, PollSettings().growingMs);
+        QCOMPARE(remote.fastMs, PollSettings().fastMs);
+        QCOMPARE(local.runningMaxMs, remote.runningMaxMs);
+        QCOMPARE(local.idleMs, remote.idleMs);
+        PollScheduler s(local);
+        qint64 now = 0;
+        s.kick(now);
+        const auto waits = drive(s, now, 60000, [](int) { return active(true); });
+        QVERIFY(waits.size() >= 100);
+        for (qint64 w : waits) QVERIFY2(w <= 550, qPrintable(QString::number(w)));
+        // Quiet again: the waits grow back to the running maximum.
+        const auto quiet = drive(s, now, 180000, [](int) { return active(false, true); });
+        QCOMPARE(quiet.last(), local.runningMaxMs + 50);  // the wait plus the poll's own 50 ms
+    }
+
     void aRunningRunThatIsQuietIsPolledAtLeastEveryFiveSeconds()
     {
         PollScheduler s;
