@@ -166,7 +166,7 @@ WorkspaceController::Loop* WorkspaceController::loop(const QString& profileName,
         return nullptr;
     }
     l.local = p->isLocal();
-    l.schedule.setSettings(m_pollSettings.forProfile(l.local));
+    l.schedule.setSettings(pollSettingsFor(l));
     // Host keys, passphrases and 2FA codes are asked in dialogs while the worker waits.
     ProfileConnection pc = connectProfile(*p, m_prompter->callbacks(profileName));
     std::unique_ptr<Transport> transport = std::move(pc.transport);
@@ -177,10 +177,13 @@ WorkspaceController::Loop* WorkspaceController::loop(const QString& profileName,
     return &l;
 }
 
-void WorkspaceController::setPollSettings(const PollScheduler::Settings& settings)
+void WorkspaceController::setPollSettings(const PollScheduler::Settings& settings) { applyPollSettings(settings, true); }
+
+void WorkspaceController::applyPollSettings(const PollScheduler::Settings& settings, bool exact)
 {
     m_pollSettings = settings;
-    for (auto& [name, l] : m_loops) l.schedule.setSettings(settings.forProfile(l.local));
+    m_exactPollSettings = exact;
+    for (auto& [name, l] : m_loops) l.schedule.setSettings(pollSettingsFor(l));
     schedule();
 }
 
@@ -192,7 +195,7 @@ void WorkspaceController::setPollIntervals(int activeMs, int maxIdleMs)
     s.idleMs = maxIdleMs;
     s.runningMaxMs = qMin<qint64>(5000, maxIdleMs);
     s.queuedMaxMs = qMin<qint64>(15000, maxIdleMs);
-    setPollSettings(s);
+    applyPollSettings(s, false);
 }
 
 ProfileStatus WorkspaceController::profileStatus(const QString& profile) const

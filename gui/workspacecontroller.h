@@ -112,7 +112,8 @@ public:
     /// Tests: wraps the transport of every session made from now on (to inject faults).
     using TransportWrapper = std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>)>;
     void setTransportWrapper(TransportWrapper wrapper) { m_wrapTransport = std::move(wrapper); }
-    /// Tests: the poll timing (fast window, intervals, timeout) of every profile.
+    /// Tests: the poll timing (fast window, intervals, timeout) of every profile, exactly as given
+    /// (setPollIntervals and the defaults go through PollSettings::forProfile).
     void setPollSettings(const PollScheduler::Settings& settings);
 
 signals:
@@ -142,6 +143,7 @@ private:
     void tick();
     void startPoll(const QString& profile, Loop& l);
     void schedule();
+    void applyPollSettings(const PollScheduler::Settings& settings, bool exact);
     void takeSnapshots(const QList<RunSnapshot>& runs);
     void act(const QString& runId, RunAction action, bool confirmed);
     QStringList activeProfiles() const;
@@ -157,6 +159,11 @@ private:
     QTimer m_timer;
     QElapsedTimer m_clock;
     PollScheduler::Settings m_pollSettings;
+    bool m_exactPollSettings = false;  ///< set by setPollSettings (tests): no per-profile change
+    PollScheduler::Settings pollSettingsFor(const Loop& l) const
+    {
+        return m_exactPollSettings ? m_pollSettings : m_pollSettings.forProfile(l.local);
+    }
     qint64 m_nextIndexRead = 0;
     int m_indexGeneration = 0;
     TransportWrapper m_wrapTransport;

@@ -64,13 +64,19 @@ private slots:
         for (qint64 w : waits) QVERIFY(w <= 1050);
     }
 
-    // The local profile's poll costs milliseconds: while its files grow, every 500 ms; the slow
+    // The local profile's poll costs milliseconds: while its files grow, every 500 ms (half the
+    // interval); the slow
     // end of the schedule is the same as a cluster's.
     void aLocalProfilePollsTwiceAsOftenWhileFilesGrow()
     {
         const PollSettings local = PollSettings().forProfile(true), remote = PollSettings().forProfile(false);
         QCOMPARE(remote.growingMs, PollSettings().growingMs);
         QCOMPARE(remote.fastMs, PollSettings().fastMs);
+        QCOMPARE(local.growingMs, 500);
+        QCOMPARE(local.fastMs, 500);
+        PollSettings chosen;  // a user's choice of 3 s: the local profile polls at half of it
+        chosen.growingMs = 3000;
+        QCOMPARE(chosen.forProfile(true).growingMs, 1500);
         QCOMPARE(local.runningMaxMs, remote.runningMaxMs);
         QCOMPARE(local.idleMs, remote.idleMs);
         PollScheduler s(local);

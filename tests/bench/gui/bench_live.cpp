@@ -1,6 +1,6 @@
 // Time to first update: from Launch to the first point in the run view's loss chart, and from the
-// trainer's first step record (its own "t") to that point, on the local profile with the real
-// trainer (cpu-tiny). The window's poll schedule against a peer in the same run: the same window
+// trainer's first step record (its own "t") to the first point drawn from a step record, on the
+// local profile with the real trainer (cpu-tiny). The window's poll schedule against a peer in the same run: the same window
 // polling every 5 s (a fixed-interval poller, as a naive live view would).
 //
 //   ninja -C build bench-live
@@ -64,11 +64,20 @@ Sample once(const QString& root, const QString& id, const PollScheduler::Setting
     controller.launch(r);
     view.showRun(id);
     Sample s;
+    // The first point may be the initial validation loss, written before any step: the step's
+    // delay is measured to the first point shown after the trainer's first step record.
+    int beforeSteps = 0;  // points shown before the mirror had a step record
     while (t.elapsed() < 300000) {
         QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-        if (view.charts().first()->pointsShown() > 0) {
+        const int shown = view.charts().first()->pointsShown();
+        if (shown > 0 && s.launchToPoint < 0) s.launchToPoint = t.elapsed() / 1000.0;
+        const Series* loss = controller.hasReader(id) ? controller.reader(id).metrics().series(QStringLiteral("step/loss")) : nullptr;
+        if (!loss || loss->empty()) {
+            beforeSteps = shown;
+            continue;
+        }
+        if (shown > beforeSteps) {
             const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
-            s.launchToPoint = t.elapsed() / 1000.0;
             s.stepToPoint = now - firstStepTime(root + QStringLiteral("/local/runs/") + id + QStringLiteral("/metrics.jsonl"));
             break;
         }
