@@ -51,6 +51,8 @@ std::size_t editDistance(const std::string& a, const std::string& b)
     return row[b.size()];
 }
 
+// The nearest name, or empty when none is near (more than a third of the word's letters differ:
+// "improt" is 4 edits from both "deploy" and "report", a guess, not a suggestion).
 std::string nearest(const std::string& word, const std::vector<std::string>& names)
 {
     std::string best;
@@ -62,7 +64,7 @@ std::string nearest(const std::string& word, const std::vector<std::string>& nam
             best = n;
         }
     }
-    return best;
+    return bestDistance <= std::max<std::size_t>(1, word.size() / 3) ? best : std::string();
 }
 
 // The first argument that names a command (the value of --workspace skipped), or empty.
@@ -81,7 +83,10 @@ std::string firstWord(int argc, char** argv)
 int usageError(const CLI::App& app, const std::string& what, const std::vector<std::string>& commands, const std::string& word)
 {
     std::string line = "scaledesk: " + what;
-    if (!word.empty()) line += "; did you mean '" + nearest(word, commands) + "'?";
+    if (const std::string near = word.empty() ? std::string() : nearest(word, commands); !near.empty())
+        line += "; did you mean '" + near + "'?";
+    else if (!word.empty())
+        line += " (the commands are listed below)";
     std::cerr << line << "\n\n" << app.help() << std::flush;
     return 2;
 }

@@ -3,7 +3,8 @@
 // third writer adds a note to every run's history every second (as actions would). At the end every
 // mirror equals its file byte for byte, every note is in its run's history once, every run went
 // queued → running → completed once, and the run index was never deleted.
-// SCALEDESK_CONCURRENT_SECONDS sets how long the runs write (default 60; 300 for the long check).
+// SCALEDESK_CONCURRENT_SECONDS sets how long the runs write (default 60; 300 for the long check, with
+// QTEST_FUNCTION_TIMEOUT=1200000: QtTest stops a test function after 5 minutes by default).
 #include "runs/runstore.h"
 #include "workspacecontroller.h"
 

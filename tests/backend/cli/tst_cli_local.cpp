@@ -323,7 +323,9 @@ private slots:
         QTest::newRow("misspelt command") << QStringList{QStringLiteral("stauts")}
                                           << QStringLiteral("unknown command 'stauts'; did you mean 'status'?");
         QTest::newRow("unknown command") << QStringList{QStringLiteral("improt"), QStringLiteral("x")}
-                                         << QStringLiteral("unknown command 'improt'; did you mean '");
+                                         << QStringLiteral("unknown command 'improt' (the commands are listed below)");
+        QTest::newRow("command one letter off")
+            << QStringList{QStringLiteral("rport")} << QStringLiteral("unknown command 'rport'; did you mean 'report'?");
         QTest::newRow("unknown option") << QStringList{QStringLiteral("--bogus")} << QStringLiteral("--bogus");
         QTest::newRow("unknown command option")
             << QStringList{QStringLiteral("status"), QStringLiteral("--bogus")} << QStringLiteral("--bogus");
