@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 
 #include <array>
+#include <cmath>
 #include <utility>
 
 namespace scaledesk {
@@ -136,10 +137,18 @@ bool RunRecord::fromJson(const QJsonObject& j, RunRecord* r, QString* error)
         tr.note = t.value(QStringLiteral("note")).toString();
         out.history.append(tr);
     }
-    const QJsonObject off = j.value(QStringLiteral("offsets")).toObject();
-    for (auto it = off.begin(); it != off.end(); ++it) out.offsets.insert(it.key(), qint64(it.value().toDouble()));
-    const QJsonObject mt = j.value(QStringLiteral("mtimes")).toObject();
-    for (auto it = mt.begin(); it != mt.end(); ++it) out.mtimes.insert(it.key(), qint64(it.value().toDouble()));
+    // Byte offsets and mtimes: whole numbers from 0 to 2^53 (what a JSON double holds exactly).
+    for (auto [field, into] : {std::pair{"offsets", &out.offsets}, std::pair{"mtimes", &out.mtimes}}) {
+        const QJsonObject o = j.value(QLatin1String(field)).toObject();
+        for (auto it = o.begin(); it != o.end(); ++it) {
+            const double v = it.value().toDouble(-1);
+            if (!(v >= 0 && v <= 9007199254740992.0) || v != std::floor(v)) {
+                *error = QStringLiteral("field '%1': '%2' is not a whole number from 0 to 2^53").arg(QLatin1String(field), it.key());
+                return false;
+            }
+            into->insert(it.key(), qint64(v));
+        }
+    }
     *r = std::move(out);
     return true;
 }

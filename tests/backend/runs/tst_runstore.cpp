@@ -140,6 +140,34 @@ private slots:
         QCOMPARE(bad.error().code, ErrorCode::RunCorrupt);
     }
 
+    // Offsets and mtimes are whole numbers a JSON double holds exactly (found by fuzz_run_record:
+    // 1.7e102 was cast to qint64, undefined behaviour).
+    void outOfRangeOffsetsAreRefusedWithTheField_data()
+    {
+        QTest::addColumn<QByteArray>("field");
+        QTest::newRow("huge offset") << QByteArray("\"offsets\": {\"metrics.jsonl\": 1.7e102}");
+        QTest::newRow("negative offset") << QByteArray("\"offsets\": {\"metrics.jsonl\": -1}");
+        QTest::newRow("fractional mtime") << QByteArray("\"mtimes\": {\"manifest.json\": 1.5}");
+        QTest::newRow("string offset") << QByteArray("\"offsets\": {\"out.log\": \"12\"}");
+    }
+    void outOfRangeOffsetsAreRefusedWithTheField()
+    {
+        QFETCH(QByteArray, field);
+        QDir().mkpath(ws().runDir(QStringLiteral("odd")));
+        QFile f(ws().runDir(QStringLiteral("odd")) + QStringLiteral("/run.json"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"schema\": 1, \"id\": \"odd\", \"state\": \"running\", " + field + "}");
+        f.close();
+        auto store = RunStore::open(ws());
+        QVERIFY(store);
+        auto odd = (*store)->load(QStringLiteral("odd"));
+        QVERIFY(!odd);
+        QCOMPARE(odd.error().code, ErrorCode::RunCorrupt);
+        const QString name = QString::fromLatin1(field.mid(1, field.indexOf('"', 1) - 1));
+        QVERIFY2(odd.error().text().contains(QStringLiteral("field '%1'").arg(name)), qPrintable(odd.error().text()));
+        f.remove();
+    }
+
     void invalidRunIdsAreRefused_data()
     {
         QTest::addColumn<QString>("id");

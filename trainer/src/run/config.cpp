@@ -45,7 +45,7 @@ std::vector<Resolved> resolveMap(const YAML::Node& map, const std::string& file,
     };
     for (auto it = map.begin(); it != map.end(); ++it) {
         if (!it->first.IsScalar() || it->first.Scalar() != "<<") continue;
-        const YAML::Node& source = it->second;
+        const YAML::Node source = it->second;  // a copy: `it->` returns a proxy that dies with this statement
         std::vector<YAML::Node> sources;
         if (source.IsMap())
             sources.push_back(source);
