@@ -136,14 +136,20 @@ void WorkspaceController::refresh()
                 emit message(tr("The workspace cannot be read: %1").arg(read.error));
                 return;
             }
-            // A poll or an action may have brought a newer record than this read saw.
+            // A poll or an action may have brought a newer record than this read saw; another
+            // process (the command line) may have brought a newer one than the snapshot shows.
             m_runs = read.runs;
+            QStringList stale;
             for (RunSummary& s : m_runs)
                 if (const RunSnapshot* snap = snapshot(s.id)) {
-                    const RunSummary newer = RunSummary::of(snap->record);
-                    if (newer.updated > s.updated) s = newer;
+                    const RunSummary shown = RunSummary::of(snap->record);
+                    if (shown.updated > s.updated)
+                        s = shown;
+                    else if (s.updated > shown.updated || s.state != shown.state)
+                        stale << s.id;
                 }
             emit runsChanged(m_runs);
+            if (!stale.isEmpty()) reloadSnapshots(stale);
             schedule();
         });
 }
@@ -210,6 +216,24 @@ void WorkspaceController::pollNow()
     for (const QString& p : activeProfiles()) m_loops[p].schedule.kick(now);
     refresh();
     tick();
+}
+
+void WorkspaceController::reloadSnapshots(const QStringList& runIds)
+{
+    const Workspace ws = m_workspace;
+    onPool<QList<RunSnapshot>>(
+        this,
+        [ws, runIds] {
+            QList<RunSnapshot> out;
+            if (auto store = RunStore::open(ws))
+                for (const QString& id : runIds)
+                    if (auto r = (*store)->load(id)) out << snapshotOf(ws, *r);
+            return out;
+        },
+        [this, runIds](const QList<RunSnapshot>& runs) {
+            takeSnapshots(runs);
+            emit runsUpdated(runIds);
+        });
 }
 
 void WorkspaceController::schedule()

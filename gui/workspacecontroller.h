@@ -143,6 +143,8 @@ private:
     void tick();
     void startPoll(const QString& profile, Loop& l);
     void schedule();
+    /// Reads these runs' records again (another process changed them) and shows them.
+    void reloadSnapshots(const QStringList& runIds);
     void applyPollSettings(const PollScheduler::Settings& settings, bool exact);
     void takeSnapshots(const QList<RunSnapshot>& runs);
     void act(const QString& runId, RunAction action, bool confirmed);

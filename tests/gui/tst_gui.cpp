@@ -461,6 +461,42 @@ private slots:
         QTRY_COMPARE(lines(), QStringList({QStringLiteral("No run was launched from this config yet.")}));
     }
 
+    // A run that another process (the command line's `status --wait`) saw complete: the window's
+    // next read of the index brings its record, not only its row (the header and the actions
+    // follow the snapshot).
+    void aRecordChangedByAnotherProcessReachesTheSnapshot()
+    {
+        const QString root = m_tmp.filePath(QStringLiteral("elsewhere-ws"));
+        RunRecord r;
+        r.id = QStringLiteral("elsewhere");
+        r.profile = QStringLiteral("no-such-profile");  // no poll of its own: only the index can tell
+        r.transition(RunState::Queued, QStringLiteral("job 1"));
+        r.transition(RunState::Running, QStringLiteral("running"));
+        {
+            auto store = RunStore::open(Workspace(root));
+            QVERIFY(store);
+            QVERIFY((*store)->save(r));
+        }
+        WorkspaceController controller(root);
+        controller.loadRun(r.id);
+        QTRY_VERIFY(controller.snapshot(r.id));
+        QCOMPARE(controller.snapshot(r.id)->record.state, RunState::Running);
+        QSignalSpy updated(&controller, &WorkspaceController::runsUpdated);
+        {
+            auto other = RunStore::open(Workspace(root));  // as another process would
+            QVERIFY(other);
+            QVERIFY((*other)->update(r.id, [](RunRecord& x) {
+                x.transition(RunState::Completed, QStringLiteral("local: COMPLETED (exit 0)"));
+                return Status(Done{});
+            }));
+        }
+        controller.refresh();
+        QTRY_COMPARE(controller.snapshot(r.id)->record.state, RunState::Completed);
+        QCOMPARE(controller.snapshot(r.id)->record.message, QStringLiteral("local: COMPLETED (exit 0)"));
+        QVERIFY(!updated.isEmpty());
+        QVERIFY(updated.last().at(0).toStringList().contains(r.id));
+    }
+
     // The real window, driven by clicks: launch cpu-tiny twice on the local profile, wait for both
     // to complete, see a run's points in the run view and both runs in the compare view.
     void endToEndThroughTheWindow()

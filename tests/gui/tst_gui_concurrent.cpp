@@ -59,14 +59,16 @@ private slots:
                 const QString id = QStringLiteral("w%1").arg(i);
                 const QString dir = root + QStringLiteral("/local/runs/") + id;
                 QVERIFY(QDir().mkpath(dir));
-                // A job: writes a step line every 100 ms, then its exit code (as job.sh does).
+                // A job: writes a step line every 100 ms for `seconds` (by the clock, however
+                // loaded the machine), then its exit code (as job.sh does).
                 auto* p = new QProcess(this);
                 p->setWorkingDirectory(dir);
                 p->start(QStringLiteral("/bin/bash"),
                          {QStringLiteral("-c"),
-                          QStringLiteral("sleep 1; for i in $(seq 1 %1); do echo \"{\\\"kind\\\":\\\"step\\\",\\\"step\\\":$i,"
-                                         "\\\"t\\\":$i,\\\"loss\\\":0.5}\" >> metrics.jsonl; sleep 0.1; done; echo 0 > exit_code")
-                              .arg(seconds * 10)});
+                          QStringLiteral("sleep 1; end=$((SECONDS + %1)); i=0; while [ $SECONDS -lt $end ]; do i=$((i + 1)); "
+                                         "echo \"{\\\"kind\\\":\\\"step\\\",\\\"step\\\":$i,\\\"t\\\":$i,\\\"loss\\\":0.5}\" >> "
+                                         "metrics.jsonl; sleep 0.1; done; echo 0 > exit_code")
+                              .arg(seconds)});
                 QVERIFY(p->waitForStarted());
                 writers << p;
                 RunRecord r;
@@ -108,6 +110,18 @@ private slots:
                 std::this_thread::sleep_for(std::chrono::milliseconds(1000));
             }
         });
+        // A failed check returns early: the threads are stopped and joined on every way out.
+        struct Joiner {
+            std::atomic<bool>& stop;
+            std::thread& a;
+            std::thread& b;
+            ~Joiner()
+            {
+                stop = true;
+                if (a.joinable()) a.join();
+                if (b.joinable()) b.join();
+            }
+        } joiner{stop, indexWatch, noter};
         QProcess cli;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         cli.setProcessEnvironment(env);
