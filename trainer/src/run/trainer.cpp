@@ -369,15 +369,16 @@ private:
                               "': enable_amp needs bf16 support, and this CPU has neither AVX-512 nor AMX");
     }
 
-    // Measured with Debian's libtorch 1.13 on a 2-core AVX-512 machine: cpu-tiny in bf16 with 2
-    // intra-op threads gave a NaN loss in 2 of 40 otherwise identical runs; with 1 thread, 0 of 40
-    // (fp32 with 2 threads: 0 of 40). Said, not changed: the user chose the thread count.
+    // An open bug, measured with Debian's libtorch 1.13 on a 2-core AVX-512 machine: cpu-tiny in
+    // bf16 gave a NaN loss in 2 of 40 otherwise identical runs with 2 intra-op threads, in 6 of 30
+    // with 1 thread and 2 prefetch workers, and under test_train_cli every time even with 1 thread
+    // and no workers (0 of 30 when the same command ran by hand). fp32: 0 of 40, and its same-seed
+    // runs are bit-identical. Not found yet; said, not hidden.
     void warnAboutThreadedCpuAmp()
     {
-        if (rank0 && c.enableAmp && !device.is_cuda() && plan.threads > 1)
-            log.warning("enable_amp on the CPU with " + std::to_string(plan.threads) +
-                        " threads per rank: this libtorch's bf16 CPU kernels have produced sporadic NaN losses with more than "
-                        "one thread; use --threads 1 for reproducible CPU bf16 runs");
+        if (rank0 && c.enableAmp && !device.is_cuda())
+            log.warning("enable_amp on the CPU: bf16 CPU runs of this build have given sporadic NaN losses (an open bug, "
+                        "seen most with several threads or prefetch workers); check the losses, or train in fp32");
     }
 
     // Ranks launched with different configs would train different models: stop before any work.
