@@ -82,13 +82,16 @@ Expected<QString> LocalScheduler::submit(const QString& runDir)
 QString LocalScheduler::queryCommand(const QList<JobRef>& jobs) const
 {
     // Per job: "@job <id>" then "exit <code>" (finished), "running", or "gone". A pid is only ours
-    // while its working directory is the run folder (pids get reused).
+    // while its working directory is the run folder (pids get reused). Liveness is asked first: a
+    // job writes exit_code and then exits, so "no exit_code, then no process" would call a job
+    // that ended between the two checks gone (it was, once, in the concurrent test).
     QStringList cmd;
     for (const auto& j : jobs) {
         cmd << QStringLiteral("d=%1; p=%2; echo \"@job $p\"; "
-                              "if [ -f \"$d/exit_code\" ]; then echo \"exit $(cat \"$d/exit_code\")\"; [ -f \"$d/cancel_requested\" ] && "
+                              "if [ ! -f \"$d/exit_code\" ] && kill -0 \"$p\" 2>/dev/null && "
+                              "[ \"$(readlink /proc/$p/cwd)\" = \"$d\" ]; then echo running; "
+                              "elif [ -f \"$d/exit_code\" ]; then echo \"exit $(cat \"$d/exit_code\")\"; [ -f \"$d/cancel_requested\" ] && "
                               "echo cancelled; "
-                              "elif kill -0 \"$p\" 2>/dev/null && [ \"$(readlink /proc/$p/cwd)\" = \"$d\" ]; then echo running; "
                               "else echo gone; fi")
                    .arg(shellQuote(j.runDir), shellQuote(j.jobId));
     }
