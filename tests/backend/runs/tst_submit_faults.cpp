@@ -93,6 +93,7 @@ private:
                 fds.push_back({l.server, POLLIN, 0});
             }
             ::poll(fds.data(), fds.size(), 5);
+            const std::size_t polled = m_links.size();  // a link accepted below has no fds until the next poll
             if (fds[0].revents & POLLIN) {
                 const int c = ::accept(m_listen, nullptr, nullptr);
                 const int s = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -108,7 +109,7 @@ private:
                 }
             }
             char buf[65536];
-            for (std::size_t i = 0; i < m_links.size(); ++i) {
+            for (std::size_t i = 0; i < polled; ++i) {
                 Link& l = m_links[i];
                 bool dead = false;
                 if (fds[1 + 2 * i].revents & (POLLIN | POLLHUP | POLLERR)) {
