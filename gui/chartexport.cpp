@@ -4,6 +4,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QFileInfo>
+#include <QGraphicsLayout>
 #include <QImage>
 #include <QPainter>
 #include <QPdfWriter>
@@ -12,7 +13,7 @@
 
 namespace scaledesk::gui {
 
-Status exportChart(QChart* chart, const QString& path, QSize size, int dpi)
+Status exportChart(QChart* chart, const QString& path, QSize size, int dpi, const std::function<void()>& prepare)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (suffix != QLatin1String("png") && suffix != QLatin1String("svg") && suffix != QLatin1String("pdf"))
@@ -20,13 +21,20 @@ Status exportChart(QChart* chart, const QString& path, QSize size, int dpi)
     // A view of its own, off screen, sized for the file; the chart goes back where it was.
     QGraphicsScene* previousScene = chart->scene();
     const QRectF previousGeometry = chart->geometry();
+    if (dpi < 10 || size.width() < 16 || size.height() < 16)
+        return Error{ErrorCode::ExportFormat,
+                     QStringLiteral("size %1x%2 at %3 DPI is too small").arg(size.width()).arg(size.height()).arg(dpi), path};
+    const double scale = dpi / 96.0;
+    const QSizeF logical(size.width() / scale, size.height() / scale);
     QChartView view;
     view.setRenderHint(QPainter::Antialiasing);
     view.setFrameShape(QFrame::NoFrame);
     view.setChart(chart);
-    view.resize(size);
-    chart->resize(size);
-    view.scene()->setSceneRect(QRectF(QPointF(0, 0), size));
+    view.resize(logical.toSize());
+    chart->resize(logical);
+    if (chart->layout()) chart->layout()->activate();  // the plot area now, not at the next event
+    view.scene()->setSceneRect(QRectF(QPointF(0, 0), logical));
+    if (prepare) prepare();
 
     QByteArray bytes;
     if (suffix == QLatin1String("png")) {
@@ -36,7 +44,7 @@ Status exportChart(QChart* chart, const QString& path, QSize size, int dpi)
         image.setDotsPerMeterY(int(dpi / 0.0254));
         QPainter p(&image);
         p.setRenderHint(QPainter::Antialiasing);
-        view.scene()->render(&p, QRectF(QPointF(0, 0), size), QRectF(QPointF(0, 0), size));
+        view.scene()->render(&p, QRectF(QPointF(0, 0), size), QRectF(QPointF(0, 0), logical));
         p.end();
         QBuffer buf(&bytes);
         buf.open(QIODevice::WriteOnly);
@@ -50,7 +58,7 @@ Status exportChart(QChart* chart, const QString& path, QSize size, int dpi)
         svg.setTitle(chart->title());
         svg.setResolution(dpi);
         QPainter p(&svg);
-        view.scene()->render(&p, QRectF(QPointF(0, 0), size), QRectF(QPointF(0, 0), size));
+        view.scene()->render(&p, QRectF(QPointF(0, 0), size), QRectF(QPointF(0, 0), logical));
         p.end();
     } else {
         QBuffer buf(&bytes);
@@ -61,7 +69,7 @@ Status exportChart(QChart* chart, const QString& path, QSize size, int dpi)
         pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
         pdf.setTitle(chart->title());
         QPainter p(&pdf);
-        view.scene()->render(&p, QRectF(QPointF(0, 0), QSizeF(pdf.width(), pdf.height())), QRectF(QPointF(0, 0), size));
+        view.scene()->render(&p, QRectF(QPointF(0, 0), QSizeF(pdf.width(), pdf.height())), QRectF(QPointF(0, 0), logical));
         p.end();
     }
     view.setChart(new QChart);  // the view must not delete the caller's chart

@@ -44,6 +44,8 @@ void styleChart(QChart* chart, const QString& title)
     const QPalette pal = QApplication::palette();
     const bool dark = pal.color(QPalette::Window).lightness() < 128;
     chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    // Legend entries drawn like their series: a dashed ideal line is a dashed line, not a square.
+    chart->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
 }
 
 }  // namespace scaledesk::gui

@@ -1,6 +1,7 @@
 #include "compareview.h"
 
 #include "analysis/analysisinputs.h"
+#include "analysis/axisticks.h"
 #include "analysis/epochscsv.h"
 #include "chartstyle.h"
 #include "serieschart.h"
@@ -134,9 +135,16 @@ void CompareView::loaded(std::vector<CompareRun> runs)
         m_table->setItem(i, col++, new QTableWidgetItem(c.runIds[i]));
         for (const QString& t : c.tags) {
             const TagSummary s = c.summaries[i].value(t);
-            m_table->setItem(i, col++, new QTableWidgetItem(csvNumber(s.finalValue)));
-            m_table->setItem(i, col++, new QTableWidgetItem(csvNumber(s.bestValue)));
-            m_table->setItem(i, col++, new QTableWidgetItem(csvNumber(s.bestStep)));
+            // Four significant digits to read; the full value in the tooltip (and in the CSV).
+            auto number = [](double v, int digits = 4) {
+                auto* item = new QTableWidgetItem(formatNumber(v, digits));
+                item->setToolTip(csvNumber(v));
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+                return item;
+            };
+            m_table->setItem(i, col++, number(s.finalValue));
+            m_table->setItem(i, col++, number(s.bestValue));
+            m_table->setItem(i, col++, number(s.bestStep, 10));
         }
         for (const QString& k : c.differingKeys) m_table->setItem(i, col++, new QTableWidgetItem(c.configs[i].value(k)));
     }

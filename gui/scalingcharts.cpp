@@ -1,19 +1,21 @@
 #include "scalingcharts.h"
 
+#include "analysis/axisticks.h"
 #include "chartstyle.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QCategoryAxis>
 #include <QChart>
+#include <QGraphicsSimpleTextItem>
 #include <QLegendMarker>
 #include <QLineSeries>
-#include <QLogValueAxis>
 #include <QScatterSeries>
 #include <QStackedBarSeries>
-#include <QValueAxis>
 
 #include <cmath>
+#include <functional>
 #include <map>
 
 namespace scaledesk::gui {
@@ -36,43 +38,93 @@ void hideFromLegend(QChart* chart, QAbstractSeries* s)
     for (QLegendMarker* m : chart->legend()->markers(s)) m->setVisible(false);
 }
 
-QLogValueAxis* logAxis(const QString& title, double base, double lo, double hi)
+// How values map onto a chart's axis: log axes are linear category axes over log10 or log2 of the
+// values, so that every tick carries a label of our choosing (Qt's QLogValueAxis labels whole
+// powers only).
+enum class Scale { Linear, Log10, Log2 };
+double mapped(Scale s, double v) { return s == Scale::Log10 ? std::log10(v) : s == Scale::Log2 ? std::log2(v) : v; }
+
+// The ticks as an axis: labels at the ticks' (mapped) values, over the ticks' range.
+QCategoryAxis* tickedAxis(const QString& title, const AxisTicks& ticks, Scale s)
 {
-    auto* a = new QLogValueAxis;
+    auto* a = new QCategoryAxis;
     a->setTitleText(title);
-    a->setBase(base);
-    a->setLabelFormat(QStringLiteral("%g"));
-    a->setMinorTickCount(base == 2 ? 0 : 8);
-    // A quarter of a power of margin around the data, widened to the enclosing whole powers so
-    // at least two labelled ticks show (Qt labels only whole powers).
-    const double margin = std::pow(base, 0.25);
-    const double lb = std::log(lo) / std::log(base), hb = std::log(hi > lo ? hi : lo * base) / std::log(base);
-    a->setRange(std::min(lo / margin, std::pow(base, std::floor(lb + 1e-9))) * (1 - 1e-9),
-                std::max((hi > lo ? hi : lo * base) * margin, std::pow(base, std::ceil(hb - 1e-9))) * (1 + 1e-9));
+    a->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    a->setRange(mapped(s, ticks.lo), mapped(s, ticks.hi));
+    a->setStartValue(mapped(s, ticks.lo));
+    for (const AxisTick& t : ticks.ticks) a->append(t.label, mapped(s, t.value));
     return a;
 }
 
-QLineSeries* addLine(QChart* chart, const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine, qreal width = 2)
-{
-    auto* s = new QLineSeries;
-    s->setName(name);
-    QPen pen(color);
-    pen.setWidthF(width);
-    pen.setStyle(style);
-    s->setPen(pen);
-    chart->addSeries(s);
-    return s;
-}
-
-void attach(QChart* chart, QAbstractAxis* x, QAbstractAxis* y)
-{
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(y, Qt::AlignLeft);
-    for (QAbstractSeries* s : chart->series()) {
-        s->attachAxis(x);
-        s->attachAxis(y);
+// A chart's lines, in data units: the axes are made last, from the range of every line drawn
+// (ideal lines and error bars included), and the points are mapped onto them then.
+class Plot {
+public:
+    Plot(QChart* chart, Scale y) : m_chart(chart), m_y(y) {}
+    QLineSeries* line(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine, qreal width = 2)
+    {
+        auto* s = new QLineSeries;
+        s->setName(name);
+        QPen pen(color);
+        pen.setWidthF(width);
+        pen.setStyle(style);
+        s->setPen(pen);
+        m_chart->addSeries(s);
+        return s;
     }
-}
+    QScatterSeries* dots(const QColor& color)
+    {
+        auto* d = new QScatterSeries;
+        d->setColor(color);
+        d->setBorderColor(color);
+        d->setMarkerSize(9);
+        m_chart->addSeries(d);
+        hideFromLegend(m_chart, d);
+        return d;
+    }
+    void add(QXYSeries* s, double ranks, double v)
+    {
+        m_points.push_back({s, ranks, v});
+        m_xlo = std::min(m_xlo, ranks);
+        m_xhi = std::max(m_xhi, ranks);
+        m_ylo = std::min(m_ylo, v);
+        m_yhi = std::max(m_yhi, v);
+    }
+    bool empty() const { return m_points.empty(); }
+    double xlo() const { return m_xlo; }
+    double xhi() const { return m_xhi; }
+    double ylo() const { return m_ylo; }
+    double yhi() const { return m_yhi; }
+    // Ranks on log2 along x; y from `yTicks` (given the lines' y range).
+    void finish(const QString& yTitle, const std::function<AxisTicks(double, double)>& yTicks)
+    {
+        if (m_points.empty()) {  // no data at all: say so instead of drawing 0–1 axes
+            auto* none = new QGraphicsSimpleTextItem(QObject::tr("No data yet"), m_chart);
+            QObject::connect(m_chart, &QChart::plotAreaChanged, m_chart,
+                             [none](const QRectF& area) { none->setPos(area.center() - none->boundingRect().center()); });
+            return;
+        }
+        QCategoryAxis* x = tickedAxis(QObject::tr("Ranks (GPUs or CPU ranks)"), log2Ticks(m_xlo, m_xhi, 8), Scale::Log2);
+        QCategoryAxis* y = tickedAxis(yTitle, yTicks(m_ylo, m_yhi), m_y);
+        for (const auto& p : m_points) p.series->append(std::log2(p.ranks), mapped(m_y, p.v));
+        m_chart->addAxis(x, Qt::AlignBottom);
+        m_chart->addAxis(y, Qt::AlignLeft);
+        for (QAbstractSeries* s : m_chart->series()) {
+            s->attachAxis(x);
+            s->attachAxis(y);
+        }
+    }
+
+private:
+    struct Point {
+        QXYSeries* series;
+        double ranks, v;
+    };
+    QChart* m_chart;
+    Scale m_y;
+    std::vector<Point> m_points;
+    double m_xlo = 1e300, m_xhi = -1e300, m_ylo = 1e300, m_yhi = -1e300;
+};
 
 QString gaps(const ScalingReport& rep)
 {
@@ -83,123 +135,103 @@ QString gaps(const ScalingReport& rep)
 }
 
 // A line per strategy of value(g) against ranks, with markers; error bars from err(g) when given.
-QChart* lineChart(const ScalingReport& rep, const QString& title, const QString& yTitle, bool logY, double yBase,
-                  const std::function<double(const ReportGroupRow&)>& value, const std::function<double(const ReportGroupRow&)>& err = {})
+void addStrategyLines(Plot& plot, const ScalingReport& rep, bool positiveOnly, const std::function<double(const ReportGroupRow&)>& value,
+                      const std::function<double(const ReportGroupRow&)>& err = {})
 {
-    auto* chart = new QChart;
-    styleChart(chart, title + gaps(rep));
-    double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = -1e300;
     for (const auto& [strategy, line] : byStrategy(rep)) {
         const QColor c = strategyColor(strategy);
-        auto* l = addLine(chart, strategy, c);
-        auto* dots = new QScatterSeries;
-        dots->setColor(c);
-        dots->setBorderColor(c);
-        dots->setMarkerSize(9);
-        chart->addSeries(dots);
+        auto* l = plot.line(strategy, c);
+        auto* dots = plot.dots(c);
         for (const auto* g : line.rows) {
             const double v = value(*g);
-            if (!std::isfinite(v) || (logY && v <= 0)) continue;
-            l->append(g->world, v);
-            dots->append(g->world, v);
-            xlo = std::min(xlo, double(g->world));
-            xhi = std::max(xhi, double(g->world));
-            ylo = std::min(ylo, v);
-            yhi = std::max(yhi, v);
-            if (err) {
-                const double e = err(*g);
-                if (std::isfinite(e) && e > 0) {
-                    auto* bar = addLine(chart, QString(), c, Qt::SolidLine, 1.5);
-                    const double lo = logY ? std::max(v - e, v * 0.05) : v - e;
-                    bar->append(g->world, lo);
-                    bar->append(g->world, v + e);
-                    ylo = std::min(ylo, lo);
-                    yhi = std::max(yhi, v + e);
-                }
-            }
+            if (!std::isfinite(v) || (positiveOnly && v <= 0)) continue;
+            plot.add(l, g->world, v);
+            plot.add(dots, g->world, v);
+            if (!err) continue;
+            const double e = err(*g);
+            if (!std::isfinite(e) || e <= 0) continue;
+            auto* bar = plot.line(QString(), c, Qt::SolidLine, 1.5);
+            plot.add(bar, g->world, positiveOnly ? std::max(v - e, v * 0.05) : v - e);
+            plot.add(bar, g->world, v + e);
         }
     }
-    if (xhi == 0) {  // no data at all
-        xlo = 1;
-        xhi = 2;
-        ylo = 1;
-        yhi = 2;
-    }
-    QAbstractAxis* x = logAxis(QStringLiteral("Ranks (GPUs or CPU ranks)"), 2, xlo, xhi);
-    QAbstractAxis* y = nullptr;
-    if (logY) {
-        y = logAxis(yTitle, yBase, ylo, yhi);
-    } else {
-        auto* v = new QValueAxis;
-        v->setTitleText(yTitle);
-        v->setRange(0, std::max(1.1, yhi * 1.1));
-        y = v;
-    }
-    attach(chart, x, y);
+}
+
+void hideUnnamed(QChart* chart)
+{
     for (QAbstractSeries* s : chart->series())
-        if (s->name().isEmpty() || qobject_cast<QScatterSeries*>(s)) hideFromLegend(chart, s);
-    return chart;
+        if (s->name().isEmpty()) hideFromLegend(chart, s);
 }
 }  // namespace
 
 QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
 {
     QList<QPair<QString, QChart*>> charts;
-    charts << qMakePair(QStringLiteral("epoch_time"),
-                        lineChart(
-                            rep, QStringLiteral("Average epoch time vs ranks"), QStringLiteral("Epoch time (s)"), true, 2,
-                            [](const ReportGroupRow& g) { return g.epochS; }, [](const ReportGroupRow& g) { return g.epochSStd; }));
-
-    QChart* speedup = lineChart(rep, QStringLiteral("Speedup of the average epoch time"), QStringLiteral("Speedup (×)"), true, 2,
-                                [](const ReportGroupRow& g) { return g.speedup; });
     {
+        auto* chart = new QChart;
+        styleChart(chart, QStringLiteral("Average epoch time vs ranks") + gaps(rep));
+        Plot plot(chart, Scale::Log10);
+        addStrategyLines(
+            plot, rep, true, [](const ReportGroupRow& g) { return g.epochS; }, [](const ReportGroupRow& g) { return g.epochSStd; });
+        plot.finish(QStringLiteral("Epoch time (s)"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
+        hideUnnamed(chart);
+        charts << qMakePair(QStringLiteral("epoch_time"), chart);
+    }
+    {
+        auto* chart = new QChart;
+        styleChart(chart, QStringLiteral("Speedup of the average epoch time") + gaps(rep));
+        Plot plot(chart, Scale::Log2);
+        addStrategyLines(plot, rep, true, [](const ReportGroupRow& g) { return g.speedup; });
         // Ideal n / n_min from the smallest to the largest run, black and dashed.
         double lo = 1e300, hi = 0;
         for (const auto& g : rep.groups)
-            if (std::isfinite(g.ideal)) {
+            if (std::isfinite(g.ideal) && g.ideal > 0) {
                 lo = std::min(lo, g.world / g.ideal);
                 hi = std::max(hi, double(g.world));
             }
-        if (hi > 0) {
-            auto* ideal = addLine(speedup, QStringLiteral("ideal (n / n_min)"), Qt::black, Qt::DashLine, 1.5);
-            ideal->append(lo, 1);
-            ideal->append(hi, hi / lo);
-            ideal->attachAxis(speedup->axes(Qt::Horizontal).first());
-            ideal->attachAxis(speedup->axes(Qt::Vertical).first());
-            auto* y = static_cast<QLogValueAxis*>(speedup->axes(Qt::Vertical).first());
-            y->setMax(std::max(y->max(), std::pow(2, std::ceil(std::log2(hi / lo)))));
+        if (hi > 0 && !plot.empty()) {
+            auto* ideal = plot.line(QStringLiteral("ideal (n / n_min)"), Qt::black, Qt::DashLine, 1.5);
+            plot.add(ideal, lo, 1);
+            plot.add(ideal, hi, hi / lo);
         }
+        plot.finish(QStringLiteral("Speedup (×)"), [](double lo, double hi) { return log2Ticks(lo, hi, 6); });
+        hideUnnamed(chart);
+        charts << qMakePair(QStringLiteral("speedup"), chart);
     }
-    charts << qMakePair(QStringLiteral("speedup"), speedup);
-
-    QChart* eff = lineChart(rep, QStringLiteral("Scaling efficiency"), QStringLiteral("Efficiency (%)"), false, 0,
-                            [](const ReportGroupRow& g) { return 100 * g.efficiency; });
     {
-        auto* y = static_cast<QValueAxis*>(eff->axes(Qt::Vertical).first());
-        y->setRange(0, 110);
-        y->setLabelFormat(QStringLiteral("%d"));
-        auto* x = static_cast<QLogValueAxis*>(eff->axes(Qt::Horizontal).first());
-        auto* full = addLine(eff, QStringLiteral("100 %"), Qt::black, Qt::DashLine, 1);
-        full->append(x->min(), 100);
-        full->append(x->max(), 100);
-        full->attachAxis(x);
-        full->attachAxis(y);
+        auto* chart = new QChart;
+        styleChart(chart, QStringLiteral("Scaling efficiency") + gaps(rep));
+        Plot plot(chart, Scale::Linear);
+        addStrategyLines(plot, rep, false, [](const ReportGroupRow& g) { return 100 * g.efficiency; });
+        if (!plot.empty()) {
+            auto* full = plot.line(QStringLiteral("100 %"), Qt::black, Qt::DashLine, 1);
+            plot.add(full, plot.xlo(), 100);
+            plot.add(full, plot.xhi(), 100);
+        }
+        plot.finish(QStringLiteral("Efficiency (%)"), [](double lo, double hi) {
+            return linearTicks(std::min(0.0, lo), std::max(110.0, hi * 1.05), 6, AxisFit::Exact, lo >= 0);
+        });
+        hideUnnamed(chart);
+        charts << qMakePair(QStringLiteral("efficiency"), chart);
     }
-    charts << qMakePair(QStringLiteral("efficiency"), eff);
-
-    QChart* thr = lineChart(rep, QStringLiteral("Throughput"), QStringLiteral("Samples per second"), true, 2,
-                            [](const ReportGroupRow& g) { return g.throughput; });
-    for (const auto& [strategy, line] : byStrategy(rep)) {
-        const ReportGroupRow* base = nullptr;
-        for (const auto* g : line.rows)
-            if (!base || g->world < base->world) base = g;
-        if (!base || line.rows.size() < 2) continue;
-        auto* ideal = addLine(thr, strategy + QStringLiteral(" ideal"), strategyColor(strategy), Qt::DashLine, 1);
-        for (const auto* g : line.rows) ideal->append(g->world, base->throughput * g->world / base->world);
-        ideal->attachAxis(thr->axes(Qt::Horizontal).first());
-        ideal->attachAxis(thr->axes(Qt::Vertical).first());
+    {
+        auto* chart = new QChart;
+        styleChart(chart, QStringLiteral("Throughput") + gaps(rep));
+        Plot plot(chart, Scale::Log10);
+        addStrategyLines(plot, rep, true, [](const ReportGroupRow& g) { return g.throughput; });
+        // The ideal of each strategy: its smallest run's throughput × n / n_min, dashed in its colour.
+        for (const auto& [strategy, line] : byStrategy(rep)) {
+            const ReportGroupRow* base = nullptr;
+            for (const auto* g : line.rows)
+                if (std::isfinite(g->throughput) && g->throughput > 0 && (!base || g->world < base->world)) base = g;
+            if (!base || line.rows.size() < 2) continue;
+            auto* ideal = plot.line(strategy + QStringLiteral(" ideal"), strategyColor(strategy), Qt::DashLine, 1);
+            for (const auto* g : line.rows) plot.add(ideal, g->world, base->throughput * g->world / base->world);
+        }
+        plot.finish(QStringLiteral("Samples per second"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
+        hideUnnamed(chart);
+        charts << qMakePair(QStringLiteral("throughput"), chart);
     }
-    charts << qMakePair(QStringLiteral("throughput"), thr);
 
     // Stacked bars of the time breakdown, in percent of the epoch, labelled.
     {
@@ -231,10 +263,8 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         chart->addSeries(series);
         auto* x = new QBarCategoryAxis;
         x->append(categories);
-        auto* y = new QValueAxis;
-        y->setRange(0, 100);
-        y->setTitleText(QStringLiteral("Share of the epoch (%)"));
-        y->setLabelFormat(QStringLiteral("%d"));
+        QCategoryAxis* y =
+            tickedAxis(QStringLiteral("Share of the epoch (%)"), linearTicks(0, 100, 6, AxisFit::Exact, true), Scale::Linear);
         chart->addAxis(x, Qt::AlignBottom);
         chart->addAxis(y, Qt::AlignLeft);
         series->attachAxis(x);
@@ -267,19 +297,20 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         for (auto& [name, set] : sets) series->append(set);
         series->setLabelsVisible(true);
         series->setLabelsFormat(QStringLiteral("@value s"));
+        series->setLabelsPrecision(3);
         series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
         chart->addSeries(series);
         styleChart(chart,
-                   QStringLiteral("Time to validation loss %1").arg(rep.target, 0, 'g', 5) +
+                   QStringLiteral("Time to validation loss %1").arg(formatNumber(rep.target)) +
                        (never.isEmpty() ? QString() : QStringLiteral(" — not reached: ") + never.join(QStringLiteral(", "))));
         auto* x = new QBarCategoryAxis;
         x->append(categories);
-        auto* y = new QValueAxis;
-        y->setTitleText(QStringLiteral("Wall time (s)"));
-        double top = 1;
+        double top = 0;
         for (const auto& g : rep.groups)
             if (std::isfinite(g.timeToTargetS)) top = std::max(top, g.timeToTargetS);
-        y->setRange(0, top * 1.15);
+        // Room above the tallest bar for its label.
+        QCategoryAxis* y =
+            tickedAxis(QStringLiteral("Wall time (s)"), linearTicks(0, top > 0 ? top * 1.12 : 1, 6, AxisFit::Extend, true), Scale::Linear);
         chart->addAxis(x, Qt::AlignBottom);
         chart->addAxis(y, Qt::AlignLeft);
         series->attachAxis(x);

@@ -1,26 +1,30 @@
 #include "serieschart.h"
 
+#include "analysis/axisticks.h"
+#include "analysis/comparison.h"
 #include "analysis/epochscsv.h"
 #include "chartexport.h"
 #include "chartstyle.h"
 
+#include <QCategoryAxis>
 #include <QChart>
 #include <QContextMenuEvent>
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QGraphicsItem>
+#include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
 #include <QInputDialog>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
-#include <QLogValueAxis>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPainter>
 #include <QRegularExpression>
 #include <QSaveFile>
-#include <QValueAxis>
 #include <QWheelEvent>
 
 #include <cmath>
@@ -44,9 +48,8 @@ public:
     {
         const QRectF area = m_chart->plotArea();
         const double x0 = m_owner->m_x->min(), x1 = m_owner->m_x->max();
-        const bool log = m_owner->m_log && m_owner->m_logY;
-        const double y0 = log ? std::log10(m_owner->m_logY->min()) : m_owner->m_y->min();
-        const double y1 = log ? std::log10(m_owner->m_logY->max()) : m_owner->m_y->max();
+        const bool log = m_owner->m_log;
+        const double y0 = m_owner->m_y->min(), y1 = m_owner->m_y->max();
         if (!(x1 > x0) || !(y1 > y0)) return;
         const double sx = area.width() / (x1 - x0), sy = area.height() / (y1 - y0);
         p->save();
@@ -71,6 +74,14 @@ public:
             else
                 p->drawPolyline(poly);
         }
+        // The crosshair's snapped points: a ring in the curve's colour.
+        p->setRenderHint(QPainter::Antialiasing, true);
+        for (const auto& [v, color] : m_owner->m_hover) {
+            const double y = log ? std::log10(v.y()) : v.y();
+            p->setPen(QPen(color, 2));
+            p->setBrush(Qt::white);
+            p->drawEllipse(QPointF(area.left() + (v.x() - x0) * sx, area.bottom() - (y - y0) * sy), 4, 4);
+        }
         p->restore();
     }
 
@@ -86,11 +97,10 @@ SeriesChart::SeriesChart(const QString& title, QWidget* parent) : QChartView(new
     setRubberBand(QChartView::RectangleRubberBand);
     setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
-    m_x = new QValueAxis;
-    m_y = new QValueAxis;
+    m_x = new QCategoryAxis;
+    m_y = new QCategoryAxis;
+    for (QCategoryAxis* a : {m_x, m_y}) a->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
     m_x->setTitleText(QStringLiteral("Step"));
-    m_x->setLabelFormat(QStringLiteral("%.10g"));
-    m_y->setLabelFormat(QStringLiteral("%.4g"));
     chart()->addAxis(m_x, Qt::AlignBottom);
     chart()->addAxis(m_y, Qt::AlignLeft);
     m_coalesce.setSingleShot(true);
@@ -103,10 +113,19 @@ SeriesChart::SeriesChart(const QString& title, QWidget* parent) : QChartView(new
             m_coalesce.start();
         }
     });
-    m_crosshair = new QGraphicsSimpleTextItem(chart());
-    m_crosshair->setZValue(10);
+    m_crosshairBox = new QGraphicsRectItem(chart());
+    m_crosshairBox->setZValue(10);
+    m_crosshairBox->setPen(QPen(QColor(0, 0, 0, 60)));
+    m_crosshair = new QGraphicsTextItem(chart());
+    m_crosshair->setZValue(11);
+    m_noData = new QGraphicsSimpleTextItem(tr("No data yet"), chart());
+    m_noData->setZValue(9);
     m_curves = new CurvesItem(this, chart());
-    connect(chart(), &QChart::plotAreaChanged, this, [this] { static_cast<CurvesItem*>(m_curves)->changed(); });
+    hideCrosshair();
+    connect(chart(), &QChart::plotAreaChanged, this, [this] {
+        static_cast<CurvesItem*>(m_curves)->changed();
+        retick();  // more or fewer labels fit
+    });
 }
 
 void SeriesChart::setCurves(const QList<Curve>& curves)
@@ -146,9 +165,6 @@ void SeriesChart::setCurves(const QList<Curve>& curves)
 void SeriesChart::setXAxis(XAxis axis)
 {
     m_axis = axis;
-    m_x->setTitleText(axis == XAxis::Step               ? QStringLiteral("Step")
-                          : axis == XAxis::RelativeTime ? QStringLiteral("Time since start (s)")
-                                                        : QStringLiteral("Wall time (Unix s)"));
     for (auto& t : m_tracks) t->builtFor = 0;
     m_zoomed = false;
     refresh();
@@ -163,27 +179,17 @@ void SeriesChart::setSmoothing(double weight)
 
 void SeriesChart::setYTitle(const QString& title)
 {
-    m_y->setTitleText(title);
-    if (m_logY) m_logY->setTitleText(title);
+    m_yTitle = title;
+    m_y->setTitleText(m_log ? title + tr(" (log)") : title);
 }
 
 void SeriesChart::setLogY(bool on)
 {
     if (on == m_log) return;
     m_log = on;
-    if (!m_logY) {
-        m_logY = new QLogValueAxis;
-        m_logY->setBase(10);
-        m_logY->setLabelFormat(QStringLiteral("%g"));
-        m_logY->setMinorTickCount(8);
-        m_logY->setTitleText(m_y->titleText());
-    }
-    QAbstractAxis* from = on ? static_cast<QAbstractAxis*>(m_y) : m_logY;
-    QAbstractAxis* to = on ? static_cast<QAbstractAxis*>(m_logY) : m_y;
-    for (auto& t : m_tracks) t->line->detachAxis(from);
-    chart()->removeAxis(from);
-    chart()->addAxis(to, Qt::AlignLeft);
-    for (auto& t : m_tracks) t->line->attachAxis(to);
+    setYTitle(m_yTitle);
+    hideCrosshair();
+    m_zoomed = false;  // the y range changes units
     refresh();
 }
 
@@ -260,6 +266,60 @@ void SeriesChart::paintEvent(QPaintEvent* e)
     m_paintMs = t.nsecsElapsed() / 1e6;
 }
 
+namespace {
+// Labels that fit: one per ~80 px along x (wall-clock labels are wider), one per ~40 px along y.
+int xTickCount(XAxis axis, int width) { return std::max(2, width / (axis == XAxis::WallTime ? 110 : 80)); }
+int yTickCount(int height) { return std::max(2, height / 40); }
+
+// Puts the ticks on a category axis as labels at their values (log10 of them on a log axis); the
+// axis is left alone when they did not change, so a live refresh does not re-layout the chart.
+void setTicks(QCategoryAxis* axis, const AxisTicks& ticks, bool log)
+{
+    QStringList labels;
+    QList<double> at;
+    const double eps = (axis->max() - axis->min()) * 1e-9;
+    for (const AxisTick& t : ticks.ticks) {
+        const double v = log ? std::log10(t.value) : t.value;
+        if (v < axis->min() - eps || v > axis->max() + eps || labels.contains(t.label)) continue;
+        labels << t.label;
+        at << v;
+    }
+    bool same = axis->categoriesLabels() == labels && axis->startValue() == axis->min();
+    for (qsizetype i = 0; same && i < labels.size(); ++i) same = axis->endValue(labels[i]) == at[i];
+    if (same) return;
+    for (const QString& l : axis->categoriesLabels()) axis->remove(l);
+    axis->setStartValue(axis->min());
+    for (qsizetype i = 0; i < labels.size(); ++i) axis->append(labels[i], at[i]);
+}
+
+QString zoneName() { return QDateTime::currentDateTime().timeZoneAbbreviation(); }
+}  // namespace
+
+void SeriesChart::retick()
+{
+    const QRectF area = chart()->plotArea();
+    AxisTicks xt, yt;
+    if (m_hasData) {
+        const int nx = xTickCount(m_axis, int(area.width())), ny = yTickCount(int(area.height()));
+        const double x0 = m_x->min(), x1 = m_x->max();
+        xt = m_axis == XAxis::Step          ? linearTicks(x0, x1, nx, AxisFit::Exact)
+            : m_axis == XAxis::RelativeTime ? durationTicks(x0, x1, nx, AxisFit::Exact)
+                                            : clockTicks(x0, x1, nx);
+        yt = m_log ? logTicks(std::pow(10.0, m_y->min()), std::pow(10.0, m_y->max()), ny, AxisFit::Exact)
+                   : linearTicks(m_y->min(), m_y->max(), ny, AxisFit::Exact);
+    }
+    setTicks(m_x, xt, false);
+    setTicks(m_y, yt, m_log);
+    const QString xTitle = m_axis == XAxis::Step ? tr("Step")
+        : m_axis == XAxis::RelativeTime          ? tr("Time since start (%1)").arg(xt.unit.isEmpty() ? QStringLiteral("s") : xt.unit)
+                                                 : tr("Wall clock (%1)").arg(zoneName());
+    if (m_x->titleText() != xTitle) m_x->setTitleText(xTitle);
+    m_noData->setVisible(!m_hasData);
+    m_x->setVisible(m_hasData);  // no 0–1 axes on an empty chart
+    m_y->setVisible(m_hasData);
+    if (!m_hasData) m_noData->setPos(area.center() - m_noData->boundingRect().center());
+}
+
 void SeriesChart::refresh()
 {
     QElapsedTimer timer;
@@ -268,15 +328,6 @@ void SeriesChart::refresh()
     for (auto& t : m_tracks) rebuildCaches(*t);
     double lo, hi, ylo, yhi;
     fullRange(&lo, &hi, &ylo, &yhi);
-    if (!std::isfinite(lo)) {
-        lo = 0;
-        hi = 1;
-    }
-    if (!std::isfinite(ylo)) {
-        ylo = 0;
-        yhi = 1;
-    }
-    if (hi <= lo) hi = lo + 1;
     if (m_log) {
         // The smallest positive value sets the bottom of a log axis.
         double pos = std::numeric_limits<double>::infinity();
@@ -286,23 +337,40 @@ void SeriesChart::refresh()
             for (double x : v)
                 if (x > 0 && x < pos) pos = x;
         }
-        ylo = std::isfinite(pos) ? pos : 1e-3;
-        if (!(yhi > ylo)) yhi = ylo * 10;
+        ylo = pos;
+        if (!(yhi >= ylo)) ylo = yhi = std::numeric_limits<double>::quiet_NaN();
     }
+    m_hasData = std::isfinite(lo) && std::isfinite(hi) && std::isfinite(ylo) && std::isfinite(yhi);
     if (!m_zoomed) {
-        m_x->setRange(lo, hi);
-        if (m_axis == XAxis::Step) m_x->applyNiceNumbers();  // round ticks (times stay exact)
-        const double pad = (yhi - ylo) * 0.05 + (yhi == ylo ? std::max(1e-9, std::abs(yhi) * 0.05) : 0);
-        m_y->setRange(ylo - pad, yhi + pad);
-        if (m_logY) m_logY->setRange(ylo / 1.2, yhi * 1.2);
+        if (!m_hasData) {
+            m_x->setRange(0, 1);
+            m_y->setRange(0, 1);
+        } else {
+            // x: out to the enclosing ticks (wall time: the data's range); y: 5 % of margin, as
+            // matplotlib pads, never below zero for a quantity that is not negative.
+            const int nx = xTickCount(m_axis, plotWidth());
+            const AxisTicks xt = m_axis == XAxis::Step ? linearTicks(lo, hi, nx, AxisFit::Extend, lo >= 0)
+                : m_axis == XAxis::RelativeTime        ? durationTicks(lo, hi, nx, AxisFit::Extend)
+                                                       : clockTicks(lo, hi, nx);
+            m_x->setRange(xt.lo, xt.hi);
+            if (m_log) {
+                const AxisTicks yt = logTicks(ylo, yhi, yTickCount(int(chart()->plotArea().height())), AxisFit::Extend);
+                m_y->setRange(std::log10(yt.lo), std::log10(yt.hi));
+            } else {
+                // A non-negative quantity whose smallest value is near zero starts at zero.
+                const double pad = yhi > ylo ? (yhi - ylo) * 0.05 : std::max(1e-9, std::abs(yhi) * 0.05);
+                m_y->setRange(ylo >= 0 && ylo - pad <= pad ? 0.0 : ylo - pad, yhi + pad);
+            }
+        }
     }
+    retick();
     const double x0 = m_x->min(), x1 = m_x->max();
     const int width = plotWidth();
     m_pointsShown = 0;
     // A column whose min and max are less than a pixel apart is one point: Qt Charts' cost is per
     // point, and a spike (max − min spanning pixels) still gets both.
     const double height = std::max(1.0, chart()->plotArea().height());
-    const double yPixel = m_log && m_logY ? std::log10(m_logY->max() / m_logY->min()) / height : (m_y->max() - m_y->min()) / height;
+    const double yPixel = (m_y->max() - m_y->min()) / height;  // log10 units while log y is on
     auto tiny = [&](double lo, double hi) { return m_log ? std::log10(hi / lo) < yPixel : hi - lo < yPixel; };
     for (auto& t : m_tracks) {
         if (!t->curve.series) continue;
@@ -342,11 +410,85 @@ void SeriesChart::refresh()
 
 QString SeriesChart::csv() const
 {
-    QStringList lines{QStringLiteral("curve,x,y")};
-    for (const auto& t : m_tracks)
-        for (const QPointF& p : t->points)
-            lines << csvField(t->curve.label) + QLatin1Char(',') + csvNumber(p.x()) + QLatin1Char(',') + csvNumber(p.y());
+    QStringList lines{QStringLiteral("curve,x,value")};
+    if (m_hasData)
+        for (const auto& t : m_tracks)
+            if (t->curve.series)
+                appendSeriesCsvRows(lines, t->curve.label, *t->curve.series, m_axis, t->curve.runStart, m_smoothing, m_x->min(),
+                                    m_x->max());
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+QStringList SeriesChart::xTickLabels() const { return m_x->categoriesLabels(); }
+QStringList SeriesChart::yTickLabels() const { return m_y->categoriesLabels(); }
+QString SeriesChart::crosshairText() const { return m_crosshair->isVisible() ? m_crosshair->toPlainText() : QString(); }
+
+void SeriesChart::hideCrosshair()
+{
+    m_crosshair->setVisible(false);
+    m_crosshairBox->setVisible(false);
+    if (!m_hover.isEmpty()) {
+        m_hover.clear();
+        m_curves->update();
+    }
+}
+
+void SeriesChart::showCrosshairAt(double x)
+{
+    // Each visible curve's point nearest to x (x is ascending within a series).
+    m_hover.clear();
+    QString rows;
+    for (const auto& t : m_tracks) {
+        if (!t->curve.series || !t->line->isVisible()) continue;
+        const std::vector<double>& xs = xsOf(*t);
+        if (xs.empty()) continue;
+        std::size_t i = std::size_t(std::lower_bound(xs.begin(), xs.end(), x) - xs.begin());
+        if (i == xs.size() || (i > 0 && x - xs[i - 1] < xs[i] - x)) --i;
+        const double v = t->smoothed.empty() ? t->curve.series->values()[i] : t->smoothed[i];
+        if (!std::isfinite(v) || (m_log && v <= 0)) continue;
+        m_hover << qMakePair(QPointF(xs[i], v), t->curve.color);
+        // The step of the point, where the x axis is a time.
+        const QString at = m_axis == XAxis::Step ? QString() : tr("step %1").arg(formatNumber(t->curve.series->steps()[i], 10));
+        rows += QStringLiteral("<tr><td style='color:%1'>&#9632;</td><td>%2</td><td align='right'>&nbsp;<b>%3</b></td>"
+                               "<td style='color:gray'>&nbsp;%4</td></tr>")
+                    .arg(t->curve.color.name(), t->curve.label.toHtmlEscaped(), formatNumber(v), at);
+    }
+    if (m_hover.isEmpty()) {
+        hideCrosshair();
+        return;
+    }
+    const QString head = m_axis == XAxis::Step ? tr("step %1").arg(formatNumber(std::round(x), 10))
+        : m_axis == XAxis::RelativeTime        ? formatDuration(x)
+                                        : QDateTime::fromMSecsSinceEpoch(qint64(x * 1000)).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    m_crosshair->setHtml(QStringLiteral("<table cellspacing='0' cellpadding='1'><tr><td colspan='4'>%1</td></tr>%2</table>")
+                             .arg(head.toHtmlEscaped(), rows));
+    // Beside the first snapped point, kept inside the plot.
+    const QRectF area = chart()->plotArea();
+    const double y0 = m_y->min(), y1 = m_y->max();
+    const QPointF p0 = m_hover.first().first;
+    const double py = m_log ? std::log10(p0.y()) : p0.y();
+    QPointF at(area.left() + (p0.x() - m_x->min()) / (m_x->max() - m_x->min()) * area.width() + 12,
+               area.bottom() - (py - y0) / (y1 - y0) * area.height() + 12);
+    const QRectF box = m_crosshair->boundingRect();
+    if (at.x() + box.width() > area.right()) at.rx() -= box.width() + 24;
+    if (at.y() + box.height() > area.bottom()) at.ry() -= box.height() + 24;
+    at.rx() = std::max(at.x(), area.left());
+    at.ry() = std::max(at.y(), area.top());
+    m_crosshair->setPos(at);
+    m_crosshairBox->setRect(QRectF(at, box.size()));
+    QColor base = palette().color(QPalette::ToolTipBase);
+    base.setAlpha(235);
+    m_crosshairBox->setBrush(base);
+    m_crosshair->setDefaultTextColor(palette().color(QPalette::ToolTipText));
+    m_crosshair->setVisible(true);
+    m_crosshairBox->setVisible(true);
+    m_curves->update();
+}
+
+void SeriesChart::leaveEvent(QEvent* e)
+{
+    hideCrosshair();
+    QChartView::leaveEvent(e);
 }
 
 void SeriesChart::resizeEvent(QResizeEvent* e)
@@ -387,14 +529,12 @@ void SeriesChart::keyPressEvent(QKeyEvent* e)
 void SeriesChart::mouseMoveEvent(QMouseEvent* e)
 {
     QChartView::mouseMoveEvent(e);
-    const QPointF scene = mapToScene(e->pos());
-    if (!chart()->plotArea().contains(chart()->mapFromScene(scene))) {
-        m_crosshair->setText(QString());
+    const QPointF at = chart()->mapFromScene(mapToScene(e->pos()));
+    if (!m_hasData || !chart()->plotArea().contains(at)) {
+        hideCrosshair();
         return;
     }
-    const QPointF v = chart()->mapToValue(chart()->mapFromScene(scene));
-    m_crosshair->setText(QStringLiteral("x %1   y %2").arg(v.x(), 0, 'g', 6).arg(v.y(), 0, 'g', 6));
-    m_crosshair->setPos(chart()->plotArea().topLeft() + QPointF(6, 4));
+    showCrosshairAt(chart()->mapToValue(at).x());
 }
 
 }  // namespace scaledesk::gui
@@ -410,8 +550,8 @@ Status SeriesChart::exportTo(const QString& path, QSize size, int dpi)
         if (!f.commit()) return Error{ErrorCode::ExportIo, QStringLiteral("cannot write: ") + f.errorString(), path};
         return Done{};
     }
-    m_crosshair->setText(QString());
-    const auto ok = exportChart(chart(), path, size, dpi);
+    hideCrosshair();
+    const auto ok = exportChart(chart(), path, size, dpi, [this] { refresh(); });  // decimated for the file's width
     setChart(chart());
     return ok;
 }
@@ -425,7 +565,7 @@ void SeriesChart::contextMenuEvent(QContextMenuEvent* e)
     if (chosen == reset) resetZoom();
     if (chosen != save) return;
     const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), chart()->title() + QStringLiteral(".png"),
-                                                      tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;CSV of the points drawn (*.csv)"));
+                                                      tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;CSV of the data in view (*.csv)"));
     if (path.isEmpty()) return;
     QSize size(1600, 1000);
     int dpi = 200;

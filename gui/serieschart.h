@@ -10,17 +10,20 @@
 #include <memory>
 #include <vector>
 
+class QCategoryAxis;
+class QGraphicsRectItem;
+class QGraphicsTextItem;
 class QLineSeries;
-class QLogValueAxis;
-class QValueAxis;
 
 namespace scaledesk::gui {
 
 /// A chart of series that may hold millions of points: it hands Qt Charts at most two points per
 /// pixel column (the column's min and max from the backend's decimation), re-queried whenever the
 /// visible range or the width changes, with redraws coalesced (~40 ms). Zoom with a rubber band
-/// or the wheel, pan with the arrow keys, double-click to see everything; the crosshair shows the
-/// values under the mouse; clicking a legend entry hides or shows its curve.
+/// or the wheel, pan with the arrow keys, double-click to see everything; the crosshair snaps to the
+/// nearest point of each visible curve and shows their values; clicking a legend entry hides or
+/// shows its curve. Axes carry 1-2-5 ticks (decades on a log y; s, min or h for relative time;
+/// clock time for wall time) from the backend's analysis/axisticks; a chart without data says so.
 class SeriesChart : public QChartView {
     Q_OBJECT
 public:
@@ -53,9 +56,19 @@ public:
     int plotWidth() const;
     /// The points drawn for curve `i` (value coordinates), after the last re-query.
     QList<QPointF> curvePoints(int i) const;
-    QString csv() const;  ///< the curves as drawn: raw or smoothed, visible range
-    /// PNG (size, DPI), SVG, PDF or CSV (the points as drawn), by the file's suffix.
+    /// The curves' data in the visible x range (every point, not the decimated ones drawn; raw or
+    /// smoothed as shown), as CSV rows "curve,x,value" at full precision.
+    QString csv() const;
+    /// PNG (size, DPI), SVG, PDF or CSV (the data in the visible range), by the file's suffix.
     Status exportTo(const QString& path, QSize size = QSize(1600, 1000), int dpi = 200);
+    /// The tick labels on the axes now (tests, and what the crosshair's reader sees).
+    QStringList xTickLabels() const;
+    QStringList yTickLabels() const;
+    /// The crosshair's text (plain), empty while it is hidden.
+    QString crosshairText() const;
+    /// Moves the crosshair to the x (in axis units) of the plot, as the mouse would.
+    void showCrosshairAt(double x);
+    void hideCrosshair();
 
 protected:
     void resizeEvent(QResizeEvent* e) override;
@@ -66,6 +79,7 @@ protected:
     void keyPressEvent(QKeyEvent* e) override;
     void contextMenuEvent(QContextMenuEvent* e) override;
     void paintEvent(QPaintEvent* e) override;
+    void leaveEvent(QEvent* e) override;
 
 private:
     friend class CurvesItem;
@@ -83,10 +97,12 @@ private:
     void rebuildCaches(Track& t);
     const std::vector<double>& xsOf(const Track& t) const;
     void fullRange(double* lo, double* hi, double* ylo, double* yhi);
-    QValueAxis* m_x;
-    QValueAxis* m_y;
-    QLogValueAxis* m_logY = nullptr;  // in place of m_y while log y is on
+    void retick();  // labels for the axes' present ranges and the plot's size
+    QCategoryAxis* m_x;
+    QCategoryAxis* m_y;  // in log10 units while log y is on
     bool m_log = false;
+    bool m_hasData = false;
+    QString m_yTitle;
     std::vector<std::unique_ptr<Track>> m_tracks;
     XAxis m_axis = XAxis::Step;
     double m_smoothing = 0;
@@ -95,7 +111,10 @@ private:
     QTimer m_coalesce;
     int m_pointsShown = 0;
     double m_refreshMs = 0, m_paintMs = 0;
-    QGraphicsSimpleTextItem* m_crosshair = nullptr;
+    QGraphicsRectItem* m_crosshairBox = nullptr;
+    QGraphicsTextItem* m_crosshair = nullptr;
+    QList<QPair<QPointF, QColor>> m_hover;  // the snapped points (value coordinates, y linear)
+    QGraphicsSimpleTextItem* m_noData = nullptr;
     QGraphicsItem* m_curves = nullptr;  // draws every curve's points straight with QPainter
 };
 

@@ -91,18 +91,23 @@ QString seriesCsv(const QList<const CompareRun*>& runs, const QString& tag, XAxi
 {
     QStringList lines{
         QStringLiteral("run_id,x,%1").arg(csvField(tag + (smoothing > 0 ? QStringLiteral(" (smoothed %1)").arg(smoothing) : QString())))};
-    for (const CompareRun* run : runs) {
-        const Series* s = run->metrics.series(tag);
-        if (!s) continue;
-        const std::vector<double> values = smoothing > 0 ? smoothTensorBoard(s->values(), smoothing) : s->values();
-        const QString id = csvField(run->record.id);
-        for (std::size_t i = 0; i < s->size(); ++i) {
-            const double x = xOf(axis, *s, i, run->metrics.startTime());
-            if (x < x0 || x > x1) continue;
-            lines << id + QLatin1Char(',') + csvNumber(x) + QLatin1Char(',') + csvNumber(values[i]);
-        }
-    }
+    for (const CompareRun* run : runs)
+        if (const Series* s = run->metrics.series(tag))
+            appendSeriesCsvRows(lines, run->record.id, *s, axis, run->metrics.startTime(), smoothing, x0, x1);
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+void appendSeriesCsvRows(QStringList& lines, const QString& name, const Series& s, XAxis axis, double runStart, double smoothing, double x0,
+                         double x1)
+{
+    const std::vector<double> smoothed = smoothing > 0 ? smoothTensorBoard(s.values(), smoothing) : std::vector<double>();
+    const std::vector<double>& values = smoothing > 0 ? smoothed : s.values();
+    const QString field = csvField(name);
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const double x = xOf(axis, s, i, runStart);
+        if (x < x0 || x > x1) continue;
+        lines << field + QLatin1Char(',') + csvNumber(x) + QLatin1Char(',') + csvNumber(values[i]);
+    }
 }
 
 }  // namespace scaledesk

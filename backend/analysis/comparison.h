@@ -48,4 +48,9 @@ double xOf(XAxis axis, const Series& s, std::size_t i, double runStart);
 /// the points with x0 ≤ x ≤ x1; as CSV rows "run,x,value" (NaN as empty, ±inf spelled out).
 QString seriesCsv(const QList<const CompareRun*>& runs, const QString& tag, XAxis axis, double smoothing, double x0, double x1);
 
+/// The rows of one series for seriesCsv (and a chart's CSV export): "name,x,value" for every point
+/// with x0 ≤ x ≤ x1, every point of the data, not the decimated ones drawn, at full precision.
+void appendSeriesCsvRows(QStringList& lines, const QString& name, const Series& s, XAxis axis, double runStart, double smoothing, double x0,
+                         double x1);
+
 }  // namespace scaledesk

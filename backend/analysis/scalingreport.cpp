@@ -1,5 +1,7 @@
 #include "analysis/scalingreport.h"
 
+#include "analysis/axisticks.h"
+
 #include "config/configresolve.h"
 
 #include <QDateTime>
@@ -48,11 +50,8 @@ double startOf(const QJsonObject& manifest)
     return t.isValid() ? t.toMSecsSinceEpoch() / 1000.0 : kNaN;
 }
 
-QString num(double v, int precision = 4)
-{
-    if (std::isnan(v)) return QStringLiteral("–");
-    return QString::number(v, 'g', precision);
-}
+// Numbers for a person (report.md, warnings): at most 4 significant digits; the CSVs keep all.
+QString num(double v, int precision = 4) { return formatNumber(v, std::min(precision, 4)); }
 
 QString pct(double v) { return std::isnan(v) ? QStringLiteral("–") : QString::number(100 * v, 'f', 1) + QLatin1Char('%'); }
 }  // namespace
@@ -178,7 +177,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
             }
         }
         if (std::isnan(row.timeToTargetS))
-            rep.warnings << QStringLiteral("%1: never reached the target validation loss %2").arg(row.runId, num(rep.target, 6));
+            rep.warnings << QStringLiteral("%1: never reached the target validation loss %2").arg(row.runId, num(rep.target));
         else if (input[i].manifest.contains(QStringLiteral("first_start_utc")))
             rep.warnings << QStringLiteral("%1: was resumed; its time-to-target includes the time it waited to resume").arg(row.runId);
     }
@@ -361,7 +360,7 @@ QString ScalingReport::markdown() const
                          "T̄(n_min) / T̄(n) when they grow with n). Time-to-target: wall time from the run's first start to the end "
                          "of the first epoch whose validation loss is at most %2 (%3).")
               .arg(warmupEpochs)
-              .arg(num(target, 6), targetSource)
+              .arg(num(target), targetSource)
        << QString();
     md << QStringLiteral("| strategy | ranks | nodes | reps | epoch time (s) | throughput (samples/s) | speedup | ideal | efficiency | "
                          "compute | exposed comm | data wait | other | time-to-target (s) |")
@@ -386,7 +385,7 @@ QString ScalingReport::markdown() const
         md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 | %6 | %7 |")
                   .arg(r.runId, r.state, r.used ? QStringLiteral("yes") : QStringLiteral("no"))
                   .arg(r.epochsUsed)
-                  .arg(num(r.epochS), num(r.bestValLoss, 6), num(r.timeToTargetS));
+                  .arg(num(r.epochS), num(r.bestValLoss), num(r.timeToTargetS));
     md << QString() << QStringLiteral("## Warnings") << QString();
     if (warnings.isEmpty()) md << QStringLiteral("None.");
     for (const QString& w : warnings) md << QStringLiteral("- ") + w;

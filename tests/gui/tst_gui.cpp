@@ -2,6 +2,8 @@
 // charts that never hand Qt Charts more than two points per pixel column yet keep every spike,
 // exports in every format (and a clear error for an unwritable path), the report's plots, and the
 // main window on a workspace with a run (a screenshot is written when SCALEDESK_SCREENSHOT_DIR is set).
+#include "analysis/axisticks.h"
+#include "analysis/epochscsv.h"
 #include "analysis/scalingreport.h"
 #include "chartexport.h"
 #include "compareview.h"
@@ -28,6 +30,7 @@
 #include <QLineSeries>
 #include <QListWidget>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -131,6 +134,115 @@ private slots:
         QCOMPARE(lowest, -1.0);
     }
 
+    void axesReadLikeAPlottingLibrary()
+    {
+        // A loss from 0.2849 down to about 0.0525 over 1,089 steps, half a second apart.
+        Series s;
+        const double t0 = 1796114000;
+        for (int i = 0; i <= 1088; ++i) s.append(i, t0 + i * 0.5, 0.05144 + (0.2849 - 0.05144) * std::exp(-i / 200.0));
+        SeriesChart chart(QStringLiteral("Loss"));
+        chart.resize(700, 450);
+        chart.show();
+        chart.setCurves({{QStringLiteral("train"), Qt::blue, &s, t0}});
+        QTRY_VERIFY(chart.pointsShown() > 0);
+        // y: 1-2-5 ticks with the step's decimals (it read 0.2849 / 0.2265 / 0.05144).
+        QCOMPARE(chart.yTickLabels(),
+                 (QStringList{QStringLiteral("0.05"), QStringLiteral("0.10"), QStringLiteral("0.15"), QStringLiteral("0.20"),
+                              QStringLiteral("0.25")}));
+        // x (steps): at least three labels, evenly spaced by 1, 2 or 5 × 10^k, none with a fraction.
+        auto evenOneTwoFive = [](const QStringList& labels) {
+            if (labels.size() < 3) return false;
+            QList<double> v;
+            for (const QString& l : labels) {
+                bool ok = false;
+                v << l.toDouble(&ok);
+                if (!ok) return false;
+            }
+            const double step = v[1] - v[0];
+            const double m = step / std::pow(10.0, std::floor(std::log10(step)));
+            for (qsizetype i = 2; i < v.size(); ++i)
+                if (std::abs(v[i] - v[i - 1] - step) > 1e-9 * step) return false;
+            return std::abs(m - 1) < 1e-9 || std::abs(m - 2) < 1e-9 || std::abs(m - 5) < 1e-9;
+        };
+        QVERIFY2(evenOneTwoFive(chart.xTickLabels()), qPrintable(chart.xTickLabels().join(QLatin1Char(' '))));
+        for (const QString& l : chart.xTickLabels()) QVERIFY2(!l.contains(QLatin1Char('.')), qPrintable(l));
+        // Relative time: 0–544 s is read in minutes, and the title says so.
+        chart.setXAxis(XAxis::RelativeTime);
+        QTRY_VERIFY(chart.chart()->axes(Qt::Horizontal).first()->titleText().contains(QStringLiteral("(min)")));
+        QVERIFY2(evenOneTwoFive(chart.xTickLabels()), qPrintable(chart.xTickLabels().join(QLatin1Char(' '))));
+        // Wall time: clock times, the first with its date (it read 1796114598).
+        chart.setXAxis(XAxis::WallTime);
+        const QStringList wall = chart.xTickLabels();
+        QVERIFY2(wall.size() >= 3, qPrintable(wall.join(QLatin1Char(' '))));
+        QVERIFY2(QRegularExpression(QStringLiteral("^[A-Z][a-z]{2} \\d{1,2} \\d\\d:\\d\\d$")).match(wall.first()).hasMatch(),
+                 qPrintable(wall.first()));
+        for (qsizetype i = 1; i < wall.size(); ++i)
+            QVERIFY2(QRegularExpression(QStringLiteral("^\\d\\d:\\d\\d$")).match(wall[i]).hasMatch(), qPrintable(wall[i]));
+        // Log y: decades with 2 and 5 where they are sparse (compare's log y showed only "0.1").
+        chart.setXAxis(XAxis::Step);
+        chart.setLogY(true);
+        QCOMPARE(chart.yTickLabels(), (QStringList{QStringLiteral("0.05"), QStringLiteral("0.1"), QStringLiteral("0.2")}));
+        chart.setLogY(false);
+
+        // The crosshair snaps to the nearest point and shows it with at most 4 significant digits.
+        chart.showCrosshairAt(57.7939);
+        QVERIFY2(chart.crosshairText().contains(QStringLiteral("step 58")), qPrintable(chart.crosshairText()));
+        QVERIFY2(chart.crosshairText().contains(formatNumber(s.values()[58])), qPrintable(chart.crosshairText()));
+        QVERIFY(!chart.crosshairText().contains(QString::number(s.values()[58], 'g', 6)));
+        // …and leaves with the mouse.
+        QEvent leave(QEvent::Leave);
+        QCoreApplication::sendEvent(&chart, &leave);
+        QVERIFY(chart.crosshairText().isEmpty());
+        // The mouse over the plot shows it too.
+        const QPointF inside = chart.mapFromScene(chart.chart()->mapToScene(chart.chart()->plotArea().center()));
+        QTest::mouseMove(chart.viewport(), inside.toPoint());
+        QTRY_VERIFY(!chart.crosshairText().isEmpty());
+
+        // CSV: every point in the visible range, not the decimated ones drawn.
+        static_cast<QValueAxis*>(chart.chart()->axes(Qt::Horizontal).first())->setRange(100, 199.5);
+        const QStringList rows = chart.csv().trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(rows.size(), 1 + 100);
+        QCOMPARE(rows[1], QStringLiteral("train,100,") + csvNumber(s.values()[100]));
+
+        // A chart without data says so, with no 0–1 axes.
+        SeriesChart empty(QStringLiteral("Nothing"));
+        empty.resize(400, 300);
+        empty.show();
+        empty.setCurves({});
+        QVERIFY(empty.xTickLabels().isEmpty());
+        QVERIFY(!empty.chart()->axes(Qt::Horizontal).first()->isVisible());
+        QVERIFY(!empty.chart()->axes(Qt::Vertical).first()->isVisible());
+    }
+
+    void exportHonoursTheResolution()
+    {
+        // The same pixel size at 96 and at 200 DPI: the text of the second is twice as tall, as a
+        // plotting library scales a figure's fonts with its DPI.
+        Series s;
+        for (int i = 0; i < 100; ++i) s.append(i, i, i * i);
+        SeriesChart chart(QStringLiteral("Resolution"));
+        chart.setCurves({{QStringLiteral("curve"), Qt::red, &s, 0}});
+        auto titleHeight = [&](int dpi) {
+            const QString path = m_tmp.filePath(QStringLiteral("dpi%1.png").arg(dpi));
+            const auto ok = chart.exportTo(path, QSize(1600, 1000), dpi);
+            if (!ok) return -1;
+            const QImage png(path);
+            // The title is the first ink from the top in the middle third; its rows are contiguous.
+            int first = -1, last = -1;
+            for (int y = 0; y < png.height() / 3; ++y) {
+                bool ink = false;
+                for (int x = png.width() / 3; x < 2 * png.width() / 3 && !ink; ++x) ink = png.pixelColor(x, y).lightness() < 160;
+                if (ink && first < 0) first = y;
+                if (ink) last = y;
+                if (!ink && first >= 0) break;
+            }
+            return first < 0 ? -1 : last - first + 1;
+        };
+        const int at96 = titleHeight(96), at200 = titleHeight(200);
+        QVERIFY2(at96 > 5, qPrintable(QString::number(at96)));
+        QVERIFY2(at200 >= 2 * at96, qPrintable(QStringLiteral("%1 px at 96 DPI, %2 px at 200 DPI").arg(at96).arg(at200)));
+    }
+
     void exportsEveryFormatAndNamesAnUnwritablePath()
     {
         Series s;
@@ -140,7 +252,7 @@ private slots:
         chart.setCurves({{QStringLiteral("curve"), Qt::red, &s, 0}});
         for (const char* ext : {"png", "svg", "pdf"}) {
             const QString path = m_tmp.filePath(QStringLiteral("chart.%1").arg(QLatin1String(ext)));
-            const auto ok = exportChart(chart.chart(), path, QSize(640, 480), 96);
+            const auto ok = chart.exportTo(path, QSize(640, 480), 96);
             QVERIFY2(ok, qPrintable(ok ? QString() : ok.error().text()));
             QFile f(path);
             QVERIFY(f.open(QIODevice::ReadOnly));
@@ -717,6 +829,9 @@ private slots:
         if (!shots.isEmpty()) {
             QTest::qWait(200);
             w.grab().save(shots + QStringLiteral("/main-window-run.png"));
+            w.runView()->charts().first()->showCrosshairAt(120);
+            w.runView()->charts().first()->grab().save(shots + QStringLiteral("/chart-crosshair.png"));
+            w.runView()->charts().first()->hideCrosshair();
             w.tabs()->setCurrentIndex(2);
             QTest::qWait(200);
             w.grab().save(shots + QStringLiteral("/main-window-scaling.png"));

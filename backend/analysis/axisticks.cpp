@@ -1,0 +1,291 @@
+#include "axisticks.h"
+
+#include <QDateTime>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <vector>
+
+namespace scaledesk {
+
+QStringList AxisTicks::labels() const
+{
+    QStringList out;
+    for (const AxisTick& t : ticks) out << t.label;
+    return out;
+}
+
+namespace {
+
+bool usable(double lo, double hi) { return std::isfinite(lo) && std::isfinite(hi) && hi >= lo; }
+
+// The number of multiples of `step` in [lo, hi] (Exact) or of the enclosing multiples (Extend).
+long tickCount(double lo, double hi, double step, AxisFit fit)
+{
+    const double a = fit == AxisFit::Exact ? std::ceil(lo / step - 1e-9) : std::floor(lo / step + 1e-9);
+    const double b = fit == AxisFit::Exact ? std::floor(hi / step + 1e-9) : std::ceil(hi / step - 1e-9);
+    return long(b - a) + 1;
+}
+
+// The smallest step of `candidates` (ascending) that gives at most maxTicks ticks; the last if none.
+double chooseStep(double lo, double hi, int maxTicks, AxisFit fit, const std::vector<double>& candidates)
+{
+    for (double s : candidates)
+        if (tickCount(lo, hi, s, fit) <= maxTicks) return s;
+    return candidates.back();
+}
+
+// 1, 2 and 5 × 10^k around the span (the steps of Qt Charts' applyNiceNumbers()).
+std::vector<double> niceSteps(double span, int maxTicks)
+{
+    std::vector<double> out;
+    const double rough = span / std::max(1, maxTicks - 1);
+    const int k0 = int(std::floor(std::log10(rough))) - 1;
+    for (int k = k0; k <= k0 + 3; ++k)
+        for (double m : {1.0, 2.0, 5.0}) out.push_back(m * std::pow(10.0, k));
+    return out;
+}
+
+// Decimals a label of a tick at a multiple of `step` needs ("0.05" for 0.05, "2.5" for 2.5).
+int decimalsFor(double step)
+{
+    int d = 0;
+    while (d < 15 && std::abs(step * std::pow(10.0, d) - std::round(step * std::pow(10.0, d))) > 1e-6 * step * std::pow(10.0, d)) ++d;
+    return d;
+}
+
+// Labels of ticks at multiples of `step`: the step's decimals, zero as "0", mantissa and exponent
+// for tiny or huge values.
+void labelLinear(AxisTicks& out, double step)
+{
+    double biggest = 0;
+    for (const AxisTick& t : out.ticks) biggest = std::max(biggest, std::abs(t.value));
+    const bool sci = biggest >= 1e6 || (biggest > 0 && biggest < 1e-3);
+    const int decimals = decimalsFor(step);
+    const int sciDigits =
+        sci && biggest > 0 ? std::max(0, int(std::floor(std::log10(biggest))) - int(std::floor(std::log10(step) + 1e-9))) : 0;
+    for (AxisTick& t : out.ticks) {
+        if (std::abs(t.value) < step * 1e-6) {
+            t.value = 0;
+            t.label = QStringLiteral("0");
+        } else if (sci) {
+            t.label = QString::number(t.value, 'e', std::min(sciDigits, 15));
+        } else {
+            t.label = QString::number(t.value, 'f', decimals);
+        }
+    }
+}
+
+AxisTicks ticksAtMultiples(double lo, double hi, double step, AxisFit fit)
+{
+    AxisTicks out;
+    const double a = fit == AxisFit::Exact ? std::ceil(lo / step - 1e-9) : std::floor(lo / step + 1e-9);
+    const double b = fit == AxisFit::Exact ? std::floor(hi / step + 1e-9) : std::ceil(hi / step - 1e-9);
+    for (double i = a; i <= b; ++i) out.ticks << AxisTick{i * step, QString()};
+    out.lo = fit == AxisFit::Exact ? lo : std::min(lo, a * step);
+    out.hi = fit == AxisFit::Exact ? hi : std::max(hi, b * step);
+    return out;
+}
+
+// A range of zero width gets some room: ±5 % of the value, or 1 around zero; never below zero
+// when the value is not.
+void widenFlat(double* lo, double* hi)
+{
+    if (*hi > *lo) return;
+    const double d = *lo == 0 ? 1 : std::abs(*lo) * 0.05;
+    *lo = *lo >= 0 ? std::max(0.0, *lo - d) : *lo - d;
+    *hi += d;
+}
+
+// Keeps every k-th tick (k the smallest that fits maxTicks), anchored so that 1 (10^0) stays.
+void thin(AxisTicks& out, int maxTicks, const std::function<bool(const AxisTick&)>& anchor)
+{
+    if (out.ticks.size() <= maxTicks || maxTicks < 1) return;
+    const qsizetype k = (out.ticks.size() + maxTicks - 1) / maxTicks;
+    qsizetype at = 0;
+    for (qsizetype i = 0; i < out.ticks.size(); ++i)
+        if (anchor(out.ticks[i])) at = i % k;
+    QList<AxisTick> kept;
+    for (qsizetype i = 0; i < out.ticks.size(); ++i)
+        if (i % k == at) kept << out.ticks[i];
+    out.ticks = kept;
+}
+
+}  // namespace
+
+AxisTicks linearTicks(double lo, double hi, int maxTicks, AxisFit fit, bool nonNegative)
+{
+    if (!usable(lo, hi)) return {};
+    if (nonNegative) {
+        lo = std::max(lo, 0.0);
+        hi = std::max(hi, lo);
+    }
+    widenFlat(&lo, &hi);
+    if (nonNegative) lo = std::max(lo, 0.0);
+    maxTicks = std::max(2, maxTicks);
+    const double step = chooseStep(lo, hi, maxTicks, fit, niceSteps(hi - lo, maxTicks));
+    AxisTicks out = ticksAtMultiples(lo, hi, step, fit);
+    if (nonNegative) {
+        out.lo = std::max(out.lo, 0.0);
+        out.ticks.erase(std::remove_if(out.ticks.begin(), out.ticks.end(), [](const AxisTick& t) { return t.value < 0; }), out.ticks.end());
+    }
+    labelLinear(out, step);
+    return out;
+}
+
+AxisTicks logTicks(double lo, double hi, int maxTicks, AxisFit fit)
+{
+    if (!usable(lo, hi) || lo <= 0) return {};
+    if (hi <= lo) {
+        lo /= 1.25;
+        hi *= 1.25;
+    }
+    maxTicks = std::max(2, maxTicks);
+    if (fit == AxisFit::Extend) {  // 5 % of the log span as margin, as matplotlib's autoscale
+        const double m = std::pow(hi / lo, 0.05);
+        lo /= m;
+        hi *= m;
+    }
+    AxisTicks out;
+    out.lo = lo;
+    out.hi = hi;
+    const int k0 = int(std::floor(std::log10(lo))), k1 = int(std::ceil(std::log10(hi)));
+    auto collect = [&](std::initializer_list<double> mantissas) {
+        QList<AxisTick> ticks;
+        for (int k = k0; k <= k1; ++k)
+            for (double m : mantissas) {
+                const double v = m * std::pow(10.0, k);
+                if (v >= lo * (1 - 1e-12) && v <= hi * (1 + 1e-12)) ticks << AxisTick{v, formatNumber(v)};
+            }
+        return ticks;
+    };
+    out.ticks = collect({1.0});
+    if (out.ticks.size() < 3) {
+        out.ticks = collect({1.0, 2.0, 5.0});
+        if (out.ticks.size() > maxTicks) out.ticks = collect({1.0});
+    }
+    if (out.ticks.size() < 3) {  // within a factor of a few: linear 1-2-5 values on the log scale
+        AxisTicks lin = linearTicks(lo, hi, maxTicks, AxisFit::Exact);
+        QList<AxisTick> pos;
+        for (const AxisTick& t : lin.ticks)
+            if (t.value > 0) pos << t;
+        if (pos.size() > out.ticks.size()) out.ticks = pos;
+    }
+    thin(out, maxTicks, [](const AxisTick& t) { return std::abs(std::log10(t.value)) < 1e-9; });
+    return out;
+}
+
+AxisTicks log2Ticks(double lo, double hi, int maxTicks)
+{
+    if (!usable(lo, hi) || lo <= 0) return {};
+    if (hi <= lo) {
+        lo /= 2;
+        hi *= 2;
+    }
+    maxTicks = std::max(2, maxTicks);
+    AxisTicks out;
+    out.lo = lo / std::pow(2.0, 0.25);
+    out.hi = hi * std::pow(2.0, 0.25);
+    for (int k = int(std::ceil(std::log2(out.lo) - 1e-9)); k <= int(std::floor(std::log2(out.hi) + 1e-9)); ++k) {
+        const double v = std::ldexp(1.0, k);
+        out.ticks << AxisTick{v, v >= 1 ? QString::number(qint64(v)) : formatNumber(v)};
+    }
+    if (out.ticks.size() < 2) {  // less than a doubling: linear 1-2-5 values on the log scale
+        AxisTicks lin = linearTicks(out.lo, out.hi, maxTicks, AxisFit::Exact);
+        if (lin.ticks.size() > out.ticks.size()) out.ticks = lin.ticks;
+    }
+    thin(out, maxTicks, [](const AxisTick& t) { return t.value == 1; });
+    return out;
+}
+
+AxisTicks durationTicks(double lo, double hi, int maxTicks, AxisFit fit)
+{
+    if (!usable(lo, hi)) return {};
+    widenFlat(&lo, &hi);
+    maxTicks = std::max(2, maxTicks);
+    const double biggest = std::max(std::abs(lo), std::abs(hi));
+    const double unit = biggest < 120 ? 1 : biggest < 7200 ? 60 : 3600;
+    const double l = lo / unit, h = hi / unit;
+    // 1-2-5 below one unit; clock-like steps above it.
+    std::vector<double> steps;
+    for (double s : niceSteps(h - l, maxTicks))
+        if (unit == 1 || s < 1) steps.push_back(s);
+    const std::vector<double> whole =
+        unit == 60 ? std::vector<double>{1, 2, 5, 10, 15, 20, 30, 60, 120} : std::vector<double>{1, 2, 3, 6, 12, 24, 48, 72, 168, 336, 720};
+    if (unit != 1)
+        for (double s : whole) steps.push_back(s);
+    std::sort(steps.begin(), steps.end());
+    const double step = chooseStep(l, h, maxTicks, fit, steps);
+    AxisTicks out = ticksAtMultiples(l, h, step, fit);
+    labelLinear(out, step);
+    for (AxisTick& t : out.ticks) t.value *= unit;
+    out.lo *= unit;
+    out.hi *= unit;
+    out.unit = unit == 1 ? QStringLiteral("s") : unit == 60 ? QStringLiteral("min") : QStringLiteral("h");
+    return out;
+}
+
+AxisTicks clockTicks(double lo, double hi, int maxTicks, const QTimeZone& zone)
+{
+    if (!usable(lo, hi)) return {};
+    if (hi <= lo) {  // one instant: a minute around it
+        lo -= 30;
+        hi += 30;
+    }
+    maxTicks = std::max(2, maxTicks);
+    static const std::vector<double> steps{1,   2,    5,    10,   15,    30,    60,    120,   300,    600,
+                                           900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800};
+    // Steps align to the local clock: shift by the zone's offset at the range's start.
+    const double offset = zone.offsetFromUtc(QDateTime::fromSecsSinceEpoch(qint64(std::floor(lo)), zone));
+    const double step = chooseStep(lo + offset, hi + offset, maxTicks, AxisFit::Exact, steps);
+    AxisTicks out = ticksAtMultiples(lo + offset, hi + offset, step, AxisFit::Exact);
+    out.lo = lo;
+    out.hi = hi;
+    QDate lastDay;
+    for (AxisTick& t : out.ticks) {
+        t.value -= offset;
+        const QDateTime at = QDateTime::fromMSecsSinceEpoch(qint64(std::llround(t.value * 1000)), zone);
+        const QString clock = at.toString(step < 60 ? QStringLiteral("HH:mm:ss") : QStringLiteral("HH:mm"));
+        if (step >= 86400)
+            t.label = at.toString(QStringLiteral("MMM d"));
+        else if (at.date() != lastDay)
+            t.label = at.toString(QStringLiteral("MMM d ")) + clock;
+        else
+            t.label = clock;
+        lastDay = at.date();
+    }
+    return out;
+}
+
+QString formatNumber(double value, int significant)
+{
+    if (std::isnan(value)) return QStringLiteral("–");
+    if (std::isinf(value)) return value > 0 ? QStringLiteral("∞") : QStringLiteral("−∞");
+    if (value == 0) return QStringLiteral("0");
+    significant = std::clamp(significant, 1, 17);
+    const double rounded = QString::number(value, 'g', significant).toDouble();
+    const double a = std::abs(rounded);
+    if (a >= 1e-4 && a < 1e6) {
+        const int decimals = std::max(0, significant - 1 - int(std::floor(std::log10(a))));
+        QString s = QString::number(rounded, 'f', decimals);
+        if (s.contains(QLatin1Char('.'))) {
+            while (s.endsWith(QLatin1Char('0'))) s.chop(1);
+            if (s.endsWith(QLatin1Char('.'))) s.chop(1);
+        }
+        return s;
+    }
+    return QString::number(rounded, 'g', significant);
+}
+
+QString formatDuration(double seconds)
+{
+    if (!std::isfinite(seconds)) return formatNumber(seconds);
+    const double a = std::abs(seconds);
+    if (a < 1) return formatNumber(seconds * 1000, 3) + QStringLiteral(" ms");
+    if (a < 120) return formatNumber(seconds, 3) + QStringLiteral(" s");
+    if (a < 7200) return formatNumber(seconds / 60, 3) + QStringLiteral(" min");
+    return formatNumber(seconds / 3600, 3) + QStringLiteral(" h");
+}
+
+}  // namespace scaledesk
