@@ -2,8 +2,10 @@
 
 #include "core/status.h"
 
+#include <QList>
 #include <QSize>
 #include <QString>
+#include <QStringList>
 
 #include <functional>
 
@@ -18,5 +20,12 @@ namespace scaledesk::gui {
 /// size (a chart that decimates re-queries there). An unwritable path is an error that names it.
 Status exportChart(QChart* chart, const QString& path, QSize size = QSize(1200, 800), int dpi = 150,
                    const std::function<void()>& prepare = {});
+
+/// Writes several charts as one page (PNG at `dpi`, or one SVG, or a one-page PDF), laid out in a
+/// grid of `columns` columns of `cell` logical pixels each, with `notes` (warnings, one per line)
+/// under the grid; the page's title is `title`. The charts are the caller's and are left as they
+/// were given (not in any scene).
+Status exportChartPage(const QList<QChart*>& charts, const QString& title, const QStringList& notes, const QString& path, int dpi = 150,
+                       int columns = 2, QSize cell = QSize(600, 420));
 
 }  // namespace scaledesk::gui

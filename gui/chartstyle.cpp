@@ -2,8 +2,8 @@
 
 #include <QApplication>
 #include <QChart>
-#include <QCryptographicHash>
 #include <QLegend>
+#include <QCryptographicHash>
 #include <QPalette>
 
 namespace scaledesk::gui {
@@ -30,6 +30,13 @@ QColor strategyColor(const QString& strategy)
 
 QColor runColor(const QString& runId) { return kPalette[stableIndex(runId) % 6]; }  // not yellow (faint on white) or grey ("other")
 
+void styleLineLegend(QChart* chart)
+{
+    // Legend entries drawn like their series: a dashed ideal line is a dashed line, not a square.
+    // (Bars keep filled squares: drawn "from the series" they come out hollow.)
+    chart->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
+}
+
 void styleChart(QChart* chart, const QString& title)
 {
     chart->setTitle(title);
@@ -44,8 +51,6 @@ void styleChart(QChart* chart, const QString& title)
     const QPalette pal = QApplication::palette();
     const bool dark = pal.color(QPalette::Window).lightness() < 128;
     chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    // Legend entries drawn like their series: a dashed ideal line is a dashed line, not a square.
-    chart->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
 }
 
 }  // namespace scaledesk::gui

@@ -14,5 +14,7 @@ QColor strategyColor(const QString& strategy);
 QColor runColor(const QString& runId);
 /// Fonts, margins and legend placement shared by every chart, light or dark.
 void styleChart(QChart* chart, const QString& title);
+/// For charts of lines: legend entries drawn as their lines (dashed where the line is dashed).
+void styleLineLegend(QChart* chart);
 
 }  // namespace scaledesk::gui

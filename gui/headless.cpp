@@ -27,7 +27,26 @@ Status renderReportCharts(const ScalingReport& report, const QString& dir, const
         }
     }
     for (const auto& [name, chart] : charts) delete chart;
+    // And all six on one page, with the warnings under them.
+    for (const QString& format : formats) {
+        if (!result) break;
+        const QString path = QDir(dir).absoluteFilePath(QStringLiteral("scaling_report.") + format);
+        result = renderReportPage(report, path);
+        if (result && written) *written << path;
+    }
     return result;
+}
+
+Status renderReportPage(const ScalingReport& report, const QString& path, int dpi)
+{
+    const auto charts = buildScalingCharts(report);
+    QList<QChart*> list;
+    for (const auto& [name, chart] : charts) list << chart;
+    QStringList notes;
+    for (const QString& w : report.warnings) notes << QStringLiteral("⚠ ") + w;
+    const Status ok = exportChartPage(list, QStringLiteral("Scaling report: %1").arg(report.sweep), notes, path, dpi);
+    qDeleteAll(list);
+    return ok;
 }
 
 Status renderSeriesChart(const std::vector<CompareRun>& runs, const QString& tag, XAxis axis, double smoothing, const QString& path)

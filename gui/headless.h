@@ -11,7 +11,12 @@ CliHooks chartHooks();
 /// One tag of the runs as a chart image (the compare view's chart, off screen).
 Status renderSeriesChart(const std::vector<CompareRun>& runs, const QString& tag, XAxis axis, double smoothing, const QString& path);
 
-/// Writes the report's six plots into `dir` as `<plot>.<format>`.
+/// Writes the report's six plots into `dir` as `<plot>.<format>`, and all six on one page as
+/// `scaling_report.<format>`.
 Status renderReportCharts(const ScalingReport& report, const QString& dir, const QStringList& formats, QStringList* written);
+
+/// The report's six plots and its warnings as one page (PNG, SVG or one-page PDF, by the suffix):
+/// the Scaling view's export.
+Status renderReportPage(const ScalingReport& report, const QString& path, int dpi = 150);
 
 }  // namespace scaledesk::gui

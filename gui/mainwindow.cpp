@@ -3,6 +3,7 @@
 #include "compareview.h"
 #include "config/profiles.h"
 #include "configeditor.h"
+#include "headless.h"
 #include "launchdialog.h"
 #include "preferencesdialog.h"
 #include "remote/sshtransport.h"
@@ -134,7 +135,10 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         const QString path =
             QFileDialog::getSaveFileName(this, tr("Export the view"), tr("view.png"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
         if (path.isEmpty()) return;
-        if (auto ok = exportWidget(m_tabs->currentWidget(), path); !ok)
+        // The Scaling view is a document: its six plots and warnings as one page, not a screen grab.
+        const Status ok = m_tabs->currentWidget() == m_scaling ? renderReportPage(m_scaling->report(), path)
+                                                               : exportWidget(m_tabs->currentWidget(), path);
+        if (!ok)
             QMessageBox::warning(this, tr("Export failed"), ok.error().text());
         else
             statusBar()->showMessage(tr("Exported the view to %1").arg(path), 15000);

@@ -60,7 +60,7 @@ QCategoryAxis* tickedAxis(const QString& title, const AxisTicks& ticks, Scale s)
 // (ideal lines and error bars included), and the points are mapped onto them then.
 class Plot {
 public:
-    Plot(QChart* chart, Scale y) : m_chart(chart), m_y(y) {}
+    Plot(QChart* chart, Scale y) : m_chart(chart), m_y(y) { styleLineLegend(chart); }
     QLineSeries* line(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine, qreal width = 2)
     {
         auto* s = new QLineSeries;

@@ -93,6 +93,7 @@ private:
 SeriesChart::SeriesChart(const QString& title, QWidget* parent) : QChartView(new QChart, parent)
 {
     styleChart(chart(), title);
+    styleLineLegend(chart());
     setRenderHint(QPainter::Antialiasing);
     setRubberBand(QChartView::RectangleRubberBand);
     setMouseTracking(true);

@@ -324,7 +324,7 @@ private slots:
         const QString dir = m_tmp.filePath(QStringLiteral("plots"));
         const auto ok = renderReportCharts(rep, dir, {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}, &written);
         QVERIFY2(ok, qPrintable(ok ? QString() : ok.error().text()));
-        QCOMPARE(written.size(), 18);
+        QCOMPARE(written.size(), 21);
         for (const QString& name : {QStringLiteral("epoch_time"), QStringLiteral("speedup"), QStringLiteral("efficiency"),
                                     QStringLiteral("throughput"), QStringLiteral("time_breakdown"), QStringLiteral("time_to_target")})
             QVERIFY2(QImage(dir + QLatin1Char('/') + name + QStringLiteral(".png")).width() == 1200, qPrintable(name));
@@ -333,6 +333,38 @@ private slots:
         const QByteArray text = svg.readAll();
         QVERIFY(text.contains("ideal (n / n_min)"));
         QVERIFY(text.contains("Ranks (GPUs or CPU ranks)"));
+
+        // The Scaling view's export: one page with all six plots and the warnings, not a screen grab.
+        rep.sweep = QStringLiteral("s1");
+        rep.warnings << QStringLiteral("ddp at 4 ranks: never reached the target");
+        QFile pdf(dir + QStringLiteral("/scaling_report.pdf"));
+        QVERIFY(pdf.open(QIODevice::ReadOnly));
+        const QByteArray pdfBytes = pdf.readAll();
+        QCOMPARE(pdfBytes.count("/Type /Page\n") + pdfBytes.count("/Type /Page\r") + pdfBytes.count("/Type /Page "), 1);
+        const QString pageSvg = m_tmp.filePath(QStringLiteral("page.svg"));
+        const auto page = renderReportPage(rep, pageSvg);
+        QVERIFY2(page, qPrintable(page ? QString() : page.error().text()));
+        QFile svgPage(pageSvg);
+        QVERIFY(svgPage.open(QIODevice::ReadOnly));
+        QXmlStreamReader xml(&svgPage);
+        QStringList texts;
+        while (!xml.atEnd())
+            if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("text"))
+                texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).simplified();
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        const QString all = texts.join(QLatin1Char('|'));
+        for (const QString& title : {QStringLiteral("Average epoch time vs ranks"), QStringLiteral("Speedup of the average epoch time"),
+                                     QStringLiteral("Scaling efficiency"), QStringLiteral("Throughput"),
+                                     QStringLiteral("Where an epoch's time goes"), QStringLiteral("Time to validation loss 0.3")})
+            QVERIFY2(all.contains(title), qPrintable(title));
+        QVERIFY(all.contains(QStringLiteral("never reached the target")));
+        QVERIFY(all.contains(QStringLiteral("Scaling report: s1")));
+        const QString pagePng = m_tmp.filePath(QStringLiteral("page.png"));
+        QVERIFY(renderReportPage(rep, pagePng, 96));
+        const QImage png(pagePng);
+        QVERIFY(png.width() == 1200 && png.height() > 3 * 420);  // two columns of three plots
+        if (const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR"); !shots.isEmpty())
+            QFile::copy(pagePng, shots + QStringLiteral("/scaling-page.png"));
     }
 
     void launchDialogSaysWhyItCannotLaunch()
