@@ -2,8 +2,8 @@
 
 #include <QApplication>
 #include <QChart>
-#include <QLegend>
 #include <QCryptographicHash>
+#include <QLegend>
 #include <QPalette>
 
 namespace scaledesk::gui {

@@ -39,8 +39,11 @@ CompareView::CompareView(WorkspaceController& controller, QWidget* parent) : QWi
     m_smoothing->setToolTip(tr("Smoothing (TensorBoard's weight ×100)"));
     bar->addWidget(new QLabel(tr("x")));
     bar->addWidget(m_x);
+    m_smoothingValue = new QLabel;
+    m_smoothingValue->setMinimumWidth(m_smoothingValue->fontMetrics().horizontalAdvance(QStringLiteral("0.00 ")));
     bar->addWidget(new QLabel(tr("Smoothing")));
     bar->addWidget(m_smoothing, 1);
+    bar->addWidget(m_smoothingValue);
     bar->addWidget(m_logY);
     layout->addLayout(bar);
     auto* split = new QSplitter(Qt::Vertical);
@@ -64,6 +67,10 @@ CompareView::CompareView(WorkspaceController& controller, QWidget* parent) : QWi
     m_chartBox = new QWidget;
     new QVBoxLayout(m_chartBox);
     m_chartBox->layout()->setContentsMargins(0, 0, 0, 0);
+    m_hint = new QLabel;
+    m_hint->setWordWrap(true);
+    m_hint->setStyleSheet(QStringLiteral("QLabel { padding: 6px; }"));
+    m_chartBox->layout()->addWidget(m_hint);
     top->addWidget(m_chartBox);
     top->setStretchFactor(1, 1);
     split->addWidget(top);
@@ -74,8 +81,10 @@ CompareView::CompareView(WorkspaceController& controller, QWidget* parent) : QWi
     connect(m_tags, &QListWidget::itemChanged, this, &CompareView::redraw);
     connect(m_x, &QComboBox::currentIndexChanged, this, &CompareView::redraw);
     connect(m_smoothing, &QSlider::valueChanged, this, [this](int v) {
+        m_smoothingValue->setText(smoothingText());
         for (SeriesChart* c : m_charts) c->setSmoothing(v / 100.0);
     });
+    m_smoothingValue->setText(smoothingText());
     connect(m_logY, &QCheckBox::toggled, this, [this](bool on) {
         for (SeriesChart* c : m_charts) c->setLogY(on);
     });
@@ -91,6 +100,7 @@ void CompareView::setRuns(const QStringList& runIds)
 
 void CompareView::reload()
 {
+    updateHint();
     m_list->clear();
     for (const QString& id : m_ids) {
         auto* item = new QListWidgetItem(id, m_list);
@@ -165,8 +175,24 @@ void CompareView::setTags(const QStringList& tags)
     redraw();
 }
 
+QString CompareView::smoothingText() const { return QString::number(m_smoothing->value() / 100.0, 'f', 2); }
+
+QString CompareView::hint() const { return m_hint->isHidden() ? QString() : m_hint->text(); }
+
+void CompareView::updateHint()
+{
+    m_hint->setText(m_ids.isEmpty()         ? tr("Select several runs in the navigator (Ctrl+click), or drag runs here, to see their "
+                                                         "curves side by side.")
+                        : m_ids.size() == 1 ? tr("One run so far: drag more runs here from the navigator, or select several there, to "
+                                                 "compare them with %1.")
+                                                  .arg(m_ids.first())
+                                            : QString());
+    m_hint->setHidden(m_hint->text().isEmpty());
+}
+
 void CompareView::redraw()
 {
+    updateHint();
     QStringList tags;
     for (int i = 0; i < m_tags->count(); ++i)
         if (m_tags->item(i)->checkState() == Qt::Checked) tags << m_tags->item(i)->text();
@@ -174,7 +200,7 @@ void CompareView::redraw()
     while (m_charts.size() < tags.size()) {
         auto* c = new SeriesChart(QString());
         c->setMinimumHeight(220);
-        m_chartBox->layout()->addWidget(c);
+        static_cast<QVBoxLayout*>(m_chartBox->layout())->addWidget(c, 1);  // every chart the same height
         m_charts << c;
     }
     for (int i = 0; i < tags.size(); ++i) {

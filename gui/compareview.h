@@ -11,6 +11,7 @@ class QListWidget;
 class QSlider;
 class QTableWidget;
 class QCheckBox;
+class QLabel;
 
 namespace scaledesk::gui {
 
@@ -30,6 +31,9 @@ public:
     SeriesChart* chart() const { return m_charts.value(0); }
     QList<SeriesChart*> charts() const { return m_charts; }
     void setTags(const QStringList& tags);
+    QSlider* smoothingSlider() const { return m_smoothing; }
+    QString smoothingText() const;  ///< the weight shown beside the slider
+    QString hint() const;           ///< what the view says to do next ("" when two or more runs are in)
 
 protected:
     void dragEnterEvent(QDragEnterEvent* e) override;
@@ -39,6 +43,7 @@ private:
     void reload();
     void loaded(std::vector<CompareRun> runs);
     void redraw();
+    void updateHint();
     WorkspaceController& m_controller;
     QStringList m_ids;
     std::vector<CompareRun> m_runs;
@@ -49,6 +54,8 @@ private:
     QWidget* m_chartBox;
     QComboBox* m_x;
     QSlider* m_smoothing;
+    QLabel* m_smoothingValue;
+    QLabel* m_hint;
     QList<SeriesChart*> m_charts;
     QTableWidget* m_table;
 };

@@ -35,6 +35,9 @@ public:
     QTableView* runTable() const { return m_table; }
     RunListModel* runModel() const { return m_model; }
 
+protected:
+    void closeEvent(QCloseEvent* e) override;
+
 private:
     WorkspaceController& m_controller;
     RunListModel* m_model;

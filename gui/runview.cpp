@@ -27,6 +27,10 @@ RunView::RunView(WorkspaceController& controller, QWidget* parent) : QWidget(par
     auto* top = new QHBoxLayout;
     m_header = new QLabel(tr("Pick a run in the navigator."));
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // However long the status, the header never widens the window: it is elided to its width, the
+    // whole line in its tooltip.
+    m_header->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_header->setMinimumWidth(80);
     top->addWidget(m_header, 1);
     m_cancel = new QPushButton(tr("Cancel"));
     m_stop = new QPushButton(tr("Checkpoint && stop"));
@@ -68,8 +72,8 @@ RunView::RunView(WorkspaceController& controller, QWidget* parent) : QWidget(par
     m_search = new QLineEdit;
     m_search->setPlaceholderText(tr("Search the log"));
     m_rank = new QComboBox;
-    m_rank->addItem(tr("Job output"), 0);
-    for (int r = 1; r < 8; ++r) m_rank->addItem(tr("Rank %1").arg(r), r);
+    m_rank->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    fillRanks(0);
     bar->addWidget(m_follow);
     bar->addWidget(m_rank);
     bar->addWidget(m_search, 1);
@@ -139,7 +143,13 @@ QString duration(qint64 s)
 }
 }  // namespace
 
-QString RunView::headerText() const { return m_header->text(); }
+QString RunView::headerText() const { return m_header->toolTip().isEmpty() ? m_header->text() : m_header->toolTip(); }
+
+void RunView::resizeEvent(QResizeEvent* e)
+{
+    QWidget::resizeEvent(e);
+    if (!m_runId.isEmpty() && m_controller.snapshot(m_runId)) showHeader();  // elided to the new width
+}
 
 void RunView::showHeader()
 {
@@ -147,6 +157,11 @@ void RunView::showHeader()
     if (m_runId.isEmpty() || !snap) return;
     const RunRecord& r = snap->record;
     const QJsonObject& m = snap->manifest;
+    if (m_rank->count() != r.nodes * r.ranksPerNode + 1) {  // the record arrived after the run was picked
+        const int chosen = m_rank->currentData().toInt();
+        fillRanks(r.nodes * r.ranksPerNode);
+        m_rank->setCurrentIndex(std::max(0, m_rank->findData(chosen)));
+    }
     // When it ran: the trainer's own start and end (manifest), else the recorded transitions.
     QDateTime start = QDateTime::fromString(m.value(QStringLiteral("start_utc")).toString(), Qt::ISODateWithMs);
     for (const auto& h : r.history)
@@ -169,23 +184,49 @@ void RunView::showHeader()
         timing = tr(", ran for %1").arg(duration(qMax<qint64>(0, start.secsTo(end))));
     }
     const QString job = r.jobId.isEmpty() ? tr("no job") : tr("job %1").arg(r.jobId);
-    m_header->setText(tr("<b>%1</b> — %2 (%3), %4, %5 node(s) × %6 rank(s), %7%8")
-                          .arg(r.id.toHtmlEscaped(), runStateName(r.state), r.message.toHtmlEscaped(), job)
-                          .arg(r.nodes)
-                          .arg(r.ranksPerNode)
-                          .arg(r.strategy, timing));
-    m_header->setToolTip(r.message);
+    const QString rest = tr(" — %1 (%2), %3, %4 node(s) × %5 rank(s), %6%7")
+                             .arg(runStateName(r.state), r.message, job)
+                             .arg(r.nodes)
+                             .arg(r.ranksPerNode)
+                             .arg(r.strategy, timing);
+    QFont bold = m_header->font();
+    bold.setBold(true);
+    const int idWidth = QFontMetrics(bold).horizontalAdvance(r.id);
+    const QString shown = m_header->fontMetrics().elidedText(rest, Qt::ElideRight, std::max(0, m_header->width() - idWidth - 8));
+    m_header->setText(QStringLiteral("<b>%1</b>%2").arg(r.id.toHtmlEscaped(), shown.toHtmlEscaped()));
+    m_header->setToolTip(r.id + rest);
+}
+
+void RunView::fillRanks(int world)
+{
+    // Rank 0 writes out.log (as the NERSC trainer does); every other rank writes rank-<n>.log.
+    const QSignalBlocker quiet(m_rank);
+    m_rank->clear();
+    m_rank->addItem(tr("Job output"), -1);
+    for (int r = 0; r < world; ++r) m_rank->addItem(r == 0 ? tr("Rank 0 (out.log)") : tr("Rank %1").arg(r), r);
+}
+
+QString RunView::logPlaceholder() const { return m_log->placeholderText(); }
+
+void RunView::focusLogSearch()
+{
+    m_search->setFocus(Qt::ShortcutFocusReason);
+    m_search->selectAll();
 }
 
 void RunView::showRun(const QString& runId)
 {
     const bool same = runId == m_runId;
     m_runId = runId;
-    if (!same) m_log->clear();
+    if (!same) {
+        m_log->clear();
+        fillRanks(0);  // showHeader() lists the run's ranks once its record is there
+    }
     updateActions();
     if (!m_controller.hasReader(runId)) {
         // The first read of a run parses its whole metrics file: off the GUI thread.
         m_header->setText(tr("<b>%1</b> — reading its metrics…").arg(runId.toHtmlEscaped()));
+        m_header->setToolTip(QString());
         m_controller.loadRun(runId);
         return;
     }
@@ -220,12 +261,17 @@ void RunView::readNew()
     const RunSnapshot* snap = m_controller.snapshot(m_runId);
     const int rank = m_rank->currentData().toInt();
     QStringList logs;
-    if (rank > 0)
+    if (rank == 0)
+        logs << QStringLiteral("out.log");
+    else if (rank > 0)
         logs << QStringLiteral("rank-%1.log").arg(rank);
     else {
         if (snap && !snap->record.jobId.isEmpty()) logs << QStringLiteral("slurm-%1.out").arg(snap->record.jobId);
         logs << QStringLiteral("job.out");
     }
+    // Shown while the pane is empty: a rank that has not written yet says so.
+    m_log->setPlaceholderText(rank >= 0 ? tr("Rank %1 has written no log yet (%2 is not in the run's mirror).").arg(rank).arg(logs.first())
+                                        : tr("The job has written no output yet."));
     const auto news = m_controller.reader(m_runId).read(logs);
     if (int(m_controller.reader(m_runId).metrics().tags().size()) != m_tagCount) {
         showRun(m_runId);  // new tags: their curves exist now

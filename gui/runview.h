@@ -30,6 +30,15 @@ public:
     QPushButton* cancelButton() const { return m_cancel; }
     QPushButton* stopButton() const { return m_stop; }
     QPushButton* requeueButton() const { return m_requeue; }
+    /// The log selector: "Job output", then one entry per rank of the run, rank 0 first.
+    QComboBox* rankSelector() const { return m_rank; }
+    /// What the log pane says while it is empty (a rank without a log yet says so).
+    QString logPlaceholder() const;
+    /// Puts the keyboard in the log's search field (Ctrl+F while the run view has focus).
+    void focusLogSearch();
+
+protected:
+    void resizeEvent(QResizeEvent* e) override;
 
 private:
     void update(const QStringList& runIds);
@@ -38,6 +47,7 @@ private:
     /// Each action's button follows the run's state: enabled where the lifecycle layer allows it,
     /// else disabled with the reason as its tooltip.
     void updateActions();
+    void fillRanks(int world);
     /// Asks the action's question (when it has one), then hands it to the controller.
     void trigger(RunAction action);
     WorkspaceController& m_controller;

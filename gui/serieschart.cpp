@@ -131,6 +131,7 @@ SeriesChart::SeriesChart(const QString& title, QWidget* parent) : QChartView(new
 
 void SeriesChart::setCurves(const QList<Curve>& curves)
 {
+    hideCrosshair();  // it described the old curves
     for (auto& t : m_tracks) {
         chart()->removeSeries(t->line);
         delete t->line;

@@ -13,10 +13,12 @@
 #include "mainwindow.h"
 #include "runlistmodel.h"
 #include "runview.h"
+#include "scalingview.h"
 #include "serieschart.h"
 #include "workspacecontroller.h"
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QChart>
 #include <QCheckBox>
 #include <QComboBox>
@@ -29,6 +31,8 @@
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QListWidget>
+#include <QMenu>
+#include <QMenuBar>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
@@ -805,6 +809,74 @@ private slots:
 #endif
     }
 
+    void theKeyboardReachesEverything()
+    {
+        const QString root = m_tmp.filePath(QStringLiteral("ws-keys"));
+        WorkspaceController controller(root);
+        MainWindow w(controller);
+        w.resize(1200, 800);
+        w.show();
+        QApplication::setActiveWindow(&w);
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        // Tab leaves the run list instead of walking its columns.
+        w.runTable()->setFocus();
+        QTRY_VERIFY(w.runTable()->hasFocus());
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+        QVERIFY(!w.runTable()->hasFocus());
+        // Ctrl+F: the run filter.
+        QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier);
+        auto* filter = qobject_cast<QLineEdit*>(QApplication::focusWidget());
+        QVERIFY(filter && filter->placeholderText().startsWith(QStringLiteral("Filter runs")));
+        // Ctrl+1…4 switch tabs.
+        QTest::keyClick(&w, Qt::Key_3, Qt::ControlModifier);
+        QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.scalingView()));
+        QTest::keyClick(&w, Qt::Key_1, Qt::ControlModifier);
+        QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.runView()));
+        // A menu bar holds every action, with its shortcut.
+        QStringList menus;
+        for (QAction* a : w.menuBar()->actions()) menus << a->text().remove(QLatin1Char('&'));
+        QCOMPARE(menus, (QStringList{QStringLiteral("File"), QStringLiteral("Run"), QStringLiteral("View"), QStringLiteral("Help")}));
+        QStringList shortcuts;
+        for (QAction* m : w.menuBar()->actions())
+            for (QAction* a : m->menu()->actions())
+                if (!a->shortcut().isEmpty()) shortcuts << a->text() + QLatin1Char('=') + a->shortcut().toString();
+        for (const QString& expected :
+             {QStringLiteral("Launch…=Ctrl+L"), QStringLiteral("Refresh=F5"), QStringLiteral("Export view…=Ctrl+E"),
+              QStringLiteral("Find=Ctrl+F"), QStringLiteral("Save config=Ctrl+S")})
+            QVERIFY2(shortcuts.contains(expected), qPrintable(shortcuts.join(QStringLiteral(", "))));
+    }
+
+    void aLongStatusNeverWidensTheWindow()
+    {
+        // A run whose last message is a long submit error (it widened the window to 2004 px).
+        const QString root = m_tmp.filePath(QStringLiteral("ws-long"));
+        const QString longMessage =
+            QStringLiteral("sbatch: error: ") + QString(QStringLiteral("Batch job submission failed: ")).repeated(40);
+        {
+            auto store = RunStore::open(Workspace(root));
+            QVERIFY(store);
+            RunRecord r;
+            r.id = QStringLiteral("a-run-with-a-rather-long-identifier-x1-r1");
+            r.sweep = QStringLiteral("long");
+            r.profile = QStringLiteral("local");
+            r.strategy = QStringLiteral("ddp");
+            r.transition(RunState::SubmitFailed, longMessage);
+            QVERIFY((*store)->save(r));
+        }
+        WorkspaceController controller(root);
+        MainWindow w(controller);
+        w.resize(1200, 800);
+        w.show();
+        QTRY_COMPARE(w.runModel()->rowCount(), 1);
+        const int before = w.width();
+        w.runTable()->selectRow(0);
+        QTRY_VERIFY(w.runView()->headerText().contains(QStringLiteral("Batch job submission failed")));
+        QTest::qWait(50);
+        QCOMPARE(w.width(), before);
+        QVERIFY(w.runView()->headerText().contains(longMessage));  // all of it, in the tooltip
+        QVERIFY(w.runTable()->wordWrap() == false);                // run ids stay on one line
+    }
+
     void mainWindowShowsARunsCurves()
     {
         // A workspace with one finished run and its mirrored metrics.
@@ -841,11 +913,34 @@ private slots:
         w.runTable()->selectRow(0);
         QTRY_VERIFY(w.runView()->charts().first()->pointsShown() > 0);
         QVERIFY(w.runView()->charts().first()->pointsShown() <= 2 * w.runView()->charts().first()->plotWidth() + 4);
+        // The rank selector lists the run's ranks, rank 0 included; a rank without a log says so.
+        QComboBox* ranks = w.runView()->rankSelector();
+        QCOMPARE(ranks->count(), 3);
+        QCOMPARE(ranks->itemText(1), QStringLiteral("Rank 0 (out.log)"));
+        QCOMPARE(ranks->itemText(2), QStringLiteral("Rank 1"));
+        ranks->setCurrentIndex(2);
+        QTRY_VERIFY2(w.runView()->logPlaceholder().contains(QStringLiteral("Rank 1 has written no log yet")),
+                     qPrintable(w.runView()->logPlaceholder()));
+        ranks->setCurrentIndex(0);
+        // Compare: one run gets a hint, not only an empty-looking chart; the smoothing shows its value.
+        w.compareView()->setRuns({});
+        QVERIFY(w.compareView()->hint().contains(QStringLiteral("Select several runs")));
+        w.compareView()->smoothingSlider()->setValue(60);
+        QCOMPARE(w.compareView()->smoothingText(), QStringLiteral("0.60"));
+        w.compareView()->smoothingSlider()->setValue(0);
         // Compare: one chart per chosen tag.
         w.compareView()->setRuns({QStringLiteral("demo-ddp-1x2-r1")});
+        QVERIFY(w.compareView()->hint().contains(QStringLiteral("One run so far")));
         w.compareView()->setTags({QStringLiteral("step/loss"), QStringLiteral("step/lr")});
         QCOMPARE(w.compareView()->charts().size(), 2);
         QTRY_VERIFY(w.compareView()->charts()[0]->pointsShown() > 0);
+        // Stacked charts share the height equally.
+        w.tabs()->setCurrentWidget(w.compareView());
+        QTRY_VERIFY(w.compareView()->charts()[1]->isVisible());
+        QVERIFY2(
+            std::abs(w.compareView()->charts()[0]->height() - w.compareView()->charts()[1]->height()) <= 2,
+            qPrintable(QStringLiteral("%1 vs %2").arg(w.compareView()->charts()[0]->height()).arg(w.compareView()->charts()[1]->height())));
+        w.tabs()->setCurrentIndex(0);
         // A whole view as one image.
         for (const char* ext : {"png", "svg", "pdf"}) {
             const QString path = m_tmp.filePath(QStringLiteral("view.%1").arg(QLatin1String(ext)));
