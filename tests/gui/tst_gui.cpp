@@ -53,6 +53,21 @@
 using namespace scaledesk;
 using namespace scaledesk::gui;
 
+// A ddp run of the local profile, in sweep "demo", through the given states.
+bool saveLocalRun(const QString& root, const QString& id, int ranks, const QList<QPair<RunState, QString>>& states)
+{
+    auto store = RunStore::open(Workspace(root));
+    if (!store) return false;
+    RunRecord r;
+    r.id = id;
+    r.sweep = QStringLiteral("demo");
+    r.profile = QStringLiteral("local");
+    r.strategy = QStringLiteral("ddp");
+    r.ranksPerNode = ranks;
+    for (const auto& [state, message] : states) r.transition(state, message);
+    return bool((*store)->save(r));
+}
+
 class TestGui : public QObject {
     Q_OBJECT
 private:
@@ -852,17 +867,8 @@ private slots:
         const QString root = m_tmp.filePath(QStringLiteral("ws-long"));
         const QString longMessage =
             QStringLiteral("sbatch: error: ") + QString(QStringLiteral("Batch job submission failed: ")).repeated(40);
-        {
-            auto store = RunStore::open(Workspace(root));
-            QVERIFY(store);
-            RunRecord r;
-            r.id = QStringLiteral("a-run-with-a-rather-long-identifier-x1-r1");
-            r.sweep = QStringLiteral("long");
-            r.profile = QStringLiteral("local");
-            r.strategy = QStringLiteral("ddp");
-            r.transition(RunState::SubmitFailed, longMessage);
-            QVERIFY((*store)->save(r));
-        }
+        QVERIFY(
+            saveLocalRun(root, QStringLiteral("a-run-with-a-rather-long-identifier-x1-r1"), 1, {{RunState::SubmitFailed, longMessage}}));
         WorkspaceController controller(root);
         MainWindow w(controller);
         w.resize(1200, 800);
@@ -882,18 +888,10 @@ private slots:
         // A workspace with one finished run and its mirrored metrics.
         const QString root = m_tmp.filePath(QStringLiteral("ws"));
         {
-            auto store = RunStore::open(Workspace(root));
-            QVERIFY(store);
-            RunRecord r;
-            r.id = QStringLiteral("demo-ddp-1x2-r1");
-            r.sweep = QStringLiteral("demo");
-            r.profile = QStringLiteral("local");
-            r.strategy = QStringLiteral("ddp");
-            r.ranksPerNode = 2;
-            r.transition(RunState::Queued, QStringLiteral("local: job 1"));
-            r.transition(RunState::Completed, QStringLiteral("local: COMPLETED (exit 0)"));
-            QVERIFY((*store)->save(r));
-            QFile m(Workspace(root).runDir(r.id) + QStringLiteral("/metrics.jsonl"));
+            QVERIFY(saveLocalRun(
+                root, QStringLiteral("demo-ddp-1x2-r1"), 2,
+                {{RunState::Queued, QStringLiteral("local: job 1")}, {RunState::Completed, QStringLiteral("local: COMPLETED (exit 0)")}}));
+            QFile m(Workspace(root).runDir(QStringLiteral("demo-ddp-1x2-r1")) + QStringLiteral("/metrics.jsonl"));
             QVERIFY(m.open(QIODevice::WriteOnly));
             for (int i = 1; i <= 400; ++i)
                 m.write(QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%2,\"loss\":%3,\"lr\":0.001,\"compute_s\":0.2,\"comm_exposed_"
