@@ -164,14 +164,25 @@ ConfigEditor::ConfigEditor(WorkspaceController& controller, QWidget* parent) : Q
     connect(&m_trainer, &QProcess::finished, this, [this](int code) {
         m_trainerErrors.clear();
         if (code != 0) {
-            // "scaledesk-train: error: <file>:<line>:<col>: <what>"
-            static const QRegularExpression re(QStringLiteral(":(\\d+):(\\d+): (.*)$"));
+            // "scaledesk-train: error: <file>:<line>:<col>: <what> [config <name>]", one line per config: an error
+            // in a config that others inherit is listed once, with every config it breaks.
+            static const QRegularExpression re(QStringLiteral(":(\\d+):(\\d+): (.*?)(?: \\[config ([^\\]]+)\\])?$"));
+            QList<std::tuple<int, int, QString>> order;
+            QMap<std::tuple<int, int, QString>, QStringList> configs;
             for (const QString& line : QString::fromUtf8(m_trainer.readAllStandardError()).split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
                 const auto m = re.match(line);
+                std::tuple<int, int, QString> key{0, 0, line.section(QStringLiteral("error: "), 1)};
+                static const QRegularExpression configPrefix(QStringLiteral("^config '[^']*', "));
                 if (m.hasMatch())
-                    m_trainerErrors.append({m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3)});
-                else if (line.contains(QLatin1String("error")))
-                    m_trainerErrors.append({0, 0, line.section(QStringLiteral("error: "), 1)});
+                    key = {m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3).remove(configPrefix)};
+                else if (!line.contains(QLatin1String("error")))
+                    continue;
+                if (!configs.contains(key)) order << key;
+                if (m.hasMatch() && !m.captured(4).isEmpty()) configs[key] << m.captured(4);
+            }
+            for (const auto& [line, col, what] : order) {
+                const QStringList in = configs.value({line, col, what});
+                m_trainerErrors.append({line, col, in.isEmpty() ? what : what + tr(" (in %1)").arg(in.join(QStringLiteral(", ")))});
             }
         }
         showErrors(m_yamlErrors + m_trainerErrors);
@@ -266,18 +277,21 @@ void ConfigEditor::validateNow()
         m_yamlErrors.append({e.mark.line + 1, e.mark.column + 1, QStringLiteral("YAML: ") + QString::fromStdString(e.msg)});
     }
     refreshConfigs();
-    showErrors(m_yamlErrors);
-    // The trainer checks every key of the selected config (types, values, cross-key rules).
+    // The trainer checks every key of every config of the file (types, values, cross-key rules): an
+    // edit of a config reaches the ones that inherit from it, whichever is selected.
     const QString trainer = findLocalTrainer();
-    auto* current = m_configs->currentItem();
-    if (m_yamlErrors.isEmpty() && !trainer.isEmpty() && current) {
+    if (m_yamlErrors.isEmpty() && !trainer.isEmpty()) {
         if (m_trainer.state() != QProcess::NotRunning) {
             m_trainer.kill();
             m_trainer.waitForFinished(1000);
         }
+        m_errors->clear();
+        m_errors->addItem(tr("Checking every config…"));  // not "No errors." before the trainer has said so
         m_trainer.start(trainer,
-                        {QStringLiteral("--yaml_config"), m_tempFile, QStringLiteral("--config"), current->text(0),
-                         QStringLiteral("--describe"), QStringLiteral("--threads"), QStringLiteral("1")});
+                        {QStringLiteral("--yaml_config"), m_tempFile, QStringLiteral("--check_configs"), QStringLiteral("all"),
+                         QStringLiteral("--threads"), QStringLiteral("1")});
+    } else {
+        showErrors(m_yamlErrors);
     }
 }
 
@@ -307,7 +321,8 @@ QStringList ConfigEditor::errors() const
 {
     QStringList out;
     for (int i = 0; i < m_errors->count(); ++i)
-        if (m_errors->item(i)->text() != tr("No errors.")) out << m_errors->item(i)->text();
+        if (m_errors->item(i)->text() != tr("No errors.") && m_errors->item(i)->text() != tr("Checking every config…"))
+            out << m_errors->item(i)->text();
     return out;
 }
 

@@ -543,6 +543,24 @@ private slots:
             const int line = int(text.left(at).count(QLatin1Char('\n'))) + 1;
             QVERIFY2(e.errors().first().startsWith(QString::number(line) + QLatin1Char(':')), qPrintable(e.errors().first()));
             QVERIFY(!validity.isEmpty() && !validity.last().at(0).toBool());
+            // An error planted in `base` is reported for base and for the configs that inherit it, with
+            // the selection left where it was (cpu-tiny).
+            QString planted = text;
+            planted.replace(at, 14, QStringLiteral("Nsamples: 16"));
+            const int epochs = int(planted.indexOf(QStringLiteral("num_epochs: 10")));
+            QVERIFY(epochs > 0 && epochs < planted.indexOf(QStringLiteral("short:")));
+            planted.replace(epochs, 14, QStringLiteral("num_epochs: ten"));
+            e.editor()->setPlainText(planted);
+            QVERIFY(e.errors().isEmpty() || !e.errors().join(QString()).contains(QStringLiteral("No errors")));
+            QTRY_VERIFY_WITH_TIMEOUT(!e.validating() && !e.errors().isEmpty(), 20000);
+            const int epochsLine = int(planted.left(epochs).count(QLatin1Char('\n'))) + 1;
+            QCOMPARE(e.errors().size(), 1);  // one error, listed once with every config it breaks
+            const QString err = e.errors().first();
+            QVERIFY2(err.startsWith(QString::number(epochsLine) + QLatin1Char(':')) && err.contains(QStringLiteral("num_epochs")),
+                     qPrintable(err));
+            QVERIFY2(err.contains(QStringLiteral("(in base, ")) && err.contains(QStringLiteral("bs64_opt")), qPrintable(err));
+            QCOMPARE(configs->currentItem()->text(0), QStringLiteral("cpu-tiny"));
+            e.editor()->setPlainText(text);  // back to the Nsamples error, which the autosave checks below
             // Broken YAML is caught at once, before the trainer runs.
             e.editor()->appendPlainText(QStringLiteral("broken: [1, 2"));
             QTRY_VERIFY_WITH_TIMEOUT(!e.validating() && e.errors().join(QString()).contains(QStringLiteral("YAML")), 20000);

@@ -14,6 +14,9 @@
 
 #include <iostream>
 #include <malloc.h>
+#include <sstream>
+#include <string>
+#include <vector>
 
 using namespace scaledesk::train;
 
@@ -143,6 +146,10 @@ int main(int argc, char** argv)
     app.add_option("--seed", v.seed, "seed for weights and data streams (default: the YAML seed, else random)");
     app.add_flag("--resume", options.resume, "continue from <run folder>/checkpoints/latest.pt when it exists");
     app.add_flag("--describe", describe, "print the resolved config and the model summary, then exit");
+    std::string checkConfigs;
+    app.add_option("--check_configs", checkConfigs,
+                   "check these configs of --yaml_config (comma-separated, or 'all'): load and validate each, print every "
+                   "error (file:line:column, and the config), exit 1 if any; builds no model");
     std::string backend = "auto";
     int commTimeout = 300;
     std::string dataStreams = "independent";
@@ -188,6 +195,27 @@ int main(int argc, char** argv)
     if (benchyFlag->count()) v.enableBenchy = benchy;
 
     try {
+        if (!checkConfigs.empty()) {
+            // Every config on its own: an error in one does not hide the others'.
+            std::vector<std::string> names;
+            if (checkConfigs == "all") {
+                names = listConfigNames(v.yamlConfig);
+            } else {
+                std::stringstream list(checkConfigs);
+                for (std::string name; std::getline(list, name, ',');)
+                    if (!name.empty()) names.push_back(name);
+            }
+            int bad = 0;
+            for (const std::string& name : names) {
+                try {
+                    validateTrainConfig(loadTrainConfig(v.yamlConfig, name));
+                } catch (const std::exception& e) {
+                    std::fputs(("scaledesk-train: error: " + std::string(e.what()) + " [config " + name + "]\n").c_str(), stderr);
+                    ++bad;
+                }
+            }
+            return bad > 0 ? 1 : 0;
+        }
         if (make->parsed()) {
             scaledesk::train::makeData(makeData);
             std::cout << "wrote " << makeData.outDir << "/train.h5 (box " << makeData.trainBox << ") and " << makeData.outDir
