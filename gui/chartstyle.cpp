@@ -39,6 +39,10 @@ void styleLineLegend(QChart* chart)
 
 void styleChart(QChart* chart, const QString& title)
 {
+    // Follow the system: a dark window gets a dark chart. The theme first: it resets fonts.
+    const QPalette pal = QApplication::palette();
+    const bool dark = pal.color(QPalette::Window).lightness() < 128;
+    chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     chart->setTitle(title);
     chart->setAnimationOptions(QChart::NoAnimation);
     QFont f = chart->titleFont();
@@ -47,10 +51,6 @@ void styleChart(QChart* chart, const QString& title)
     chart->setTitleFont(f);
     chart->legend()->setAlignment(Qt::AlignBottom);
     chart->setMargins(QMargins(6, 6, 6, 6));
-    // Follow the system: a dark window gets a dark chart.
-    const QPalette pal = QApplication::palette();
-    const bool dark = pal.color(QPalette::Window).lightness() < 128;
-    chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
 }
 
 }  // namespace scaledesk::gui

@@ -33,6 +33,7 @@
 #include <QListWidget>
 #include <QMenu>
 #include <QMenuBar>
+#include <QPalette>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
@@ -231,6 +232,35 @@ private slots:
         QVERIFY(empty.xTickLabels().isEmpty());
         QVERIFY(!empty.chart()->axes(Qt::Horizontal).first()->isVisible());
         QVERIFY(!empty.chart()->axes(Qt::Vertical).first()->isVisible());
+    }
+
+    void chartsFollowADarkPalette()
+    {
+        // A dark system palette: charts get a dark background and light text, axes and crosshair included.
+        const QPalette light = QApplication::palette();
+        QPalette dark(QColor(0x2b, 0x2b, 0x2b));
+        dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+        dark.setColor(QPalette::WindowText, Qt::white);
+        dark.setColor(QPalette::ToolTipBase, QColor(0x3c, 0x3c, 0x3c));
+        dark.setColor(QPalette::ToolTipText, Qt::white);
+        QApplication::setPalette(dark);
+        Series s;
+        for (int i = 0; i < 200; ++i) s.append(i, i, 1.0 / (1 + i));
+        {
+            SeriesChart chart(QStringLiteral("Dark"));
+            chart.resize(600, 400);
+            chart.show();
+            chart.setCurves({{QStringLiteral("c"), QColor(0x56, 0xB4, 0xE9), &s, 0}});
+            QTRY_VERIFY(chart.pointsShown() > 0);
+            QVERIFY(chart.chart()->backgroundBrush().color().lightness() < 100);
+            for (QAbstractAxis* a : chart.chart()->axes())
+                QVERIFY2(a->labelsBrush().color().lightness() > 150, qPrintable(a->labelsBrush().color().name()));
+            chart.showCrosshairAt(50);
+            QTest::qWait(100);
+            if (const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR"); !shots.isEmpty())
+                chart.grab().save(shots + QStringLiteral("/chart-dark.png"));
+        }
+        QApplication::setPalette(light);
     }
 
     void exportHonoursTheResolution()
