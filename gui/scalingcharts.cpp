@@ -8,15 +8,18 @@
 #include <QBarSet>
 #include <QCategoryAxis>
 #include <QChart>
+#include <QCursor>
 #include <QGraphicsSimpleTextItem>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QStackedBarSeries>
+#include <QToolTip>
 
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 
 namespace scaledesk::gui {
 
@@ -157,6 +160,49 @@ void addStrategyLines(Plot& plot, const ScalingReport& rep, bool positiveOnly, c
     }
 }
 
+// Percent labels inside the stacked segments tall enough to hold one (Qt's own labels overlap on
+// thin segments: "0.78 %" over "7.2 %"); every value is in the segment's tooltip.
+void labelSegmentsThatFit(QChart* chart, QStackedBarSeries* series)
+{
+    struct Label {
+        QGraphicsSimpleTextItem* item;
+        int category;
+        double bottom, value;
+    };
+    auto labels = std::make_shared<std::vector<Label>>();
+    const QList<QBarSet*> sets = series->barSets();
+    const int categories = sets.isEmpty() ? 0 : int(sets.first()->count());
+    for (int c = 0; c < categories; ++c) {
+        double bottom = 0;
+        for (QBarSet* set : sets) {
+            const double v = set->at(c);
+            auto* item = new QGraphicsSimpleTextItem(formatNumber(v, 3) + QStringLiteral(" %"), chart);
+            item->setBrush(Qt::white);
+            item->setZValue(10);
+            labels->push_back({item, c, bottom, v});
+            bottom += v;
+        }
+    }
+    auto place = [chart, series, labels] {
+        for (const Label& l : *labels) {
+            const QPointF top = chart->mapToPosition(QPointF(l.category, l.bottom + l.value), series);
+            const QPointF base = chart->mapToPosition(QPointF(l.category, l.bottom), series);
+            const QRectF r = l.item->boundingRect();
+            const bool fits = base.y() - top.y() >= r.height() + 2;
+            l.item->setVisible(fits);
+            if (fits) l.item->setPos(QPointF(top.x(), (top.y() + base.y()) / 2) - r.center());
+        }
+    };
+    QObject::connect(chart, &QChart::plotAreaChanged, chart, place);
+    for (QBarSet* set : sets)
+        QObject::connect(set, &QBarSet::hovered, chart, [set](bool on, int index) {
+            if (on)
+                QToolTip::showText(QCursor::pos(), QStringLiteral("%1: %2 %").arg(set->label(), formatNumber(set->at(index), 3)));
+            else
+                QToolTip::hideText();
+        });
+}
+
 void hideUnnamed(QChart* chart)
 {
     for (QAbstractSeries* s : chart->series())
@@ -251,18 +297,18 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         QStringList categories;
         for (const auto& g : rep.groups) {
             if (!std::isfinite(g.epochS)) continue;
-            categories << QStringLiteral("%1\n%2 ranks").arg(g.strategy).arg(g.world);
+            categories << QStringLiteral("%1 · %2").arg(g.strategy).arg(g.world);
             const double e = g.epochS;
             const double v[] = {g.computeS / e, g.commS / e, g.dataS / e, std::max(0.0, g.otherS / e)};
             for (int i = 0; i < 4; ++i) sets[i]->append(std::isfinite(v[i]) ? 100 * v[i] : 0);
         }
         for (auto* s : sets) series->append(s);
-        series->setLabelsVisible(true);
-        series->setLabelsFormat(QStringLiteral("@value %"));
-        series->setLabelsPrecision(2);
         chart->addSeries(series);
         auto* x = new QBarCategoryAxis;
         x->append(categories);
+        x->setTitleText(QStringLiteral("strategy · ranks"));
+        if (categories.size() > 6) x->setLabelsAngle(-45);  // names are never cut: tilted when many
+        labelSegmentsThatFit(chart, series);
         QCategoryAxis* y =
             tickedAxis(QStringLiteral("Share of the epoch (%)"), linearTicks(0, 100, 6, AxisFit::Exact, true), Scale::Linear);
         chart->addAxis(x, Qt::AlignBottom);
