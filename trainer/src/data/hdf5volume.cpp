@@ -143,7 +143,11 @@ void H5Writer::write(const std::string& dataset, const std::vector<int64_t>& dim
     const auto serial = hdf5Lock();
     std::vector<hsize_t> d(dims.begin(), dims.end());
     Handle space{H5Screate_simple(int(d.size()), d.data(), nullptr), H5Sclose};
-    Handle ds{H5Dcreate2(hid_t(m_file), dataset.c_str(), H5T_IEEE_F32LE, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+    // No modification times in the object headers: the same data gives the same bytes, whenever it
+    // was written (two files a second apart differed in one byte).
+    Handle dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+    if (dcpl.id < 0 || H5Pset_obj_track_times(dcpl.id, false) < 0) throw DataError(m_path + ": cannot set up dataset '" + dataset + "'");
+    Handle ds{H5Dcreate2(hid_t(m_file), dataset.c_str(), H5T_IEEE_F32LE, space.id, H5P_DEFAULT, dcpl.id, H5P_DEFAULT), H5Dclose};
     if (ds.id < 0 || H5Dwrite(ds.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
         throw DataError(m_path + ": cannot write dataset '" + dataset + "' (disk full?)");
 }
