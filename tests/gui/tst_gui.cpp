@@ -868,6 +868,9 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(acted.size(), 2, 30000);
         QVERIFY(!acted.at(1).at(2).toBool());
         QVERIFY2(acted.at(1).at(3).toString().contains(QStringLiteral("already ended")), qPrintable(acted.at(1).at(3).toString()));
+        // The first run is not needed any more: cancel it rather than wait for its ten epochs (minutes
+        // under the sanitizers), so nothing is left running.
+        if (isActive(state(QStringLiteral("pf-ddp-1x1-r1")))) controller.cancel(QStringLiteral("pf-ddp-1x1-r1"));
         QTRY_VERIFY_WITH_TIMEOUT(!isActive(state(QStringLiteral("pf-ddp-1x1-r1"))), 180000);
 #endif
     }
