@@ -41,6 +41,12 @@ void hideFromLegend(QChart* chart, QAbstractSeries* s)
     for (QLegendMarker* m : chart->legend()->markers(s)) m->setVisible(false);
 }
 
+void hideUnnamed(QChart* chart)
+{
+    for (QAbstractSeries* s : chart->series())
+        if (s->name().isEmpty()) hideFromLegend(chart, s);
+}
+
 // How values map onto a chart's axis: log axes are linear category axes over log10 or log2 of the
 // values, so that every tick carries a label of our choosing (Qt's QLogValueAxis labels whole
 // powers only).
@@ -116,6 +122,7 @@ public:
             s->attachAxis(x);
             s->attachAxis(y);
         }
+        hideUnnamed(m_chart);  // error bars have no legend entry
     }
 
 private:
@@ -203,11 +210,6 @@ void labelSegmentsThatFit(QChart* chart, QStackedBarSeries* series)
         });
 }
 
-void hideUnnamed(QChart* chart)
-{
-    for (QAbstractSeries* s : chart->series())
-        if (s->name().isEmpty()) hideFromLegend(chart, s);
-}
 }  // namespace
 
 QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
@@ -220,7 +222,6 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         addStrategyLines(
             plot, rep, true, [](const ReportGroupRow& g) { return g.epochS; }, [](const ReportGroupRow& g) { return g.epochSStd; });
         plot.finish(QStringLiteral("Epoch time (s)"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
-        hideUnnamed(chart);
         charts << qMakePair(QStringLiteral("epoch_time"), chart);
     }
     {
@@ -241,7 +242,6 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
             plot.add(ideal, hi, hi / lo);
         }
         plot.finish(QStringLiteral("Speedup (×)"), [](double lo, double hi) { return log2Ticks(lo, hi, 6); });
-        hideUnnamed(chart);
         charts << qMakePair(QStringLiteral("speedup"), chart);
     }
     {
@@ -257,7 +257,6 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         plot.finish(QStringLiteral("Efficiency (%)"), [](double lo, double hi) {
             return linearTicks(std::min(0.0, lo), std::max(110.0, hi * 1.05), 6, AxisFit::Exact, lo >= 0);
         });
-        hideUnnamed(chart);
         charts << qMakePair(QStringLiteral("efficiency"), chart);
     }
     {
@@ -275,7 +274,6 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
             for (const auto* g : line.rows) plot.add(ideal, g->world, base->throughput * g->world / base->world);
         }
         plot.finish(QStringLiteral("Samples per second"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
-        hideUnnamed(chart);
         charts << qMakePair(QStringLiteral("throughput"), chart);
     }
 

@@ -121,15 +121,10 @@ AxisTicks linearTicks(double lo, double hi, int maxTicks, AxisFit fit, bool nonN
         lo = std::max(lo, 0.0);
         hi = std::max(hi, lo);
     }
-    widenFlat(&lo, &hi);
-    if (nonNegative) lo = std::max(lo, 0.0);
+    widenFlat(&lo, &hi);  // never below zero when lo is not: with lo ≥ 0 no tick or range end is negative
     maxTicks = std::max(2, maxTicks);
     const double step = chooseStep(lo, hi, maxTicks, fit, niceSteps(hi - lo, maxTicks));
     AxisTicks out = ticksAtMultiples(lo, hi, step, fit);
-    if (nonNegative) {
-        out.lo = std::max(out.lo, 0.0);
-        out.ticks.erase(std::remove_if(out.ticks.begin(), out.ticks.end(), [](const AxisTick& t) { return t.value < 0; }), out.ticks.end());
-    }
     labelLinear(out, step);
     return out;
 }
