@@ -1,5 +1,7 @@
 #include "chartexport.h"
 
+#include "chartstyle.h"
+
 #include <QBuffer>
 #include <QChart>
 #include <QChartView>
@@ -95,9 +97,12 @@ Status exportChart(QChart* chart, const QString& path, QSize size, int dpi, cons
     chart->resize(logical);
     if (chart->layout()) chart->layout()->activate();  // the plot area now, not at the next event
     view.scene()->setSceneRect(QRectF(QPointF(0, 0), logical));
+    const QString shownTitle = chart->title();
+    fitChartTitle(chart, logical.width());  // the file's width, not the window's
     if (prepare) prepare();
 
-    const QByteArray bytes = render(view.scene(), logical, suffix, size, dpi, chart->title());
+    const QByteArray bytes = render(view.scene(), logical, suffix, size, dpi, fullChartTitle(chart));
+    chart->setTitle(shownTitle);
     view.setChart(new QChart);  // the view must not delete the caller's chart
     if (previousScene && previousScene != chart->scene()) previousScene->addItem(chart);
     chart->setGeometry(previousGeometry);
@@ -126,6 +131,7 @@ Status exportChartPage(const QList<QChart*>& charts, const QString& title, const
         QChart* c = charts[i];
         scene.addItem(c);
         c->setGeometry(QRectF(QPointF(double(i % columns) * cell.width(), top + double(i / columns) * cell.height()), cell));
+        fitChartTitle(c, cell.width());
         if (c->layout()) c->layout()->activate();
     }
     double bottom = top + double(rows) * cell.height();

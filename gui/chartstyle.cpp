@@ -3,8 +3,10 @@
 #include <QApplication>
 #include <QChart>
 #include <QCryptographicHash>
+#include <QFontMetricsF>
 #include <QLegend>
 #include <QPalette>
+#include <QResizeEvent>
 
 namespace scaledesk::gui {
 
@@ -44,6 +46,7 @@ void styleChart(QChart* chart, const QString& title)
     const bool dark = pal.color(QPalette::Window).lightness() < 128;
     chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     chart->setTitle(title);
+    chart->setProperty("scaledeskFullTitle", title);
     chart->setAnimationOptions(QChart::NoAnimation);
     QFont f = chart->titleFont();
     f.setPointSizeF(11);
@@ -51,6 +54,28 @@ void styleChart(QChart* chart, const QString& title)
     chart->setTitleFont(f);
     chart->legend()->setAlignment(Qt::AlignBottom);
     chart->setMargins(QMargins(6, 6, 6, 6));
+}
+
+QString fullChartTitle(const QChart* chart)
+{
+    const QVariant full = chart->property("scaledeskFullTitle");
+    return full.isValid() ? full.toString() : chart->title();
+}
+
+QString fitChartTitle(QChart* chart, qreal width)
+{
+    const QString full = fullChartTitle(chart);
+    const QFontMetricsF fm(chart->titleFont());
+    const qreal room = width - chart->margins().left() - chart->margins().right() - 8;
+    const QString shown = fm.horizontalAdvance(full) <= room ? full : fm.elidedText(full, Qt::ElideRight, std::max<qreal>(room, 40));
+    if (chart->title() != shown) chart->setTitle(shown);
+    return shown == full ? QString() : full;
+}
+
+void FittedChartView::resizeEvent(QResizeEvent* e)
+{
+    QChartView::resizeEvent(e);
+    if (chart()) setToolTip(fitChartTitle(chart(), width()));
 }
 
 }  // namespace scaledesk::gui

@@ -4,6 +4,9 @@
 #include <QString>
 
 class QChart;
+class QResizeEvent;
+
+#include <QChartView>
 
 namespace scaledesk::gui {
 
@@ -14,7 +17,22 @@ QColor strategyColor(const QString& strategy);
 QColor runColor(const QString& runId);
 /// Fonts, margins and legend placement shared by every chart, light or dark.
 void styleChart(QChart* chart, const QString& title);
+/// A chart's title fitted to `width` pixels: the whole title (as styleChart set it) when it fits,
+/// else cut at the end with "…". Returns the whole title when it was cut (for the view's tooltip),
+/// else an empty string.
+QString fitChartTitle(QChart* chart, qreal width);
+/// The whole title of a chart styled by styleChart (its title may show cut).
+QString fullChartTitle(const QChart* chart);
 /// For charts of lines: legend entries drawn as their lines (dashed where the line is dashed).
 void styleLineLegend(QChart* chart);
+
+/// A chart view whose title never runs off it: elided to the view's width, whole in the tooltip.
+class FittedChartView : public QChartView {
+public:
+    using QChartView::QChartView;
+
+protected:
+    void resizeEvent(QResizeEvent* e) override;
+};
 
 }  // namespace scaledesk::gui

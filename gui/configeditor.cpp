@@ -192,6 +192,12 @@ ConfigEditor::ConfigEditor(WorkspaceController& controller, QWidget* parent) : Q
 ConfigEditor::~ConfigEditor()
 {
     if (m_autosave.isActive()) writeAutosave();
+    // A check still running is no longer wanted: stop it rather than leave it to QProcess's warning.
+    if (m_trainer.state() != QProcess::NotRunning) {
+        m_trainer.disconnect(this);
+        m_trainer.kill();
+        m_trainer.waitForFinished(1000);
+    }
 }
 
 void ConfigEditor::writeAutosave()

@@ -1,16 +1,19 @@
 #include "mainwindow.h"
 
+#include "clusterwizard.h"
 #include "compareview.h"
 #include "config/profiles.h"
 #include "configeditor.h"
 #include "headless.h"
 #include "launchdialog.h"
 #include "preferencesdialog.h"
+#include "progresspanel.h"
 #include "remote/sshtransport.h"
 #include "runlistmodel.h"
 #include "runs/deploy.h"
 #include "runview.h"
 #include "scalingview.h"
+#include "welcomepanel.h"
 #include "workspacecontroller.h"
 
 #include <QAction>
@@ -38,6 +41,7 @@
 #include <QSet>
 #include <QSettings>
 #include <QSortFilterProxyModel>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QSvgGenerator>
 #include <QTabWidget>
@@ -234,6 +238,39 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     profileDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, profileDock);
     m_profiles = profiles;
+    // Each profile's own actions: Edit… (the wizard), Test and Deploy (the backend's profile test
+    // and deploy, as `scaledesk profiles test` and `scaledesk deploy`).
+    profiles->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(profiles, &QListWidget::customContextMenuRequested, this, [this, profiles](const QPoint& at) {
+        QListWidgetItem* item = profiles->itemAt(at);
+        if (!item) return;
+        const QString name = item->data(Qt::UserRole).toString();
+        QMenu menu;
+        QAction* edit = menu.addAction(tr("Edit…"));
+        edit->setEnabled(name != QLatin1String("local"));
+        QAction* test = menu.addAction(tr("Test"));
+        QAction* deploy = menu.addAction(tr("Deploy the trainer"));
+        deploy->setEnabled(name != QLatin1String("local"));
+        QAction* chosen = menu.exec(profiles->viewport()->mapToGlobal(at));
+        if (chosen == edit) addCluster(name);
+        if (chosen == test) {
+            statusBar()->showMessage(tr("Testing %1…").arg(name), 15000);
+            m_controller.testProfile(name);
+        }
+        if (chosen == deploy) m_controller.deploy(name);
+    });
+    connect(&controller, &WorkspaceController::profileTested, this, [this](const QString& name, bool ok, const QStringList& lines) {
+        QMessageBox box(ok ? QMessageBox::Information : QMessageBox::Warning, tr("Test of %1").arg(name),
+                        ok ? tr("Every check passed.") : tr("A check failed."), QMessageBox::Ok, this);
+        box.setInformativeText(lines.join(QLatin1Char('\n')));
+        box.exec();
+    });
+    connect(&controller, &WorkspaceController::deployFinished, this, [this](const QString& name, bool ok, const QString& text) {
+        if (ok)
+            statusBar()->showMessage(tr("%1: %2").arg(name, text), 30000);
+        else
+            QMessageBox::warning(this, tr("Deploy to %1").arg(name), text);
+    });
 
     m_tabs = new QTabWidget;
     m_runView = new RunView(controller);
@@ -257,7 +294,47 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     connect(save, &QAction::triggered, this, [this] {
         if (!m_editor->save()) QMessageBox::warning(this, tr("Save"), tr("Cannot write %1").arg(m_editor->path()));
     });
-    setCentralWidget(m_tabs);
+    // An empty workspace shows the welcome panel in place of the tabs.
+    m_welcome = new WelcomePanel;
+    m_central = new QStackedWidget;
+    m_central->addWidget(m_tabs);
+    m_central->addWidget(m_welcome);
+    setCentralWidget(m_central);
+    auto showTabs = [this](QWidget* tab) {
+        m_welcomeDismissed = true;
+        m_central->setCurrentWidget(m_tabs);
+        if (tab) m_tabs->setCurrentWidget(tab);
+    };
+    QAction* demo = new QAction(tr("Run the demo sweep"), this);
+    connect(demo, &QAction::triggered, this, [this, showTabs] {
+        if (m_controller.demoRunning()) return;
+        showTabs(m_runView);
+        m_controller.runDemo();
+    });
+    connect(m_welcome, &WelcomePanel::demoRequested, demo, &QAction::trigger);
+    connect(m_welcome, &WelcomePanel::editorRequested, this, [this, showTabs] {
+        showTabs(m_editor);
+        m_editor->editor()->setFocus();
+    });
+    connect(m_welcome, &WelcomePanel::addClusterRequested, this, [this] { addCluster(); });
+    // The demo's runs: each one is selected as it appears, so its curves fill the Run tab live.
+    connect(&m_controller, &WorkspaceController::demoRunLaunched, this, [this](const QString& id) { m_followDemo = id; });
+    connect(&m_controller, &WorkspaceController::demoFinished, this, [this](bool ok, const QString& text) {
+        m_followDemo.clear();
+        if (ok) m_scaling->showSweep(DemoSweep::name());
+        statusBar()->showMessage(text, 30000);
+    });
+    QAction* addClusterAction = new QAction(tr("Add a cluster…"), this);
+    connect(addClusterAction, &QAction::triggered, this, [this] { addCluster(); });
+    QAction* welcomeAction = new QAction(tr("Welcome"), this);
+    connect(welcomeAction, &QAction::triggered, this, [this] { m_central->setCurrentWidget(m_welcome); });
+
+    // Long work: progress and Cancel in the status bar.
+    m_progress = new ProgressPanel;
+    statusBar()->addPermanentWidget(m_progress);
+    connect(&m_controller, &WorkspaceController::taskProgress, m_progress, &ProgressPanel::setTask);
+    connect(&m_controller, &WorkspaceController::taskEnded, m_progress, &ProgressPanel::endTask);
+    connect(m_progress, &ProgressPanel::cancelRequested, &m_controller, &WorkspaceController::cancelTask);
 
     // Keyboard: Tab leaves the run list (arrows move within it); the toolbar's actions, with their
     // shortcuts, in a menu bar.
@@ -285,6 +362,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     quit->setMenuRole(QAction::QuitRole);
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run->addAction(launch);
+    run->addAction(demo);
     run->addAction(poll);
     run->addAction(find);
     QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -296,7 +374,9 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     view->addSeparator();
     view->addAction(dock->toggleViewAction());
     view->addAction(profileDock->toggleViewAction());
+    file->insertAction(file->actions().value(0), addClusterAction);
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(welcomeAction);
     help->addAction(about);
     addAction(find);
 
@@ -320,9 +400,16 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         QStringList selected;
         for (const QModelIndex& i : m_table->selectionModel()->selectedRows()) selected << m_proxy->data(i, Qt::UserRole).toString();
         m_model->setRuns(runs);
+        if (!m_followDemo.isEmpty() && !selected.contains(m_followDemo) &&
+            std::any_of(runs.begin(), runs.end(), [this](const RunSummary& s) { return s.id == m_followDemo; }))
+            selected = {m_followDemo};
         for (int r = 0; r < m_proxy->rowCount(); ++r)
             if (selected.contains(m_proxy->data(m_proxy->index(r, 0), Qt::UserRole).toString()))
                 m_table->selectionModel()->select(m_proxy->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        if (runs.isEmpty() && !m_welcomeDismissed && !m_controller.demoRunning())
+            m_central->setCurrentWidget(m_welcome);
+        else if (!runs.isEmpty() && m_central->currentWidget() == m_welcome && !m_welcomeDismissed)
+            m_central->setCurrentWidget(m_tabs);
         QStringList sweeps;
         for (const auto& s : runs)
             if (!s.sweep.isEmpty() && !sweeps.contains(s.sweep)) sweeps << s.sweep;
@@ -330,6 +417,24 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         statusBar()->showMessage(tr("%1 runs").arg(runs.size()), 5000);
     });
     connect(&controller, &WorkspaceController::message, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
+}
+
+bool MainWindow::welcomeShown() const { return m_central->currentWidget() == m_welcome; }
+
+void MainWindow::addCluster(const QString& existing)
+{
+    std::optional<ClusterProfile> edit;
+    if (!existing.isEmpty()) {
+        auto p = findProfile(m_controller.workspace(), existing);
+        if (!p) {
+            QMessageBox::warning(this, tr("Edit cluster"), p.error().text());
+            return;
+        }
+        edit = *p;
+    }
+    ClusterWizard wizard(m_controller, edit ? &*edit : nullptr, this);
+    wizard.exec();
+    if (!wizard.savedFile().isEmpty()) statusBar()->showMessage(tr("Saved the profile %1").arg(wizard.savedFile()), 15000);
 }
 
 }  // namespace scaledesk::gui

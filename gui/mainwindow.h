@@ -3,6 +3,7 @@
 #include <QMainWindow>
 
 class QListWidget;
+class QStackedWidget;
 class QSortFilterProxyModel;
 class QTableView;
 class QTabWidget;
@@ -15,6 +16,8 @@ namespace scaledesk::gui {
 Status exportWidget(QWidget* view, const QString& path);
 
 class CompareView;
+class ProgressPanel;
+class WelcomePanel;
 class ConfigEditor;
 class RunListModel;
 class RunView;
@@ -34,6 +37,12 @@ public:
     QListWidget* profileList() const { return m_profiles; }
     QTableView* runTable() const { return m_table; }
     RunListModel* runModel() const { return m_model; }
+    WelcomePanel* welcome() const { return m_welcome; }
+    /// Whether the welcome panel is shown (an empty workspace) instead of the tabs.
+    bool welcomeShown() const;
+    ProgressPanel* progressPanel() const { return m_progress; }
+    /// Opens the add-cluster wizard (`existing`: edit that profile) and returns when it closes.
+    void addCluster(const QString& existing = QString());
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -49,6 +58,11 @@ private:
     ScalingView* m_scaling;
     ConfigEditor* m_editor;
     QListWidget* m_profiles;
+    QStackedWidget* m_central;
+    WelcomePanel* m_welcome;
+    ProgressPanel* m_progress;
+    bool m_welcomeDismissed = false;  ///< the user left the welcome panel: runs or not, the tabs stay
+    QString m_followDemo;             ///< the demo run the navigator selects when it appears
 };
 
 }  // namespace scaledesk::gui

@@ -136,6 +136,8 @@ private:
     double m_xlo = 1e300, m_xhi = -1e300, m_ylo = 1e300, m_yhi = -1e300;
 };
 
+QString ranksLabel(int world) { return world == 1 ? QStringLiteral("1 rank") : QStringLiteral("%1 ranks").arg(world); }
+
 QString gaps(const ScalingReport& rep)
 {
     QStringList missing;
@@ -324,7 +326,7 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         QStringList categories;
         std::map<QString, QBarSet*> sets;
         for (const auto& g : rep.groups)
-            if (!categories.contains(QStringLiteral("%1 ranks").arg(g.world))) categories << QStringLiteral("%1 ranks").arg(g.world);
+            if (!categories.contains(ranksLabel(g.world))) categories << ranksLabel(g.world);
         for (const auto& g : rep.groups) {
             QBarSet*& set = sets[g.strategy];
             if (!set) {
@@ -334,7 +336,7 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
                 for (int i = 0; i < categories.size(); ++i) set->append(0);
             }
             if (g.reachedTarget > 0)
-                set->replace(int(categories.indexOf(QStringLiteral("%1 ranks").arg(g.world))), g.timeToTargetS);
+                set->replace(int(categories.indexOf(ranksLabel(g.world))), g.timeToTargetS);
             else
                 never << QStringLiteral("%1 at %2 ranks").arg(g.strategy).arg(g.world);
         }
@@ -344,9 +346,16 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         series->setLabelsPrecision(3);
         series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
         chart->addSeries(series);
-        styleChart(chart,
-                   QStringLiteral("Time to validation loss %1").arg(formatNumber(rep.target)) +
-                       (never.isEmpty() ? QString() : QStringLiteral(" — not reached: ") + never.join(QStringLiteral(", "))));
+        styleChart(chart, QStringLiteral("Time to validation loss %1").arg(formatNumber(rep.target)));
+        // Groups that never got there: named under the plot, where there is room for all of them.
+        if (!never.isEmpty()) {
+            auto* note = new QGraphicsSimpleTextItem(QStringLiteral("Not reached: ") + never.join(QStringLiteral(", ")), chart);
+            note->setBrush(chart->titleBrush());
+            chart->setMargins(QMargins(6, 6, 6, 6 + int(note->boundingRect().height()) + 4));
+            QObject::connect(chart, &QChart::plotAreaChanged, chart, [chart, note] {
+                note->setPos(chart->plotArea().left(), chart->size().height() - note->boundingRect().height() - 6);
+            });
+        }
         auto* x = new QBarCategoryAxis;
         x->append(categories);
         double top = 0;

@@ -1,6 +1,7 @@
 #include "scalingview.h"
 
 #include "analysis/analysisinputs.h"
+#include "chartstyle.h"
 #include "headless.h"
 #include "scalingcharts.h"
 #include "workspacecontroller.h"
@@ -77,7 +78,7 @@ void ScalingView::showReport(const QString& sweep, const ScalingReport& report)
     m_views.clear();
     const auto charts = buildScalingCharts(m_report);
     for (int i = 0; i < charts.size(); ++i) {
-        auto* view = new QChartView(charts[i].second);  // the view owns its chart
+        auto* view = new FittedChartView(charts[i].second);  // the view owns its chart
         view->setRenderHint(QPainter::Antialiasing);
         view->setMinimumSize(420, 300);
         m_grid->addWidget(view, i / 2, i % 2);

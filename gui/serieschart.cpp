@@ -499,6 +499,7 @@ void SeriesChart::leaveEvent(QEvent* e)
 void SeriesChart::resizeEvent(QResizeEvent* e)
 {
     QChartView::resizeEvent(e);
+    setToolTip(fitChartTitle(chart(), width()));
     m_coalesce.start();
 }
 
@@ -569,7 +570,7 @@ void SeriesChart::contextMenuEvent(QContextMenuEvent* e)
     QAction* chosen = menu.exec(e->globalPos());
     if (chosen == reset) resetZoom();
     if (chosen != save) return;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), chart()->title() + QStringLiteral(".png"),
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), fullChartTitle(chart()) + QStringLiteral(".png"),
                                                       tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;CSV of the data in view (*.csv)"));
     if (path.isEmpty()) return;
     QSize size(1600, 1000);

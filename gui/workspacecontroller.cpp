@@ -3,6 +3,8 @@
 #include "analysis/analysisinputs.h"
 #include "config/configresolve.h"
 #include "config/profiles.h"
+#include "runs/clusterprobe.h"
+#include "runs/deploy.h"
 #include "runs/runpoller.h"
 
 #include <QFutureWatcher>
@@ -94,20 +96,40 @@ void WorkspaceController::loadRun(const QString& runId)
     if (hasReader(runId) || m_loading.contains(runId)) return;
     m_loading.insert(runId);
     const Workspace ws = m_workspace;
+    // A large run's first read is a task with a progress bar and Cancel (what was read stays; the
+    // next poll's read goes on from there).
+    const QString task = QStringLiteral("read:") + runId;
+    auto stop = std::make_shared<std::atomic_bool>(false);
+    const QPointer<WorkspaceController> self(this);
+    auto progress = [self, task, runId](const ProgressStep& step) {
+        constexpr qint64 large = 32 << 20;  // smaller runs read too fast for a bar to help
+        if (step.total < large) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, task, runId, step] {
+                if (!self) return;
+                if (self->m_tasks.contains(task))
+                    emit self->taskProgress(task, tr("Reading %1: %2 of %3 MB").arg(runId).arg(step.done >> 20).arg(step.total >> 20),
+                                            step.done, step.total);
+            },
+            Qt::QueuedConnection);
+    };
+    m_tasks.insert(task, [stop] { *stop = true; });
     // The reader is touched by the pool thread only until the result is handed over.
     onPool<LoadedRun>(
         this,
-        [ws, runId] {
+        [ws, runId, progress, stop] {
             LoadedRun out;
             out.reader = new MirrorReader(ws.runDir(runId));
-            out.reader->read({});
+            out.reader->read({}, progress, [stop] { return stop->load(); });
             if (auto store = RunStore::open(ws))
                 if (auto r = (*store)->load(runId)) out.snapshot = snapshotOf(ws, *r);
             return out;
         },
-        [this, runId](LoadedRun loaded) {
+        [this, runId, task](LoadedRun loaded) {
             std::unique_ptr<MirrorReader> reader(loaded.reader);
             m_loading.remove(runId);
+            endTask(task);
             if (!hasReader(runId)) m_readers[runId] = std::move(reader);
             if (loaded.snapshot && !m_snapshots.contains(runId)) takeSnapshots({*loaded.snapshot});
             emit readerReady(runId);
@@ -370,6 +392,12 @@ void WorkspaceController::takeSnapshots(const QList<RunSnapshot>& runs)
         emit runsChanged(m_runs);
         schedule();
     }
+    if (m_demo && !m_demo->current.isEmpty())
+        for (const RunSnapshot& snap : runs)
+            if (snap.record.id == m_demo->current && !isActive(snap.record.state)) {
+                QTimer::singleShot(0, this, &WorkspaceController::advanceDemo);
+                break;
+            }
 }
 
 void WorkspaceController::act(const QString& runId, RunAction action, bool confirmed)
@@ -421,14 +449,16 @@ void WorkspaceController::cancel(const QString& runId) { act(runId, RunAction::C
 void WorkspaceController::checkpointStop(const QString& runId) { act(runId, RunAction::CheckpointStop, true); }
 void WorkspaceController::requeue(const QString& runId, bool confirmed) { act(runId, RunAction::Requeue, confirmed); }
 
-void WorkspaceController::launch(const LaunchRequest& request)
+void WorkspaceController::launch(const LaunchRequest& request) { startLaunch(request); }
+
+RemoteOperation* WorkspaceController::startLaunch(const LaunchRequest& request)
 {
     QString error;
     Loop* l = loop(request.profile.name, &error);
     if (!l) {
         emit message(error);
         emit launchFinished(false, error);
-        return;
+        return nullptr;
     }
     const Workspace ws = m_workspace;
     RemoteOperation* op =
@@ -442,7 +472,15 @@ void WorkspaceController::launch(const LaunchRequest& request)
                             return Expected<QVariant>(QVariant::fromValue(*r));
                         });
     const QString profile = request.profile.name;
-    connect(op, &RemoteOperation::progress, this, [this](const QString& m) { emit message(m); });
+    const QString task = QStringLiteral("launch-%1").arg(++m_launches);
+    QPointer<RemoteOperation> guard(op);
+    startTask(task, tr("Launching %n run(s) on %1", nullptr, int(request.points.size())).arg(profile), [guard] {
+        if (guard) guard->cancel();
+    });
+    connect(op, &RemoteOperation::progress, this, [this, task](const QString& m, qint64 done, qint64 total) {
+        emit taskProgress(task, m, done, total);
+        emit message(m);
+    });
     connect(op, &RemoteOperation::succeeded, this, [this, profile, ws](const QVariant& v) {
         const LaunchResult r = v.value<LaunchResult>();
         QList<RunSnapshot> snaps;
@@ -459,11 +497,197 @@ void WorkspaceController::launch(const LaunchRequest& request)
         emit launchFinished(false, tr("launch failed: %1").arg(e.text()));
         refresh();
     });
+    connect(op, &RemoteOperation::cancelled, this, [this] {
+        // Points submitted before the cancel are recorded runs; the index read shows them.
+        emit message(tr("launch cancelled: no further points were submitted"));
+        emit launchFinished(false, tr("launch cancelled: no further points were submitted"));
+        refresh();
+    });
+    connect(op, &RemoteOperation::finished, this, [this, task] { endTask(task); });
+    return op;
+}
+
+void WorkspaceController::startTask(const QString& task, const QString& text, std::function<void()> cancel)
+{
+    m_tasks.insert(task, std::move(cancel));
+    emit taskProgress(task, text, 0, 0);
+}
+
+void WorkspaceController::endTask(const QString& task)
+{
+    if (m_tasks.remove(task)) emit taskEnded(task);
+}
+
+void WorkspaceController::cancelTask(const QString& task)
+{
+    auto it = m_tasks.find(task);
+    if (it == m_tasks.end()) return;
+    const std::function<void()> cancel = it.value();
+    if (cancel) cancel();
+}
+
+void WorkspaceController::runDemo()
+{
+    if (m_demo) return;
+    auto demo = demoSweep(m_workspace);
+    if (!demo) {
+        emit message(demo.error().text());
+        emit demoFinished(false, demo.error().text());
+        return;
+    }
+    m_demo = Demo{*demo, QString(), false};
+    startTask(QStringLiteral("demo"), tr("Demo sweep: starting"), [this] {
+        if (!m_demo) return;
+        m_demo->cancelled = true;
+        const RunSnapshot* s = m_demo->current.isEmpty() ? nullptr : snapshot(m_demo->current);
+        if (s && isActive(s->record.state))
+            cancel(m_demo->current);  // the demo ends when the run does
+        else
+            endDemo(false, tr("Demo sweep cancelled"));
+    });
+    advanceDemo();
+}
+
+void WorkspaceController::advanceDemo()
+{
+    if (!m_demo) return;
+    if (!m_demo->current.isEmpty()) {
+        const RunSnapshot* s = snapshot(m_demo->current);
+        if (!s || isActive(s->record.state)) return;  // still going
+        if (m_demo->cancelled) {
+            endDemo(false, tr("Demo sweep cancelled"));
+            return;
+        }
+        if (s->record.state != RunState::Completed) {
+            endDemo(false,
+                    tr("Demo sweep stopped: %1 ended %2 (%3)").arg(m_demo->current, runStateName(s->record.state), s->record.message));
+            return;
+        }
+    }
+    if (m_demo->cancelled) {
+        endDemo(false, tr("Demo sweep cancelled"));
+        return;
+    }
+    const qsizetype next = nextDemoRun(m_demo->sweep, m_workspace);
+    const auto total = m_demo->sweep.runs.size();
+    if (next < 0) {
+        endDemo(true, tr("Demo sweep finished: %1 runs; its report is on the Scaling tab").arg(total));
+        return;
+    }
+    const LaunchRequest& req = m_demo->sweep.runs[next];
+    m_demo->current = req.points.first().runId;
+    emit taskProgress(QStringLiteral("demo"), tr("Demo sweep: run %1 of %2 (%3)").arg(next + 1).arg(total).arg(m_demo->current), next,
+                      total);
+    emit demoRunLaunched(m_demo->current);
+    RemoteOperation* op = startLaunch(req);
+    if (!op) {
+        endDemo(false, tr("Demo sweep stopped: the local profile cannot be used"));
+        return;
+    }
+    connect(op, &RemoteOperation::succeeded, this, [this](const QVariant& v) {
+        const LaunchResult r = v.value<LaunchResult>();
+        if (!r.complete()) endDemo(false, tr("Demo sweep stopped: %1").arg(r.summary()));
+    });
+    connect(op, &RemoteOperation::failed, this, [this](const Error& e) { endDemo(false, tr("Demo sweep stopped: %1").arg(e.text())); });
+    connect(op, &RemoteOperation::cancelled, this, [this] { endDemo(false, tr("Demo sweep cancelled")); });
+}
+
+void WorkspaceController::endDemo(bool ok, const QString& text)
+{
+    if (!m_demo) return;
+    m_demo.reset();
+    endTask(QStringLiteral("demo"));
+    emit message(text);
+    emit demoFinished(ok, text);
+}
+
+RemoteOperation* WorkspaceController::startDeploy(ClusterSession& session, const ClusterProfile& profile)
+{
+    return session.run(QStringLiteral("deploy"),
+                       [profile](Transport& t, Scheduler&, const ClusterSession::Progress& progress, const RemoteOperation& self) {
+                           DeployOptions options = deployOptionsFor(profile);
+                           options.progress = progress;
+                           options.stopRequested = [&self] { return self.cancelRequested(); };
+                           auto r = deployTrainer(t, profile, options);
+                           if (!r) return Expected<QVariant>(r.error());
+                           return Expected<QVariant>(r->summary());
+                       });
+}
+
+void WorkspaceController::deploy(const QString& profileName)
+{
+    QString error;
+    Loop* l = loop(profileName, &error);
+    if (!l) {
+        emit deployFinished(profileName, false, error);
+        return;
+    }
+    auto p = findProfile(m_workspace, profileName);
+    if (!p) {
+        emit deployFinished(profileName, false, p.error().text());
+        return;
+    }
+    RemoteOperation* op = startDeploy(*l->session, *p);
+    const QString task = QStringLiteral("deploy:") + profileName;
+    QPointer<RemoteOperation> guard(op);
+    startTask(task, tr("Deploying the trainer to %1").arg(profileName), [guard] {
+        if (guard) guard->cancel();
+    });
+    connect(op, &RemoteOperation::progress, this,
+            [this, task](const QString& m, qint64 done, qint64 total) { emit taskProgress(task, m, done, total); });
+    connect(op, &RemoteOperation::succeeded, this,
+            [this, profileName](const QVariant& v) { emit deployFinished(profileName, true, v.toString()); });
+    connect(op, &RemoteOperation::failed, this, [this, profileName](const Error& e) { emit deployFinished(profileName, false, e.text()); });
+    connect(op, &RemoteOperation::cancelled, this,
+            [this, profileName] { emit deployFinished(profileName, false, tr("the deploy was cancelled")); });
+    connect(op, &RemoteOperation::finished, this, [this, task] { endTask(task); });
+}
+
+void WorkspaceController::testProfile(const QString& profileName)
+{
+    QString error;
+    Loop* l = loop(profileName, &error);
+    auto p = findProfile(m_workspace, profileName);
+    if (!l || !p) {
+        emit profileTested(profileName, false, {QStringLiteral("✘ ") + (p ? error : p.error().text())});
+        return;
+    }
+    RemoteOperation* op = l->session->run(QStringLiteral("test"), [profile = *p](Transport& t, Scheduler&, const auto&, const auto&) {
+        QStringList lines;
+        bool ok = true;
+        for (const ProfileCheck& c : scaledesk::testProfile(t, profile, false)) {
+            lines << QStringLiteral("%1 %2%3").arg(c.ok ? QStringLiteral("✔") : QStringLiteral("✘"), c.what,
+                                                   c.detail.isEmpty() ? QString() : QStringLiteral(": ") + c.detail);
+            ok = ok && c.ok;
+        }
+        return Expected<QVariant>(QVariantList{ok, lines});
+    });
+    connect(op, &RemoteOperation::succeeded, this, [this, profileName](const QVariant& v) {
+        const QVariantList r = v.toList();
+        emit profileTested(profileName, r.value(0).toBool(), r.value(1).toStringList());
+    });
+    connect(op, &RemoteOperation::failed, this,
+            [this, profileName](const Error& e) { emit profileTested(profileName, false, {QStringLiteral("✘ ") + e.text()}); });
+}
+
+void WorkspaceController::forgetProfile(const QString& profile)
+{
+    auto it = m_loops.find(profile);
+    if (it == m_loops.end()) return;
+    delete it->second.session;  // waits for a running operation
+    m_loops.erase(it);
+    schedule();
 }
 
 void WorkspaceController::loadReport(const QString& sweep)
 {
     const Workspace ws = m_workspace;
+    const QString task = QStringLiteral("report:%1:%2").arg(sweep).arg(++m_reports);
+    auto dropped = std::make_shared<bool>(false);
+    startTask(task, tr("Reading the report of %1").arg(sweep), [this, task, dropped] {
+        *dropped = true;
+        endTask(task);
+    });
     onPool<ScalingReport>(
         this,
         [ws, sweep] {
@@ -475,7 +699,11 @@ void WorkspaceController::loadReport(const QString& sweep)
             }
             return loadSweepReport(**store, sweep);
         },
-        [this, sweep](const ScalingReport& report) { emit reportReady(sweep, report); });
+        [this, sweep, task, dropped](const ScalingReport& report) {
+            if (*dropped) return;
+            endTask(task);
+            emit reportReady(sweep, report);
+        });
 }
 
 void WorkspaceController::findLatestRun(const QString& configFile, const QString& configName)

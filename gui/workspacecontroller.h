@@ -3,6 +3,7 @@
 #include "analysis/scalingreport.h"
 #include "prompter.h"
 #include "runs/clustersession.h"
+#include "runs/demo.h"
 #include "runs/mirrorreader.h"
 #include "runs/pollscheduler.h"
 #include "runs/runactions.h"
@@ -20,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace scaledesk::gui {
 
@@ -72,6 +74,7 @@ public:
     explicit WorkspaceController(const QString& workspaceRoot, QObject* parent = nullptr);
     ~WorkspaceController() override;
     const Prompter& prompter() const { return *m_prompter; }
+    Prompter& prompter() { return *m_prompter; }
     const Workspace& workspace() const { return m_workspace; }
     /// The error of the last index read, or empty.
     QString openError() const { return m_openError; }
@@ -108,6 +111,26 @@ public:
     /// latestRunFound() follows.
     void findLatestRun(const QString& configFile, const QString& configName);
 
+    /// Runs the demo sweep on this machine (runDemo's DemoSweep), one run at a time: each is launched
+    /// when the one before it has ended; runs that exist are kept. demoFinished() follows; progress
+    /// goes out as the task "demo".
+    void runDemo();
+    bool demoRunning() const { return m_demo.has_value(); }
+    /// Deploys the trainer to a profile (deployTrainer, as `scaledesk deploy` does) on its session;
+    /// deployFinished() follows, progress goes out as the task "deploy:<profile>".
+    void deploy(const QString& profile);
+    /// Runs `scaledesk profiles test`'s checks (testProfile) on the profile's session; profileTested() follows.
+    void testProfile(const QString& profile);
+    /// Runs deployTrainer(profile, deployOptionsFor(profile)) on `session`, with its progress and
+    /// Cancel; succeeded() carries DeployResult::summary(). The window's deploy and the wizard's.
+    static RemoteOperation* startDeploy(ClusterSession& session, const ClusterProfile& profile);
+    /// Closes a profile's session (its file changed): the next operation connects with the new file.
+    void forgetProfile(const QString& profile);
+    /// Stops a task that taskProgress() announced: a launch stops before its next point, the demo
+    /// cancels its running run and launches no more, a deploy kills its build, a first read of a
+    /// run stops (what was read stays), a report is dropped.
+    void cancelTask(const QString& task);
+
     ProfileStatus profileStatus(const QString& profile) const;
     /// Tests: wraps the transport of every session made from now on (to inject faults).
     using TransportWrapper = std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>)>;
@@ -129,6 +152,15 @@ signals:
     /// A launch ended; `summary` says what was submitted and what failed.
     void launchFinished(bool ok, const QString& summary);
     void reportReady(const QString& sweep, const scaledesk::ScalingReport& report);
+    /// Long work: what it does and how far it is (`total` 0: not known). Every task ends with taskEnded().
+    void taskProgress(const QString& task, const QString& text, qint64 done, qint64 total);
+    void taskEnded(const QString& task);
+    void demoFinished(bool ok, const QString& text);
+    /// The demo launched its next run.
+    void demoRunLaunched(const QString& runId);
+    /// Each check as "✔ what: detail" or "✘ …".
+    void profileTested(const QString& profile, bool ok, const QStringList& lines);
+    void deployFinished(const QString& profile, bool ok, const QString& text);
     void latestRunFound(const QString& configFile, const QString& configName, const scaledesk::gui::ConfigBaseline& baseline);
 
 private:
@@ -148,6 +180,11 @@ private:
     void applyPollSettings(const PollScheduler::Settings& settings, bool exact);
     void takeSnapshots(const QList<RunSnapshot>& runs);
     void act(const QString& runId, RunAction action, bool confirmed);
+    RemoteOperation* startLaunch(const LaunchRequest& request);
+    void advanceDemo();
+    void endDemo(bool ok, const QString& text);
+    void startTask(const QString& task, const QString& text, std::function<void()> cancel);
+    void endTask(const QString& task);
     QStringList activeProfiles() const;
 
     Workspace m_workspace;
@@ -169,6 +206,15 @@ private:
     qint64 m_nextIndexRead = 0;
     int m_indexGeneration = 0;
     TransportWrapper m_wrapTransport;
+    QHash<QString, std::function<void()>> m_tasks;  ///< running tasks and how each is cancelled
+    int m_launches = 0;
+    int m_reports = 0;
+    struct Demo {
+        DemoSweep sweep;
+        QString current;  ///< the run launched last; the next one waits for it to end
+        bool cancelled = false;
+    };
+    std::optional<Demo> m_demo;
 };
 
 }  // namespace scaledesk::gui

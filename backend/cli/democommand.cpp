@@ -4,8 +4,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/terminal.h"
-#include "runs/deploy.h"
-#include "runs/runactions.h"
+#include "runs/demo.h"
 
 #include <CLI/CLI.hpp>
 
@@ -24,40 +23,27 @@ public:
     bool chosen() const override { return m_app->parsed(); }
     int run(Context& ctx) override
     {
-        const ClusterProfile profile = builtinLocalProfile(ctx.ws);
-        if (profile.trainerPath.isEmpty())
-            return fail(Error{ErrorCode::TrainerMissing,
-                              QStringLiteral("no scaledesk-train found next to scaledesk or on PATH; set SCALEDESK_TRAIN"), QString()});
-        SweepSpec spec;
-        spec.name = QStringLiteral("demo");
-        spec.ranksPerNode = {1, 2};
-        spec.strategies = {QStringLiteral("ddp"), QStringLiteral("fused")};
-        auto points = expandSweep(spec);
-        if (!points) return fail(points.error());
-        Connection c = ctx.connect(profile);
+        auto demo = demoSweep(ctx.ws);
+        if (!demo) return fail(demo.error());
+        Connection c = ctx.connect(demo->profile);
         RunActions actions(ctx.store, *c.transport, *c.scheduler);
-        // One run at a time: runs sharing two cores would measure each other, not the scaling.
-        int n = 0;
-        for (const RunPoint& pt : *points) {
-            ++n;
-            if (auto existing = ctx.store.load(pt.runId)) {
-                out(QStringLiteral("demo: %1 exists (%2); kept as it is").arg(pt.runId, runStateName(existing->state)));
+        const auto total = demo->runs.size();
+        for (qsizetype i = 0; i < total; ++i) {
+            const LaunchRequest& req = demo->runs[i];
+            const QString id = req.points.first().runId;
+            if (auto existing = ctx.store.load(id)) {
+                out(QStringLiteral("demo: %1 exists (%2); kept as it is").arg(id, runStateName(existing->state)));
                 continue;
             }
-            out(QStringLiteral("demo: run %1 of %2: %3").arg(n).arg(points->size()).arg(pt.runId));
-            LaunchRequest req;
-            req.profile = profile;
-            req.points = {pt};
-            req.options.configFile = bundledTrainerSources() + QStringLiteral("/configs/unet.yaml");
-            req.options.configName = QStringLiteral("cpu-demo");
-            req.makeData = true;
+            progress(QStringLiteral("demo: "), {QStringLiteral("run %1 of %2: %3").arg(i + 1).arg(total).arg(id), i, total});
             auto launched = actions.launch(req);
             if (!launched) return fail(launched.error());
             if (!launched->failed.isEmpty()) return fail(launched->failed.first().second);
-            if (!ctx.waitForRuns({pt.runId}, 900, 1.0))
-                return fail(Error{ErrorCode::DemoTimeout, QStringLiteral("the run did not end in 15 minutes"), pt.runId});
+            if (!ctx.waitForRuns({id}, 900, 1.0))
+                return fail(Error{ErrorCode::DemoTimeout, QStringLiteral("the run did not end in 15 minutes"), id});
         }
-        const ScalingReport rep = loadSweepReport(ctx.store, QStringLiteral("demo"));
+        progressDone();
+        const ScalingReport rep = loadSweepReport(ctx.store, DemoSweep::name());
         const QString dir = m_out.empty() ? ctx.ws.root() + QStringLiteral("/reports/demo") : QString::fromStdString(m_out);
         QStringList formats{QStringLiteral("csv"), QStringLiteral("md")};
         if (ctx.hooks.renderReport) formats << QStringLiteral("png") << QStringLiteral("svg") << QStringLiteral("pdf");

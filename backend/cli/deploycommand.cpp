@@ -27,16 +27,18 @@ public:
         auto p = findProfile(ctx.ws, q(m_profile));
         if (!p) return fail(p.error());
         Connection c = ctx.connect(*p);
-        DeployOptions o;
-        o.sourceDir = m_sources.empty() ? bundledTrainerSources() : q(m_sources);
-        o.prebuiltBinary = q(m_prebuilt);
-        if (o.prebuiltBinary.isEmpty() && p->trainerPrebuilt && m_sources.empty()) o.prebuiltBinary = findLocalTrainer();
-        o.progress = [](const QString& s) { out(QStringLiteral("deploy: ") + s); };
+        DeployOptions o = deployOptionsFor(*p);
+        if (!m_sources.empty()) {  // given, the sources win over the profile's prebuilt
+            o.sourceDir = q(m_sources);
+            o.prebuiltBinary.clear();
+        }
+        if (!m_prebuilt.empty()) o.prebuiltBinary = q(m_prebuilt);
+        o.progress = [](const ProgressStep& s) { progress(QStringLiteral("deploy: "), s); };
         auto r = deployTrainer(*c.transport, *p, o);
+        progressDone();
         if (!r) return fail(r.error());
         c.rememberSecrets();
-        out(QStringLiteral("trainer %1 %2: %3")
-                .arg(r->hash, r->reused ? QStringLiteral("reused") : QStringLiteral("deployed"), r->trainerPath));
+        out(r->summary());
         return 0;
     }
 

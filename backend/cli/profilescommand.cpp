@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/terminal.h"
+#include "runs/clusterprobe.h"
 #include "runs/runsubmitter.h"
 #include "scheduler/shellquote.h"
 
@@ -72,50 +73,12 @@ private:
         auto p = findProfile(ctx.ws, q(m_testName));
         if (!p) return fail(p.error());
         Connection c = ctx.connect(*p);
-        bool allOk = true;
-        auto check = [&](bool ok, const QString& what, const QString& detail) {
-            out(QStringLiteral("%1 %2%3").arg(ok ? QStringLiteral("ok  ") : QStringLiteral("FAIL"), what,
-                                              detail.isEmpty() ? QString() : QStringLiteral(": ") + detail));
-            allOk = allOk && ok;
-            return ok;
-        };
-        auto hello = c.transport->exec(QStringLiteral("echo scaledesk-ok; uname -n"), 30000, Idempotent::Yes);
-        if (!check(hello && hello->out.startsWith("scaledesk-ok"), QStringLiteral("connect to ") + c.transport->describe(),
-                   hello ? QString::fromUtf8(hello->out).section(QLatin1Char('\n'), 1, 1) : hello.error().text()))
-            return 1;
-        c.rememberSecrets();
-        if (m_connectOnly) return 0;
-        if (!p->isLocal()) {
-            // Bounded: a login node whose controller does not answer makes SLURM's commands wait.
-            auto v = c.transport->exec(QStringLiteral("timeout 20 sbatch --version && { timeout 20 squeue --me -h -o %i >/dev/null 2>&1 "
-                                                      "&& echo me-ok || echo me-missing; }"),
-                                       60000, Idempotent::Yes);
-            const QString text = v ? QString::fromUtf8(v->out).trimmed() : v.error().text();
-            check(v && v->exitCode == 0 && text.startsWith(QLatin1String("slurm")), QStringLiteral("SLURM"),
-                  text.section(QLatin1Char('\n'), 0, 0) +
-                      (text.endsWith(QLatin1String("me-missing")) ? QStringLiteral(" (no squeue --me: polls use -u)") : QString()));
-        }
-        auto root = c.transport->absolutePath(p->remoteRoot);
-        bool rootOk = bool(root);
-        QString rootDetail = root ? *root : root.error().text();
-        if (rootOk) {
-            auto ok = c.transport->makeDirs(*root + QStringLiteral("/runs"));
-            if (ok) ok = c.transport->writeFile(*root + QStringLiteral("/.scaledesk-write-test"), "ok\n");
-            if (!ok) {
-                rootOk = false;
-                rootDetail = ok.error().text();
-            }
-        }
-        check(rootOk, QStringLiteral("remote root writable"), rootDetail);
-        auto trainerFound = profileTrainer(*c.transport, *p);
-        if (!trainerFound) {
-            check(false, QStringLiteral("trainer"), trainerFound.error().text());
-        } else {
-            auto v = c.transport->exec(shellJoin({*trainerFound, QStringLiteral("--version")}), 60000, Idempotent::Yes);
-            check(v && v->exitCode == 0, QStringLiteral("trainer"),
-                  v ? *trainerFound + QStringLiteral(" → ") + QString::fromUtf8(v->out + v->err).trimmed().left(200) : v.error().text());
-        }
-        return allOk ? 0 : 1;
+        const QList<ProfileCheck> checks = testProfile(*c.transport, *p, m_connectOnly, [](const ProfileCheck& k) {
+            out(QStringLiteral("%1 %2%3").arg(k.ok ? QStringLiteral("ok  ") : QStringLiteral("FAIL"), k.what,
+                                              k.detail.isEmpty() ? QString() : QStringLiteral(": ") + k.detail));
+        });
+        if (!checks.isEmpty() && checks.first().ok) c.rememberSecrets();
+        return std::all_of(checks.begin(), checks.end(), [](const ProfileCheck& k) { return k.ok; }) ? 0 : 1;
     }
 
     CLI::App* m_app = nullptr;

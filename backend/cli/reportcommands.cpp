@@ -26,7 +26,10 @@ public:
         m_app->add_option("--out", m_out, "folder for groups.csv, runs.csv and report.md")->required();
         m_app->add_option("--warmup", m_warmup, "epochs at the start of each run left out of the averages")->capture_default_str();
         m_app->add_option("--target", m_target, "validation loss for time-to-target (default: the best every smallest run reached)");
-        m_app->add_option("--format", m_formats, "comma-separated: csv (groups.csv, runs.csv), md (report.md), png, svg, pdf (the six plots, and scaling_report.<format> with all six on one page)")
+        m_app
+            ->add_option("--format", m_formats,
+                         "comma-separated: csv (groups.csv, runs.csv), md (report.md), png, svg, pdf (the six plots, and "
+                         "scaling_report.<format> with all six on one page)")
             ->capture_default_str();
         addHostKeyFlag(*m_app, shared);
     }

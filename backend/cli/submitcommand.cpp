@@ -81,7 +81,8 @@ public:
         auto c = ctx.connection(req->profile.name);
         if (!c) return fail(c.error());
         RunActions actions(ctx.store, *(*c)->transport, *(*c)->scheduler);
-        auto launched = actions.launch(*req, [](const QString& m) { out(m); });
+        auto launched = actions.launch(*req, [](const ProgressStep& m) { progress(QString(), m); });
+        progressDone();
         if (!launched) return fail(launched.error());
         (*c)->rememberSecrets();
         for (const auto& [id, e] : launched->failed) err(QStringLiteral("scaledesk: %1: %2").arg(id, e.text()));

@@ -2,21 +2,69 @@
 
 #include <QProcess>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
 namespace scaledesk::cli {
 
+namespace {
+bool g_barShown = false;
+void clearBar()
+{
+    if (!g_barShown) return;
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    g_barShown = false;
+}
+int terminalWidth()
+{
+    winsize w{};
+    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 20) return w.ws_col;
+    return 80;
+}
+}  // namespace
+
+void progress(const QString& prefix, const ProgressStep& step)
+{
+    if (!step.transient) out(prefix + step.text);
+    if (!::isatty(STDERR_FILENO)) return;
+    const int width = terminalWidth() - 1;
+    QString bar;
+    if (step.total > 0) {
+        const double f = std::clamp(double(step.done) / double(step.total), 0.0, 1.0);
+        const int cells = 24;
+        const int full = int(f * cells + 0.5);
+        bar = QStringLiteral("[%1%2] %3/%4 ")
+                  .arg(QString(full, QLatin1Char('#')), QString(cells - full, QLatin1Char(' ')))
+                  .arg(step.done)
+                  .arg(step.total);
+    }
+    QString line = bar + prefix + step.text;
+    if (line.size() > width) line = line.left(width - 1) + QStringLiteral("…");
+    std::fputs((QStringLiteral("\r\033[K") + line).toLocal8Bit().constData(), stderr);
+    std::fflush(stderr);
+    g_barShown = true;
+}
+
+void progressDone() { clearBar(); }
+
 void out(const QString& line)
 {
+    clearBar();
     std::fputs((line + QLatin1Char('\n')).toLocal8Bit().constData(), stdout);
     std::fflush(stdout);
 }
 
-void err(const QString& line) { std::fputs((line + QLatin1Char('\n')).toLocal8Bit().constData(), stderr); }
+void err(const QString& line)
+{
+    clearBar();
+    std::fputs((line + QLatin1Char('\n')).toLocal8Bit().constData(), stderr);
+}
 
 int fail(const Error& e)
 {

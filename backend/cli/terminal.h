@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/error.h"
+#include "core/progress.h"
 
 #include <QString>
 
@@ -12,6 +13,12 @@ namespace scaledesk::cli {
 void out(const QString& line);
 /// One line to stderr.
 void err(const QString& line);
+/// A step of long work. On a terminal (stderr a TTY): a line at the bottom redrawn in place, with a
+/// bar when the amount is known, and lines that are not transient printed above it, as apt and
+/// cargo do. Elsewhere (pipes, logs, tests): the lines that are not transient, as out() writes them.
+/// out() and err() clear the bar first; progressDone() removes it.
+void progress(const QString& prefix, const ProgressStep& step);
+void progressDone();
 /// Reports `e` on stderr as "scaledesk: <location>: <message>"; returns exit code 1.
 int fail(const Error& e);
 

@@ -189,4 +189,60 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
     return p;
 }
 
+QByteArray clusterProfileYaml(const ClusterProfile& p)
+{
+    const ClusterProfile d;
+    const SlurmDefaults ds;
+    YAML::Emitter e;
+    e << YAML::BeginMap;
+    auto put = [&](const char* key, const QString& value) {
+        if (!value.isEmpty()) e << YAML::Key << key << YAML::Value << value.toStdString();
+    };
+    auto putInt = [&](const char* key, int value, int def) {
+        if (value != def) e << YAML::Key << key << YAML::Value << value;
+    };
+    auto putBool = [&](const char* key, bool value, bool def) {
+        if (value != def) e << YAML::Key << key << YAML::Value << value;
+    };
+    e << YAML::Key << "kind" << YAML::Value << profileKindName(p.kind).toStdString();
+    put("host", p.host);
+    putInt("port", p.port, d.port);
+    put("user", p.user);
+    put("identity_file", p.identityFile);
+    put("proxy_jump", p.proxyJump);
+    put("known_hosts", p.knownHostsFile);
+    putBool("remember_secrets", p.rememberSecrets, d.rememberSecrets);
+    put("remote_root", p.remoteRoot);
+    putInt("master_port", p.masterPort, d.masterPort);
+    if (!p.setup.isEmpty()) e << YAML::Key << "setup" << YAML::Value << YAML::Literal << p.setup.toStdString();
+    e << YAML::Key << "slurm" << YAML::Value << YAML::BeginMap;
+    const SlurmDefaults& s = p.slurm;
+    put("partition", s.partition);
+    put("account", s.account);
+    put("qos", s.qos);
+    put("reservation", s.reservation);
+    put("constraint", s.constraint);
+    putInt("gpus_per_node", s.gpusPerNode, ds.gpusPerNode);
+    putInt("cpus_per_task", s.cpusPerTask, ds.cpusPerTask);
+    e << YAML::Key << "time_limit" << YAML::Value << s.timeLimit.toStdString();
+    if (s.mpi != ds.mpi) put("mpi", s.mpi);
+    putBool("requeue", s.requeue, ds.requeue);
+    putInt("signal_seconds", s.signalSeconds, ds.signalSeconds);
+    putInt("command_timeout", s.commandTimeoutS, ds.commandTimeoutS);
+    if (!s.extraDirectives.isEmpty()) {
+        e << YAML::Key << "extra_directives" << YAML::Value << YAML::BeginSeq;
+        for (const QString& x : s.extraDirectives) e << x.toStdString();
+        e << YAML::EndSeq;
+    }
+    e << YAML::EndMap;
+    e << YAML::Key << "trainer" << YAML::Value << YAML::BeginMap;
+    put("path", p.trainerPath);
+    putBool("deploy", p.trainerDeploy, d.trainerDeploy);
+    putBool("prebuilt", p.trainerPrebuilt, d.trainerPrebuilt);
+    putInt("build_jobs", p.buildJobs, d.buildJobs);
+    e << YAML::EndMap;
+    e << YAML::EndMap;
+    return QByteArray(e.c_str()) + '\n';
+}
+
 }  // namespace scaledesk

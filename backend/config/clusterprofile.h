@@ -62,4 +62,8 @@ bool isSlurmTimeLimit(const QString& value);
 /// Reads a profile; errors name the file, line and column and the key.
 Expected<ClusterProfile> loadClusterProfile(const QString& path);
 
+/// The profile as a profile file says it (yaml-cpp's emitter): every key that differs from its
+/// default, so loadClusterProfile() reads back the same profile.
+QByteArray clusterProfileYaml(const ClusterProfile& profile);
+
 }  // namespace scaledesk

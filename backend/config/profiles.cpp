@@ -9,7 +9,9 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
+#include <QSaveFile>
 #include <QStandardPaths>
+#include <QTemporaryFile>
 
 namespace scaledesk {
 
@@ -134,6 +136,38 @@ Expected<ClusterProfile> addProfile(const Workspace& ws, const QString& file, co
     ClusterProfile out = *p;
     out.name = name;
     return out;
+}
+
+Expected<QString> saveProfile(const Workspace& ws, const ClusterProfile& profile, bool replace)
+{
+    static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"));
+    if (!safe.match(profile.name).hasMatch())
+        return Error{ErrorCode::ProfileName, QStringLiteral("a profile name is 1-64 letters, digits, '.', '_' or '-'"), profile.name};
+    if (profile.name == QLatin1String("local") && !profile.isLocal())
+        return Error{ErrorCode::ProfileName, QStringLiteral("'local' is this machine's profile; choose another name"), profile.name};
+    if (auto ok = ws.ensure(); !ok) return ok.error();
+    const QString target = ws.profilesDir() + QLatin1Char('/') + profile.name + QStringLiteral(".yaml");
+    if (!replace && QFile::exists(target))
+        return Error{ErrorCode::ProfileExists, QStringLiteral("a profile with this name exists"), target};
+    QSaveFile f(target);
+    f.setDirectWriteFallback(false);
+    if (!f.open(QIODevice::WriteOnly)) return Error{ErrorCode::ProfileIo, f.errorString(), target};
+    const QByteArray yaml = clusterProfileYaml(profile);
+    f.write(yaml);
+    // Checked as `profiles add` checks a file, before it takes the name.
+    QTemporaryFile check(QDir::tempPath() + QStringLiteral("/scaledesk-profile-XXXXXX.yaml"));
+    if (!check.open()) return Error{ErrorCode::ProfileIo, check.errorString(), QDir::tempPath()};
+    check.write(yaml);
+    check.flush();
+    if (auto loaded = loadClusterProfile(check.fileName()); !loaded) {
+        f.cancelWriting();
+        Error e = loaded.error();
+        e.location.replace(check.fileName(), target);
+        return e;
+    }
+    if (!f.commit()) return Error{ErrorCode::ProfileIo, QStringLiteral("cannot write: ") + f.errorString(), target};
+    QFile::setPermissions(target, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+    return target;
 }
 
 }  // namespace scaledesk

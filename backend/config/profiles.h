@@ -30,6 +30,11 @@ ClusterProfile builtinLocalProfile(const Workspace& workspace);
 /// given). Refuses to replace an existing profile.
 Expected<ClusterProfile> addProfile(const Workspace& workspace, const QString& file, const QString& name = QString());
 
+/// Writes `profile` as profiles/<name>.yaml (clusterProfileYaml), read back and checked before it
+/// replaces anything: an invalid profile is refused with the loader's error and nothing is written.
+/// `replace` false refuses an existing name (as addProfile does); true is an edit.
+Expected<QString> saveProfile(const Workspace& workspace, const ClusterProfile& profile, bool replace);
+
 /// A profile's transport and scheduler: this machine's for `local`, else SSH (its options from
 /// the profile; $SCALEDESK_SSH_CONFIG names an ssh_config to read instead of ~/.ssh/config) and
 /// SLURM. `callbacks` answer the SSH questions (host key, passphrase, 2FA).

@@ -13,6 +13,7 @@ QString errorCodeName(ErrorCode code)
     case ErrorCode::DataMake: return QStringLiteral("data.make");
     case ErrorCode::DemoTimeout: return QStringLiteral("demo.timeout");
     case ErrorCode::DeployBuild: return QStringLiteral("deploy.build");
+    case ErrorCode::DeployCancelled: return QStringLiteral("deploy.cancelled");
     case ErrorCode::DeployIo: return QStringLiteral("deploy.io");
     case ErrorCode::DeployMismatch: return QStringLiteral("deploy.mismatch");
     case ErrorCode::DeployMissing: return QStringLiteral("deploy.missing");
@@ -35,6 +36,7 @@ QString errorCodeName(ErrorCode code)
     case ErrorCode::SchedulerParse: return QStringLiteral("scheduler.parse");
     case ErrorCode::SchedulerRejected: return QStringLiteral("scheduler.rejected");
     case ErrorCode::SchedulerSignal: return QStringLiteral("scheduler.signal");
+    case ErrorCode::SchedulerUnavailable: return QStringLiteral("scheduler.unavailable");
     case ErrorCode::SchedulerUnknownJob: return QStringLiteral("scheduler.unknown-job");
     case ErrorCode::StoreIo: return QStringLiteral("store.io");
     case ErrorCode::SweepInvalid: return QStringLiteral("sweep.invalid");

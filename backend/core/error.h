@@ -16,6 +16,7 @@ enum class ErrorCode {
     DataMake,
     DemoTimeout,
     DeployBuild,
+    DeployCancelled,
     DeployIo,
     DeployMismatch,
     DeployMissing,
@@ -38,6 +39,7 @@ enum class ErrorCode {
     SchedulerParse,
     SchedulerRejected,
     SchedulerSignal,
+    SchedulerUnavailable,  ///< SLURM's commands do not run there
     SchedulerUnknownJob,  ///< the scheduler no longer knows the job (SLURM's MinJobAge passed)
     StoreIo,
     SweepInvalid,

@@ -215,8 +215,22 @@ struct SshTransport::Impl {
         ssh_set_callbacks(session, &sessionCallbacks);
 
         if (ssh_connect(session) != SSH_OK) {
+            // The location names the host; the message says what failed and what to check.
+            const QString why = fromC(ssh_get_error(session));
+            QString hint;
+            if (why.contains(QLatin1String("resolve"), Qt::CaseInsensitive))
+                hint = QStringLiteral("check the host name, or its alias in the SSH config");
+            else if (why.contains(QLatin1String("refused"), Qt::CaseInsensitive))
+                hint = QStringLiteral("check the port and that an SSH server runs there");
+            else if (why.contains(QLatin1String("timeout"), Qt::CaseInsensitive) ||
+                     why.contains(QLatin1String("timed out"), Qt::CaseInsensitive))
+                hint = QStringLiteral("check the network (VPN) or the profile's proxy_jump");
+            else if (why.contains(QLatin1String("proxy"), Qt::CaseInsensitive))
+                hint = QStringLiteral("check the proxy_jump host: it must be reachable without questions (agent or unencrypted key)");
             Error e = error(ErrorCode::TransportConnect,
-                            QStringLiteral("cannot connect to %1: %2").arg(description, fromC(ssh_get_error(session))), description);
+                            QStringLiteral("cannot connect: %1%2")
+                                .arg(why, hint.isEmpty() ? QString() : QStringLiteral(" (") + hint + QLatin1Char(')')),
+                            description);
             drop();
             return e;
         }
@@ -231,8 +245,7 @@ struct SshTransport::Impl {
         sftp = sftp_new(session);
         if (!sftp || sftp_init(sftp) != SSH_OK) {
             Error e = error(ErrorCode::TransportConnect,
-                            QStringLiteral("%1: cannot start SFTP (is the sftp subsystem enabled?): %2")
-                                .arg(description, fromC(ssh_get_error(session))),
+                            QStringLiteral("cannot start SFTP (is the sftp subsystem enabled?): %1").arg(fromC(ssh_get_error(session))),
                             description);
             drop();
             return e;

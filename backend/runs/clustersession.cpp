@@ -65,7 +65,7 @@ void ClusterSession::post(RemoteOperation* op, Work work)
                 return;
             }
             emit op->started();
-            const Progress progress = [op](const QString& message) { emit op->progress(message); };
+            const Progress progress = [op](const ProgressStep& step) { emit op->progress(step.text, step.done, step.total); };
             Expected<QVariant> result = work(*m_transport, *m_scheduler, progress, *op);
             if (op->cancelRequested())
                 emit op->cancelled();

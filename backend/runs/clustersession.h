@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/expected.h"
+#include "core/progress.h"
 #include "remote/transport.h"
 #include "scheduler/scheduler.h"
 
@@ -31,7 +32,8 @@ public:
 
 signals:
     void started();
-    void progress(const QString& message);
+    /// `total` 0: the amount is not known.
+    void progress(const QString& message, qint64 done, qint64 total);
     void succeeded(const QVariant& result);
     void failed(const scaledesk::Error& error);
     void cancelled();
@@ -51,7 +53,7 @@ private:
 class ClusterSession : public QObject {
     Q_OBJECT
 public:
-    using Progress = std::function<void(const QString&)>;
+    using Progress = ProgressFn;
     using Work = std::function<Expected<QVariant>(Transport&, Scheduler&, const Progress&, const RemoteOperation&)>;
 
     ClusterSession(std::unique_ptr<Transport> transport, std::unique_ptr<Scheduler> scheduler, QObject* parent = nullptr);

@@ -1,13 +1,17 @@
 #include "runs/deploy.h"
 
+#include "config/profiles.h"
+
 #include "scheduler/shellquote.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QDir>
 #include <QDirIterator>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QThread>
 
 namespace scaledesk {
 
@@ -61,6 +65,19 @@ Status writeCurrent(Transport& t, const QString& root, const QString& trainer)
 }
 }  // namespace
 
+QString DeployResult::summary() const
+{
+    return QStringLiteral("trainer %1 %2: %3").arg(hash, reused ? QStringLiteral("reused") : QStringLiteral("deployed"), trainerPath);
+}
+
+DeployOptions deployOptionsFor(const ClusterProfile& profile)
+{
+    DeployOptions o;
+    o.sourceDir = bundledTrainerSources();
+    if (profile.trainerPrebuilt) o.prebuiltBinary = findLocalTrainer();
+    return o;
+}
+
 Expected<QString> deployedTrainer(Transport& t, const ClusterProfile& p)
 {
     auto root = trainerRoot(t, p);
@@ -77,7 +94,7 @@ Expected<QString> deployedTrainer(Transport& t, const ClusterProfile& p)
 
 Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, const DeployOptions& o)
 {
-    auto say = [&](const QString& s) {
+    auto say = [&](const ProgressStep& s) {
         if (o.progress) o.progress(s);
     };
     auto root = trainerRoot(t, p);
@@ -130,9 +147,14 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
         if (auto ok = writeCurrent(t, *root, result.trainerPath); !ok) return ok.error();
         return result;
     }
-    say(QStringLiteral("uploading %1 source files to %2").arg(files.size()).arg(dir));
+    auto stopped = [&] { return o.stopRequested && o.stopRequested(); };
+    auto cancelled = [&] { return Error{ErrorCode::DeployCancelled, QStringLiteral("the deploy was cancelled"), t.describe()}; };
     QStringList made;
-    for (const QString& rel : files) {
+    for (qsizetype i = 0; i < files.size(); ++i) {
+        if (stopped()) return cancelled();
+        if (i == 0) say(QStringLiteral("uploading %1 source files to %2").arg(files.size()).arg(dir));
+        say({QStringLiteral("uploading %1").arg(files[i]), i, files.size(), true});
+        const QString& rel = files[i];
         const QString remote = dir + QStringLiteral("/src/") + rel;
         const QString parent = remote.left(remote.lastIndexOf(QLatin1Char('/')));
         if (!made.contains(parent)) {
@@ -152,16 +174,55 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
                              "build/trainer/scaledesk-train --version > ready.part\nmv ready.part ready\n")
                   .arg(p.buildJobs);
     if (auto ok = t.writeFile(dir + QStringLiteral("/build.sh"), script.toUtf8(), 0755); !ok) return ok.error();
-    auto built =
-        t.exec(QStringLiteral("cd %1 && /bin/bash build.sh > build.log 2>&1; rc=$?; tail -n 30 build.log; exit $rc").arg(shellQuote(dir)),
-               3 * 3600 * 1000);
-    if (!built) return built.error();
-    if (built->exitCode != 0)
-        return Error{ErrorCode::DeployBuild,
-                     QStringLiteral("the trainer build failed (exit %1); the end of %2/build.log:\n%3")
-                         .arg(built->exitCode)
-                         .arg(dir, QString::fromUtf8(built->out).trimmed()),
+    // The build runs detached in its own process group (a dropped connection does not stop it) and
+    // is followed through build.log: CMake's "[ 42%]" lines are the progress, build.rc the end.
+    const QString qdir = shellQuote(dir);
+    auto started = t.exec(QStringLiteral("cd %1 && rm -f build.rc && setsid /bin/bash -c '/bin/bash build.sh > build.log 2>&1; echo $? > "
+                                         "build.rc' < /dev/null > /dev/null 2>&1 & echo $!")
+                              .arg(qdir),
+                          60000);
+    if (!started) return started.error();
+    const QString pid = QString::fromUtf8(started->out).trimmed();
+    if (started->exitCode != 0 || pid.isEmpty() || !pid.toLongLong())
+        return Error{ErrorCode::DeployBuild, QStringLiteral("the build did not start: %1").arg(QString::fromUtf8(started->err).trimmed()),
                      t.describe()};
+    QElapsedTimer clock;
+    clock.start();
+    int lastPercent = -1;
+    for (;;) {
+        if (stopped()) {
+            (void)t.exec(QStringLiteral("kill -TERM -- -%1 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
+            return cancelled();
+        }
+        auto state = t.exec(QStringLiteral("cd %1 && { cat build.rc 2>/dev/null || echo running; } && "
+                                           "{ grep -o '^\\[ *[0-9]*%\\]' build.log 2>/dev/null | tail -n 1; true; }")
+                                .arg(qdir),
+                            60000, Idempotent::Yes);
+        if (!state) return state.error();
+        const QStringList lines = QString::fromUtf8(state->out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        const QString rc = lines.value(0).trimmed();
+        if (rc != QLatin1String("running")) {
+            auto tail = t.exec(QStringLiteral("tail -n 30 %1/build.log").arg(qdir), 60000, Idempotent::Yes);
+            if (rc != QLatin1String("0"))
+                return Error{ErrorCode::DeployBuild,
+                             QStringLiteral("the trainer build failed (exit %1); the end of %2/build.log:\n%3")
+                                 .arg(rc, dir, tail ? QString::fromUtf8(tail->out).trimmed() : tail.error().text()),
+                             t.describe()};
+            break;
+        }
+        QString percent = lines.value(1);
+        percent.remove(QLatin1Char('[')).remove(QLatin1Char(']')).remove(QLatin1Char('%'));
+        const int pc = percent.trimmed().toInt();
+        if (pc != lastPercent) {
+            lastPercent = pc;
+            say({QStringLiteral("building the trainer there: %1 %").arg(pc), pc, 100, true});
+        }
+        if (clock.elapsed() > 3LL * 3600 * 1000) {
+            (void)t.exec(QStringLiteral("kill -TERM -- -%1 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
+            return Error{ErrorCode::DeployBuild, QStringLiteral("the trainer build took over 3 hours; stopped it"), t.describe()};
+        }
+        QThread::msleep(o.pollMs);
+    }
     if (auto ok = writeCurrent(t, *root, result.trainerPath); !ok) return ok.error();
     return result;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/clusterprofile.h"
+#include "core/progress.h"
 #include "remote/transport.h"
 
 #include <QStringList>
@@ -21,14 +22,22 @@ QString bundledTrainerSources();
 struct DeployOptions {
     QString sourceDir;       ///< trainer sources (build from source)
     QString prebuiltBinary;  ///< when set: upload this binary instead of building
-    std::function<void(const QString&)> progress;
+    ProgressFn progress;
+    std::function<bool()> stopRequested;  ///< asked between steps and while the build runs: stop (and kill the build)
+    int pollMs = 2000;                    ///< how often a running build is looked at
 };
 
 struct DeployResult {
     QString trainerPath;  ///< scaledesk-train on the far side
     QString hash;
     bool reused = false;  ///< an earlier deploy of the same content was found
+    /// "trainer <hash> deployed: <path>" (or "reused"), as `scaledesk deploy` prints it.
+    QString summary() const;
 };
+
+/// A deploy from this machine as a profile asks for it: this machine's trainer uploaded when the
+/// profile says prebuilt, else the sources the app carries built there.
+DeployOptions deployOptionsFor(const ClusterProfile& profile);
 
 /// Puts a trainer on the far side under <remote root>/trainer/<hash>/: either the sources,
 /// built there with the profile's setup lines and CMake (build.log next to them), or a prebuilt

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "analysis/metrics.h"
+#include "core/progress.h"
 
 #include <QByteArray>
 #include <QList>
@@ -22,7 +23,10 @@ public:
         QList<QPair<QString, QByteArray>> logLines;  ///< (file, line) in file order
     };
     /// `logs`: the log files to follow (e.g. "slurm-42.out", "out.log", "rank-1.log").
-    News read(const QStringList& logs);
+    /// metrics.jsonl is read in pieces of at most 16 MiB: `progress` hears the bytes read of the
+    /// bytes there, and `stop` is asked between pieces (a first read of a large run can be
+    /// cancelled; what was read stays, and the next read goes on from there).
+    News read(const QStringList& logs, const ProgressFn& progress = {}, const std::function<bool()>& stop = {});
     const RunMetrics& metrics() const { return m_metrics; }
     RunMetrics& metrics() { return m_metrics; }
 

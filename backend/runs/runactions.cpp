@@ -91,7 +91,7 @@ Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
 
 Expected<LaunchResult> RunActions::launch(const LaunchRequest& req, const Progress& progress, const std::function<bool()>& stopRequested)
 {
-    auto say = [&](const QString& m) {
+    auto say = [&](const ProgressStep& m) {
         if (progress) progress(m);
     };
     if (auto ok = checkLaunch(m_store.workspace(), req); !ok) return ok.error();
@@ -115,14 +115,15 @@ Expected<LaunchResult> RunActions::launch(const LaunchRequest& req, const Progre
             for (qsizetype j = i; j < req.points.size(); ++j) result.notTried << req.points[j].runId;
             break;
         }
+        say({QStringLiteral("submitting %1 (%2 of %3)").arg(p.runId).arg(i + 1).arg(req.points.size()), i, req.points.size(), true});
         auto r = submitter.submit(p, o);
         if (r) {
             result.submitted << *r;
-            say(QStringLiteral("%1: %2 (%3)").arg(r->id, runStateName(r->state), r->message));
+            say({QStringLiteral("%1: %2 (%3)").arg(r->id, runStateName(r->state), r->message), i + 1, req.points.size()});
             continue;
         }
         result.failed << std::pair{p.runId, r.error()};
-        say(QStringLiteral("%1: %2").arg(p.runId, r.error().text()));
+        say({QStringLiteral("%1: %2").arg(p.runId, r.error().text()), i + 1, req.points.size()});
         if (req.onFailure == OnSubmitFailure::Stop) {
             for (qsizetype j = i + 1; j < req.points.size(); ++j) result.notTried << req.points[j].runId;
             break;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/clusterprofile.h"
+#include "core/progress.h"
 #include "runs/runstore.h"
 #include "runs/runsubmitter.h"
 #include "runs/sweep.h"
@@ -59,7 +60,7 @@ struct LaunchResult {
 /// thread) and records every step in the run's history before and after the remote action.
 class RunActions {
 public:
-    using Progress = std::function<void(const QString&)>;
+    using Progress = ProgressFn;
     RunActions(RunStore& store, Transport& transport, Scheduler& scheduler);
 
     /// Everything a launch can be refused for before anything is recorded or sent: no points,

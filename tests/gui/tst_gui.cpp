@@ -6,15 +6,19 @@
 #include "analysis/epochscsv.h"
 #include "analysis/scalingreport.h"
 #include "chartexport.h"
+#include "chartstyle.h"
 #include "compareview.h"
 #include "configeditor.h"
 #include "headless.h"
 #include "launchdialog.h"
 #include "mainwindow.h"
+#include "progresspanel.h"
 #include "runlistmodel.h"
 #include "runview.h"
+#include "scalingcharts.h"
 #include "scalingview.h"
 #include "serieschart.h"
+#include "welcomepanel.h"
 #include "workspacecontroller.h"
 
 #include <QAbstractItemModelTester>
@@ -27,7 +31,9 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QFontMetricsF>
 #include <QImage>
+#include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QListWidget>
@@ -761,6 +767,257 @@ private slots:
         QTRY_COMPARE(w.compareView()->runs().size(), 2);
         QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.compareView()));
         QTRY_VERIFY(w.compareView()->chart()->pointsShown() > 0);
+#endif
+    }
+
+    // The pictures a user sees, rendered offscreen at fixed sizes from fixed data, against reference
+    // images checked in under tests/gui/reference (looked at before they were checked in). A small
+    // tolerance absorbs antialiasing; a changed tick, label, colour or layout does not pass.
+    // SCALEDESK_UPDATE_REFERENCES=1 writes the references anew (then look at them before committing).
+    void chartsMatchTheirReferenceImages()
+    {
+        const QString refDir = QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/gui/reference");
+        const bool update = qEnvironmentVariableIsSet("SCALEDESK_UPDATE_REFERENCES");
+        const QString outDir = m_tmp.filePath(QStringLiteral("reference-actual"));
+        QVERIFY(QDir().mkpath(outDir));
+        QStringList failures;
+        auto compare = [&](const QString& name) {
+            const QString actualPath = outDir + QLatin1Char('/') + name;
+            const QImage actual(actualPath);
+            if (actual.isNull()) {
+                failures << name + QStringLiteral(": not rendered");
+                return;
+            }
+            if (update) {
+                QFile::remove(refDir + QLatin1Char('/') + name);
+                QVERIFY(QFile::copy(actualPath, refDir + QLatin1Char('/') + name));
+                return;
+            }
+            const QImage ref(refDir + QLatin1Char('/') + name);
+            if (ref.isNull() || ref.size() != actual.size()) {
+                failures << QStringLiteral("%1: size %2x%3, reference %4x%5 (%6)")
+                                .arg(name)
+                                .arg(actual.width())
+                                .arg(actual.height())
+                                .arg(ref.width())
+                                .arg(ref.height())
+                                .arg(actualPath);
+                return;
+            }
+            const QImage a = actual.convertToFormat(QImage::Format_ARGB32), b = ref.convertToFormat(QImage::Format_ARGB32);
+            qint64 differing = 0;
+            for (int y = 0; y < a.height(); ++y) {
+                const auto* pa = reinterpret_cast<const QRgb*>(a.constScanLine(y));
+                const auto* pb = reinterpret_cast<const QRgb*>(b.constScanLine(y));
+                for (int x = 0; x < a.width(); ++x) {
+                    const int d = std::max({std::abs(qRed(pa[x]) - qRed(pb[x])), std::abs(qGreen(pa[x]) - qGreen(pb[x])),
+                                            std::abs(qBlue(pa[x]) - qBlue(pb[x]))});
+                    if (d > 40) ++differing;
+                }
+            }
+            const double share = double(differing) / (double(a.width()) * a.height());
+            // 0.1 %: about 500 pixels of a 900×560 chart, less than one changed tick label.
+            if (share > 0.001)
+                failures << QStringLiteral("%1: %2 % of pixels differ (%3)").arg(name).arg(share * 100, 0, 'f', 3).arg(actualPath);
+            qInfo("%s: %lld pixels differ", qPrintable(name), differing);
+        };
+
+        // The scaling report's six plots: two strategies at 1, 2 and 4 ranks, two repetitions each.
+        QList<ReportRun> runs;
+        for (const QString& strategy : {QStringLiteral("ddp"), QStringLiteral("fused")})
+            for (int world : {1, 2, 4})
+                for (int rep : {1, 2}) {
+                    const double perEpoch = 12.0 / std::pow(world, strategy == QLatin1String("ddp") ? 0.85 : 0.92) * (1 + 0.03 * rep);
+                    QByteArray csv = "epoch,step,wall_s,train_s,val_s,samples_processed_global,steps,throughput_samples_s,data_wait_s,"
+                                     "compute_s,allreduce_wait_s,max_rank_wall_s,min_rank_wall_s,train_loss,val_loss,lr,t_end\n";
+                    double t = 0;
+                    for (int e = 1; e <= 4; ++e) {
+                        t += perEpoch;
+                        csv += QStringLiteral("%1,%2,%3,%3,0,256,%4,%5,%6,%7,%8,%3,%3,%9,%10,0.001,%11\n")
+                                   .arg(e)
+                                   .arg(e * 64 / world)
+                                   .arg(perEpoch)
+                                   .arg(64 / world)
+                                   .arg(256 / perEpoch)
+                                   .arg(0.08 * perEpoch)
+                                   .arg(0.6 * perEpoch)
+                                   .arg((world - 1) * 0.05 * perEpoch)
+                                   .arg(0.3 / e)
+                                   .arg(0.25 / e * (1 - 0.02 * world) * (strategy == QLatin1String("fused") && world == 4 ? 1.2 : 1.0))
+                                   .arg(1000 + t, 0, 'f', 3)
+                                   .toUtf8();
+                    }
+                    ReportRun r;
+                    r.record.id = QStringLiteral("ref-%1-1x%2-r%3").arg(strategy).arg(world).arg(rep);
+                    r.record.strategy = strategy;
+                    r.record.nodes = 1;
+                    r.record.ranksPerNode = world;
+                    r.record.repetition = rep;
+                    r.record.state = RunState::Completed;
+                    r.epochs = parseEpochsCsv(csv, r.record.id + QStringLiteral("/epochs.csv"));
+                    r.manifest.insert(QStringLiteral("start_utc"),
+                                      QDateTime::fromSecsSinceEpoch(1000, Qt::UTC).toString(Qt::ISODateWithMs));  // t_end counts from here
+                    runs << r;
+                }
+        const ScalingReport report = buildScalingReport(QStringLiteral("reference"), runs);
+        QCOMPARE(report.groups.size(), 6);
+        QStringList written;
+        QVERIFY(renderReportCharts(report, outDir, {QStringLiteral("png")}, &written));
+        const auto charts = buildScalingCharts(report);
+        QCOMPARE(charts.size(), 6);
+        for (const auto& [name, chart] : charts) {
+            compare(name + QStringLiteral(".png"));
+            delete chart;
+        }
+
+        // The Run tab's four charts of a finished run, exported at their default size.
+        const QString root = m_tmp.filePath(QStringLiteral("ws-reference"));
+        const QString id = QStringLiteral("ref-ddp-1x2-r1");
+        QVERIFY(saveLocalRun(
+            root, id, 2,
+            {{RunState::Queued, QStringLiteral("local: job 1")}, {RunState::Completed, QStringLiteral("local: COMPLETED (exit 0)")}}));
+        QFile m(Workspace(root).runDir(id) + QStringLiteral("/metrics.jsonl"));
+        QVERIFY(m.open(QIODevice::WriteOnly));
+        for (int i = 1; i <= 400; ++i) {
+            m.write(QStringLiteral("{\"kind\":\"step\",\"step\":%1,\"t\":%2,\"loss\":%3,\"lr\":%4,\"compute_s\":%5,\"comm_exposed_s\":0.05,"
+                                   "\"data_s\":0.01}\n")
+                        .arg(i)
+                        .arg(1000 + 0.3 * i)
+                        .arg(0.3 * std::exp(-i / 150.0) + 0.02 + 0.01 * std::sin(i * 0.7))
+                        .arg(0.001 * (1 + std::cos(3.14159265 * i / 400)) / 2)
+                        .arg(0.2 + 0.02 * std::sin(i * 0.3))
+                        .toUtf8());
+            if (i % 100 == 0)
+                m.write(
+                    QStringLiteral("{\"kind\":\"epoch\",\"epoch\":%1,\"step\":%2,\"t\":%3,\"train_loss\":%4,\"val_loss\":%5,\"lr\":0.001,"
+                                   "\"samples_per_s\":%6,\"epoch_s\":30}\n")
+                        .arg(i / 100)
+                        .arg(i)
+                        .arg(1000 + 0.3 * i)
+                        .arg(0.3 * std::exp(-i / 150.0) + 0.03)
+                        .arg(0.3 * std::exp(-i / 170.0) + 0.04)
+                        .arg(100 + 5 * (i / 100))
+                        .toUtf8());
+        }
+        m.close();
+        WorkspaceController controller(root);
+        MainWindow w(controller);
+        w.resize(1400, 900);
+        w.show();
+        QTRY_COMPARE(w.runModel()->rowCount(), 1);
+        w.runTable()->selectRow(0);
+        QTRY_VERIFY(w.runView()->charts().first()->pointsShown() > 0);
+        const QStringList names{QStringLiteral("run_loss"), QStringLiteral("run_lr"), QStringLiteral("run_throughput"),
+                                QStringLiteral("run_breakdown")};
+        QCOMPARE(w.runView()->charts().size(), names.size());
+        for (int i = 0; i < names.size(); ++i) {
+            QVERIFY(w.runView()->charts()[i]->exportTo(outDir + QLatin1Char('/') + names[i] + QStringLiteral(".png"), QSize(900, 560), 96));
+            compare(names[i] + QStringLiteral(".png"));
+        }
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join(QLatin1Char('\n'))));
+    }
+
+    // A title longer than its chart is cut with "…" and whole in the tooltip; a wide chart shows it
+    // whole; an export lays the title out at the file's width.
+    void longTitlesElideWithTheirTextInATooltip()
+    {
+        const QString title = QStringLiteral("Time to reach the target validation loss of 0.0800 by strategy and ranks");
+        SeriesChart chart(title);
+        chart.resize(300, 240);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        QTRY_VERIFY(chart.chart()->title().endsWith(QStringLiteral("…")));
+        QCOMPARE(chart.toolTip(), title);
+        QCOMPARE(fullChartTitle(chart.chart()), title);
+        QVERIFY(QFontMetricsF(chart.chart()->titleFont()).horizontalAdvance(chart.chart()->title()) <= 300);
+        chart.resize(1400, 500);
+        QTRY_COMPARE(chart.chart()->title(), title);
+        QCOMPARE(chart.toolTip(), QString());
+        // The scaling view's charts: the same rule.
+        const ScalingReport rep = buildScalingReport(QStringLiteral("empty"), {});
+        auto charts = buildScalingCharts(rep);
+        QVERIFY(!charts.isEmpty());
+        FittedChartView view(charts.first().second);
+        const QString full = fullChartTitle(view.chart());
+        view.chart()->setProperty("scaledeskFullTitle", full + QStringLiteral(" with a much longer explanation than fits"));
+        view.resize(260, 200);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QTRY_VERIFY(view.chart()->title().endsWith(QStringLiteral("…")));
+        QVERIFY(view.toolTip().startsWith(full));
+        for (qsizetype i = 1; i < charts.size(); ++i) delete charts[i].second;
+    }
+
+    // An empty workspace opens on the welcome panel. Its demo button runs the demo sweep on this
+    // machine, one run at a time with a progress bar in the status bar; each run is selected as it
+    // starts, so the Run tab's charts fill live; at the end the Scaling tab has the sweep's report.
+    void welcomePanelRunsTheDemoAndChartsFill()
+    {
+#ifndef SCALEDESK_TRAIN_BIN
+        QSKIP("the trainer is not built (SCALEDESK_BUILD_TRAINER=OFF)");
+#else
+        qputenv("SCALEDESK_TRAIN", SCALEDESK_TRAIN_BIN);
+        qputenv("SCALEDESK_TRAINER_SOURCES", SCALEDESK_SOURCE_DIR);
+        WorkspaceController controller(m_tmp.filePath(QStringLiteral("welcome-ws")));
+        MainWindow w(controller);
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTRY_VERIFY(w.welcomeShown());
+        const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR");
+        if (!shots.isEmpty()) w.grab().save(shots + QStringLiteral("/welcome.png"));
+        WelcomePanel* welcome = w.welcome();
+        QVERIFY(welcome->isVisible());
+        QVERIFY(welcome->clusterButton()->isVisible() && welcome->editorButton()->isVisible());
+        auto* docs = welcome->findChild<QLabel*>(QStringLiteral("docsLink"));
+        QVERIFY(docs && docs->text().contains(QStringLiteral("gui.md")));
+        // The config editor button leaves the panel for the Config tab; Help → Welcome comes back.
+        QTest::mouseClick(welcome->editorButton(), Qt::LeftButton);
+        QVERIFY(!w.welcomeShown());
+        QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.configEditor()));
+        QAction* back = nullptr;
+        for (QAction* a : w.findChildren<QAction*>())
+            if (a->text() == QStringLiteral("Welcome")) back = a;
+        QVERIFY(back);
+        back->trigger();
+        QVERIFY(w.welcomeShown());
+
+        QSignalSpy finished(&controller, &WorkspaceController::demoFinished);
+        QStringList tasks;
+        qint64 lastTotal = -1;
+        connect(&controller, &WorkspaceController::taskProgress, this, [&](const QString& t, const QString&, qint64, qint64 total) {
+            tasks << t;
+            if (t == QLatin1String("demo")) lastTotal = total;
+        });
+        QTest::mouseClick(welcome->demoButton(), Qt::LeftButton);
+        QVERIFY(!w.welcomeShown());
+        QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.runView()));
+        // The status bar shows the demo's progress with a Cancel button.
+        QTRY_VERIFY(w.progressPanel()->isVisible());
+        QVERIFY(w.progressPanel()->cancelButton()->isVisible());
+        QTRY_COMPARE(lastTotal, qint64(4));
+        // The first run is selected as it starts and its loss curve fills while it trains.
+        QTRY_VERIFY_WITH_TIMEOUT(w.runView()->runId() == QStringLiteral("demo-ddp-1x1-r1"), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.runView()->charts().first()->pointsShown() > 0, 120000);
+        if (!shots.isEmpty()) {
+            QTest::qWait(3000);
+            w.grab().save(shots + QStringLiteral("/demo-running.png"));
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 600000);
+        QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
+        QCOMPARE(w.runModel()->rowCount(), 4);
+        for (int r = 0; r < 4; ++r)
+            QCOMPARE(w.runModel()->data(w.runModel()->index(r, RunListModel::State)).toString(), QStringLiteral("completed"));
+        QVERIFY(w.runView()->runId().startsWith(QStringLiteral("demo-")));
+        QTRY_VERIFY(!w.progressPanel()->isVisible());
+        // The Scaling tab shows the demo's report: four runs.
+        QTRY_COMPARE_WITH_TIMEOUT(w.scalingView()->report().runs.size(), qsizetype(4), 30000);
+        QCOMPARE(w.scalingView()->report().sweep, QStringLiteral("demo"));
+        QVERIFY(tasks.contains(QStringLiteral("demo")));
+        // Runs exist: the next window opens on the tabs.
+        MainWindow again(controller);
+        controller.refresh();
+        QTRY_VERIFY(!again.welcomeShown());
 #endif
     }
 

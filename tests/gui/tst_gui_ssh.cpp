@@ -1,25 +1,39 @@
 // The window's connections ask in dialogs: a passphrase-protected key on the SSH sandbox makes the
 // live poll ask for the passphrase; the dialog is answered as a user would, and the poll goes on.
 // A refused dialog (Cancel) gives a clear error on the status line, and the GUI thread never waits.
+#include "clusterwizard.h"
 #include "workspacecontroller.h"
 
 #include "config/profiles.h"
 #include <QApplication>
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFile>
 #include <QInputDialog>
 #include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProcess>
 #include <QPushButton>
+#include <QRadioButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 #include <QTimer>
 
 using namespace scaledesk;
 using namespace scaledesk::gui;
 
 namespace {
+// A picture of `w` for the docs and for a look, when SCALEDESK_SCREENSHOT_DIR is set.
+void shoot(QWidget& w, const QString& name)
+{
+    if (const QString dir = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR"); !dir.isEmpty()) w.grab().save(dir + QLatin1Char('/') + name);
+}
+
 QString sandboxDir()
 {
     const QString d = qEnvironmentVariable("SCALEDESK_SSH_SANDBOX_DIR");
@@ -44,6 +58,26 @@ void answerNextDialog(const QString& text, bool accept, QString* label)
     });
     timer->start(50);
 }
+#ifdef SCALEDESK_TRAIN_BIN
+// Launches one cpu-tiny run on `profile` through the window's controller and waits until it completed.
+void launchAndComplete(WorkspaceController& controller, const ClusterProfile& profile, const QString& id)
+{
+    LaunchRequest r;
+    r.profile = profile;
+    RunPoint pt;
+    pt.runId = id;
+    pt.strategy = QStringLiteral("ddp");
+    r.points = {pt};
+    r.options.configFile = QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml");
+    r.options.configName = QStringLiteral("cpu-tiny");
+    r.makeData = true;
+    QSignalSpy launched(&controller, &WorkspaceController::launchFinished);
+    controller.launch(r);
+    QTRY_COMPARE_WITH_TIMEOUT(launched.size(), 1, 180000);
+    QVERIFY2(launched.at(0).at(0).toBool(), qPrintable(launched.at(0).at(1).toString()));
+    QTRY_VERIFY_WITH_TIMEOUT(controller.snapshot(id) && controller.snapshot(id)->record.state == RunState::Completed, 300000);
+}
+#endif
 }  // namespace
 
 class TestGuiSsh : public QObject {
@@ -110,6 +144,140 @@ private slots:
         QVERIFY(!label.isEmpty());
     }
 
+    // The add-cluster wizard against the SSH+SLURM sandbox, as a user fills it: the SSH config's
+    // alias is offered, the new host key is asked in the usual dialog, the sandbox's partition and
+    // CPU count are read, the profile it writes passes `scaledesk profiles test` once the
+    // wizard's Deploy has put the trainer there, and a run launched on it completes.
+    void wizardAddsTheSandboxAndARunCompletes()
+    {
+#ifndef SCALEDESK_TRAIN_BIN
+        QSKIP("the trainer is not built");
+#else
+        QVERIFY2(!qEnvironmentVariableIsEmpty("SLURM_CONF"), "the SLURM sandbox is not configured");
+        qputenv("SCALEDESK_SSH_CONFIG", (sandboxDir() + QStringLiteral("/ssh_config")).toUtf8());
+        qputenv("SCALEDESK_TRAIN", SCALEDESK_TRAIN_BIN);
+        qunsetenv("SSH_AUTH_SOCK");
+        const QString root = m_tmp.filePath(QStringLiteral("ws-wizard"));
+        WorkspaceController controller(root);
+        ClusterWizard wz(controller);
+        wz.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&wz));
+        QStringList offered;
+        for (int i = 0; i < wz.hostBox()->count(); ++i) offered << wz.hostBox()->itemText(i);
+        QVERIFY2(offered.contains(QStringLiteral("sandbox")), qPrintable(offered.join(QLatin1Char(','))));
+        QVERIFY(!wz.button(QWizard::NextButton)->isEnabled());  // no name, no host yet
+        wz.nameEdit()->setText(QStringLiteral("wz"));
+        wz.hostBox()->setCurrentText(QStringLiteral("sandbox"));
+        wz.knownHostsEdit()->setText(m_tmp.filePath(QStringLiteral("known_hosts-wz")));  // empty: the host key is new
+        wz.rootEdit()->setText(m_tmp.filePath(QStringLiteral("remote-wz")));
+        QVERIFY(wz.button(QWizard::NextButton)->isEnabled());
+
+        // The host key question: answered Yes in its dialog.
+        int hostKeyAsked = 0;
+        QTimer answer;
+        connect(&answer, &QTimer::timeout, this, [&] {
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            if (!box || !box->windowTitle().startsWith(QStringLiteral("Unknown host"))) return;
+            ++hostKeyAsked;
+            box->button(QMessageBox::Yes)->click();
+        });
+        answer.start(50);
+        wz.next();
+        QCOMPARE(wz.currentId(), int(ClusterWizard::ClusterPage));
+        QTRY_VERIFY_WITH_TIMEOUT(wz.probed(), 60000);
+        QCOMPARE(hostKeyAsked, 1);
+        QVERIFY(wz.facts().slurmVersion.startsWith(QStringLiteral("slurm")));
+        QCOMPARE(wz.facts().partitions.size(), 1);
+        const PartitionInfo part = wz.facts().partitions.first();
+        QCOMPARE(part.name, QStringLiteral("debug"));
+        QVERIFY(part.isDefault);
+        QCOMPARE(part.cpusPerNode, QThread::idealThreadCount());  // the sandbox's node has this machine's CPUs (nproc)
+        QCOMPARE(part.gpusPerNode, 0);
+        QCOMPARE(part.timeLimit, QStringLiteral("UNLIMITED"));
+        QVERIFY(wz.probeLog()->toPlainText().contains(QStringLiteral("partition debug (default)")));
+        shoot(wz, QStringLiteral("wizard-cluster.png"));
+        QVERIFY(wz.button(QWizard::NextButton)->isEnabled());
+
+        wz.next();
+        QCOMPARE(wz.currentId(), int(ClusterWizard::SettingsPage));
+        QVERIFY(wz.partitionBox()->currentText().startsWith(QStringLiteral("debug")));
+        QCOMPARE(wz.gpusBox()->value(), 0);
+        wz.timeEdit()->setText(QStringLiteral("ten minutes"));  // not a SLURM time: Next waits
+        QVERIFY(!wz.button(QWizard::NextButton)->isEnabled());
+        wz.timeEdit()->setText(QStringLiteral("00:10:00"));
+        QVERIFY(wz.button(QWizard::NextButton)->isEnabled());
+        shoot(wz, QStringLiteral("wizard-settings.png"));
+
+        wz.next();
+        QCOMPARE(wz.currentId(), int(ClusterWizard::TrainerPage));
+        wz.prebuiltButton()->setChecked(true);  // the sandbox is this machine
+        wz.next();
+        QCOMPARE(wz.currentId(), int(ClusterWizard::CheckPage));
+        const QString file = root + QStringLiteral("/profiles/wz.yaml");
+        QCOMPARE(wz.savedFile(), file);
+        auto saved = loadClusterProfile(file);
+        QVERIFY2(saved, qPrintable(saved ? QString() : saved.error().text()));
+        QCOMPARE(saved->host, QStringLiteral("sandbox"));
+        QCOMPARE(saved->slurm.partition, QStringLiteral("debug"));
+        QCOMPARE(saved->slurm.timeLimit, QStringLiteral("00:10:00"));
+        QVERIFY(saved->trainerDeploy && saved->trainerPrebuilt);
+
+        // The first check finds no trainer there and offers Deploy; after it every check passes.
+        QTRY_VERIFY_WITH_TIMEOUT(!wz.checking() && !wz.checks().isEmpty(), 60000);
+        QVERIFY2(wz.checkLog()->toPlainText().contains(QStringLiteral("✘ trainer")), qPrintable(wz.checkLog()->toPlainText()));
+        QVERIFY(wz.deployButton()->isEnabled());
+        QSignalSpy deployed(&wz, &ClusterWizard::deployFinished);
+        QSignalSpy checked(&wz, &ClusterWizard::checkFinished);
+        wz.deployButton()->click();
+        QTRY_COMPARE_WITH_TIMEOUT(deployed.size(), 1, 120000);
+        QVERIFY2(deployed.at(0).at(0).toBool(), qPrintable(deployed.at(0).at(1).toString()));
+        QTRY_COMPARE_WITH_TIMEOUT(checked.size(), 1, 60000);
+        QVERIFY2(checked.at(0).at(0).toBool(), qPrintable(wz.checkLog()->toPlainText()));
+        QVERIFY(wz.button(QWizard::FinishButton)->isEnabled());
+        shoot(wz, QStringLiteral("wizard-check.png"));
+        wz.accept();
+
+        // `scaledesk profiles test` accepts the profile the wizard wrote.
+        QProcess cli;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("SCALEDESK_HOME"), root);
+        cli.setProcessEnvironment(env);
+        cli.start(QStringLiteral(SCALEDESK_CLI), {QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("wz")});
+        QVERIFY(cli.waitForFinished(120000));
+        const QString out = QString::fromUtf8(cli.readAllStandardOutput() + cli.readAllStandardError());
+        QVERIFY2(cli.exitCode() == 0, qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("ok   trainer")), qPrintable(out));
+
+        // A run launched on it completes.
+        auto profile = findProfile(Workspace(root), QStringLiteral("wz"));
+        QVERIFY(profile);
+        launchAndComplete(controller, *profile, QStringLiteral("wizard-run"));
+        if (QTest::currentTestFailed()) return;
+#endif
+    }
+
+    // A connection error names the host once and says what to check.
+    void connectionErrorNamesTheHostOnce()
+    {
+        const QString root = m_tmp.filePath(QStringLiteral("ws-bad-host"));
+        WorkspaceController controller(root);
+        ClusterWizard wz(controller);
+        wz.show();
+        wz.nameEdit()->setText(QStringLiteral("nowhere"));
+        wz.hostBox()->setCurrentText(QStringLiteral("no-such-host.invalid"));
+        wz.userEdit()->setText(QStringLiteral("alice"));
+        wz.next();
+        QSignalSpy probed(&wz, &ClusterWizard::probeFinished);
+        QTRY_COMPARE_WITH_TIMEOUT(probed.size(), 1, 60000);
+        QVERIFY(!wz.probed());
+        QVERIFY(!wz.button(QWizard::NextButton)->isEnabled());
+        const QString log = wz.probeLog()->toPlainText();
+        const QString error = log.section(QStringLiteral("✘ "), -1).section(QLatin1Char('\n'), 0, 0);
+        QCOMPARE(error.count(QStringLiteral("no-such-host.invalid")), 2);  // alice@host:22 once, and libssh's "resolve hostname …"
+        QCOMPARE(error.count(QStringLiteral("alice@")), 1);
+        QVERIFY2(error.contains(QStringLiteral("check the host name")), qPrintable(error));
+    }
+
     // SLURM forgets finished jobs (MinJobAge). A requeue from the window then submits the run
     // folder again, through the same lifecycle layer as `scaledesk requeue`.
     void windowRequeueResubmitsWhenSlurmForgotTheJob()
@@ -137,20 +305,8 @@ private slots:
         const QString id = QStringLiteral("forgotten");
         {
             WorkspaceController controller(root);
-            LaunchRequest r;
-            r.profile = *profile;
-            RunPoint pt;
-            pt.runId = id;
-            pt.strategy = QStringLiteral("ddp");
-            r.points = {pt};
-            r.options.configFile = QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml");
-            r.options.configName = QStringLiteral("cpu-tiny");
-            r.makeData = true;
-            QSignalSpy launched(&controller, &WorkspaceController::launchFinished);
-            controller.launch(r);
-            QTRY_COMPARE_WITH_TIMEOUT(launched.size(), 1, 180000);
-            QVERIFY2(launched.at(0).at(0).toBool(), qPrintable(launched.at(0).at(1).toString()));
-            QTRY_VERIFY_WITH_TIMEOUT(controller.snapshot(id) && controller.snapshot(id)->record.state == RunState::Completed, 300000);
+            launchAndComplete(controller, *profile, id);
+            if (QTest::currentTestFailed()) return;
         }
         // As if SLURM had forgotten it: the record names a job id it has never seen.
         {

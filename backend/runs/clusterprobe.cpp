@@ -1,0 +1,147 @@
+#include "runs/clusterprobe.h"
+
+#include "runs/runsubmitter.h"
+#include "scheduler/shellquote.h"
+
+#include <QRegularExpression>
+
+#include <algorithm>
+
+namespace scaledesk {
+
+int gpusInGres(const QString& gres)
+{
+    int gpus = 0;
+    // Entries are "name[:type]:count[(extra)]"; commas separate entries (a "(S:0-1)" holds none).
+    static const QRegularExpression entry(QStringLiteral("(?:^|,)gpu(?::[^:,()]+)?:(\\d+)"));
+    auto it = entry.globalMatch(gres);
+    while (it.hasNext()) gpus += it.next().captured(1).toInt();
+    return gpus;
+}
+
+QList<PartitionInfo> parseSinfo(const QByteArray& text)
+{
+    QList<PartitionInfo> out;
+    for (const QByteArray& raw : text.split('\n')) {
+        const QStringList f = QString::fromUtf8(raw).trimmed().split(QLatin1Char('|'));
+        if (f.size() < 5 || f[0].isEmpty()) continue;
+        PartitionInfo p;
+        p.name = f[0];
+        if (p.name.endsWith(QLatin1Char('*'))) {
+            p.isDefault = true;
+            p.name.chop(1);
+        }
+        p.timeLimit = f[1].compare(QLatin1String("infinite"), Qt::CaseInsensitive) == 0 ? QStringLiteral("UNLIMITED") : f[1];
+        bool ok = false;
+        p.nodes = f[2].toInt(&ok);
+        if (!ok) continue;
+        QString cpus = f[3];
+        cpus.remove(QLatin1Char('+'));  // "32+": heterogeneous nodes, at least 32
+        p.cpusPerNode = cpus.toInt();
+        p.gres = f[4] == QLatin1String("(null)") ? QString() : f[4];
+        p.gpusPerNode = gpusInGres(p.gres);
+        auto same = std::find_if(out.begin(), out.end(), [&](const PartitionInfo& o) { return o.name == p.name; });
+        if (same == out.end()) {
+            out << p;
+            continue;
+        }
+        same->nodes += p.nodes;
+        same->cpusPerNode = std::min(same->cpusPerNode, p.cpusPerNode);
+        same->gpusPerNode = std::min(same->gpusPerNode, p.gpusPerNode);
+        same->isDefault = same->isDefault || p.isDefault;
+        if (!p.gres.isEmpty() && !same->gres.contains(p.gres))
+            same->gres += (same->gres.isEmpty() ? QString() : QStringLiteral(",")) + p.gres;
+    }
+    return out;
+}
+
+void parseAssociations(const QByteArray& text, QStringList* accounts, QStringList* qos)
+{
+    for (const QByteArray& raw : text.split('\n')) {
+        const QStringList f = QString::fromUtf8(raw).trimmed().split(QLatin1Char('|'));
+        if (f.size() < 2 || f[0].isEmpty()) continue;
+        if (!accounts->contains(f[0])) *accounts << f[0];
+        for (const QString& q : f[1].split(QLatin1Char(','), Qt::SkipEmptyParts))
+            if (!qos->contains(q.trimmed())) *qos << q.trimmed();
+    }
+}
+
+Expected<ClusterFacts> probeCluster(Transport& t)
+{
+    ClusterFacts facts;
+    // Bounded: a login node whose controller does not answer makes SLURM's commands wait.
+    auto info =
+        t.exec(QStringLiteral("uname -n; timeout 20 sinfo --version; timeout 30 sinfo -h -o '%P|%l|%D|%c|%G'"), 90000, Idempotent::Yes);
+    if (!info) return info.error();
+    const QList<QByteArray> lines = info->out.split('\n');
+    facts.host = QString::fromUtf8(lines.value(0)).trimmed();
+    facts.slurmVersion = QString::fromUtf8(lines.value(1)).trimmed();
+    if (info->exitCode != 0 || !facts.slurmVersion.startsWith(QLatin1String("slurm")))
+        return Error{ErrorCode::SchedulerUnavailable,
+                     QStringLiteral("sinfo does not run there (is SLURM's client on the PATH of a login shell?): %1")
+                         .arg(QString::fromUtf8(info->err).trimmed().left(300)),
+                     t.describe()};
+    facts.partitions = parseSinfo(info->out.mid(info->out.indexOf('\n', info->out.indexOf('\n') + 1) + 1));
+    auto assoc = t.exec(QStringLiteral("timeout 20 sacctmgr -nP show assoc user=\"$(id -un)\" format=Account,QOS"), 60000, Idempotent::Yes);
+    if (assoc && assoc->exitCode == 0) {
+        parseAssociations(assoc->out, &facts.accounts, &facts.qos);
+        if (facts.accounts.isEmpty()) facts.accountsNote = QStringLiteral("no associations for this user");
+    } else {
+        facts.accountsNote = assoc ? QStringLiteral("sacctmgr: %1").arg(QString::fromUtf8(assoc->err + assoc->out).trimmed().left(200))
+                                   : assoc.error().text();
+    }
+    // Lmod sets LMOD_VERSION; Environment Modules answers `module --version` (on stderr).
+    auto modules = t.exec(QStringLiteral("if [ -n \"$LMOD_VERSION\" ]; then echo \"Lmod $LMOD_VERSION\"; "
+                                         "elif type module >/dev/null 2>&1; then module --version 2>&1 | head -n 1; fi"),
+                          30000, Idempotent::Yes);
+    if (modules) facts.moduleSystem = QString::fromUtf8(modules->out).trimmed().left(80);
+    return facts;
+}
+
+QList<ProfileCheck> testProfile(Transport& t, const ClusterProfile& p, bool connectOnly,
+                                const std::function<void(const ProfileCheck&)>& each)
+{
+    QList<ProfileCheck> checks;
+    auto check = [&](bool ok, const QString& what, const QString& detail) {
+        checks << ProfileCheck{what, ok, detail};
+        if (each) each(checks.last());
+        return ok;
+    };
+    auto hello = t.exec(QStringLiteral("echo scaledesk-ok; uname -n"), 30000, Idempotent::Yes);
+    if (!check(hello && hello->out.startsWith("scaledesk-ok"), QStringLiteral("connect to ") + t.describe(),
+               hello ? QString::fromUtf8(hello->out).section(QLatin1Char('\n'), 1, 1) : hello.error().message))
+        return checks;
+    if (connectOnly) return checks;
+    if (!p.isLocal()) {
+        auto v = t.exec(QStringLiteral("timeout 20 sbatch --version && { timeout 20 squeue --me -h -o %i >/dev/null 2>&1 "
+                                       "&& echo me-ok || echo me-missing; }"),
+                        60000, Idempotent::Yes);
+        const QString text = v ? QString::fromUtf8(v->out).trimmed() : v.error().text();
+        check(v && v->exitCode == 0 && text.startsWith(QLatin1String("slurm")), QStringLiteral("SLURM"),
+              text.section(QLatin1Char('\n'), 0, 0) +
+                  (text.endsWith(QLatin1String("me-missing")) ? QStringLiteral(" (no squeue --me: polls use -u)") : QString()));
+    }
+    auto root = t.absolutePath(p.remoteRoot);
+    bool rootOk = bool(root);
+    QString rootDetail = root ? *root : root.error().text();
+    if (rootOk) {
+        auto ok = t.makeDirs(*root + QStringLiteral("/runs"));
+        if (ok) ok = t.writeFile(*root + QStringLiteral("/.scaledesk-write-test"), "ok\n");
+        if (!ok) {
+            rootOk = false;
+            rootDetail = ok.error().text();
+        }
+    }
+    check(rootOk, QStringLiteral("remote root writable"), rootDetail);
+    auto trainer = profileTrainer(t, p);
+    if (!trainer) {
+        check(false, QStringLiteral("trainer"), trainer.error().text());
+    } else {
+        auto v = t.exec(shellJoin({*trainer, QStringLiteral("--version")}), 60000, Idempotent::Yes);
+        check(v && v->exitCode == 0, QStringLiteral("trainer"),
+              v ? *trainer + QStringLiteral(" → ") + QString::fromUtf8(v->out + v->err).trimmed().left(200) : v.error().text());
+    }
+    return checks;
+}
+
+}  // namespace scaledesk
