@@ -12,7 +12,10 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 #include <unordered_map>
+
+#include <sys/mman.h>
 
 namespace scaledesk {
 
@@ -48,11 +51,27 @@ Series::~Series() = default;
 Series::Series(Series&&) noexcept = default;
 Series& Series::operator=(Series&&) noexcept = default;
 
+namespace {
+// Large columns are filled once, front to back: ask the kernel for transparent huge pages where it
+// gives them on request (a 2 MiB page is one fault where 4 KiB pages are 512).
+void preferHugePages(std::vector<double>& v)
+{
+    constexpr std::uintptr_t kHuge = 2 << 20;
+    const std::size_t bytes = v.capacity() * sizeof(double);
+    if (bytes < 4 * kHuge) return;
+    const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+    const std::uintptr_t from = (begin + kHuge - 1) & ~(kHuge - 1), to = (begin + bytes) & ~(kHuge - 1);
+    if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);  // advice: a refusal changes nothing
+}
+}  // namespace
+
 void Series::reserve(std::size_t n)
 {
-    m_step.reserve(n);
-    m_time.reserve(n);
-    m_value.reserve(n);
+    for (auto* v : {&m_step, &m_time, &m_value}) {
+        const bool grows = n > v->capacity();
+        v->reserve(n);
+        if (grows) preferHugePages(*v);
+    }
 }
 
 std::size_t Series::append(double step, double time, double value)
@@ -72,6 +91,24 @@ std::size_t Series::append(double step, double time, double value)
     m_value.push_back(value);
     if (m_index) m_index->appended(m_value);
     return dropped;
+}
+
+std::size_t Series::append(const Series& later)
+{
+    if (later.empty()) return 0;
+    if (!empty() && later.m_step.front() <= m_step.back()) {
+        // Steps came again across the join: point by point, with append()'s rule.
+        std::size_t dropped = 0;
+        for (std::size_t i = 0; i < later.size(); ++i) dropped += append(later.m_step[i], later.m_time[i], later.m_value[i]);
+        return dropped;
+    }
+    if (size() + later.size() > m_step.capacity()) reserve(size() + later.size());
+    m_step.insert(m_step.end(), later.m_step.begin(), later.m_step.end());
+    m_time.insert(m_time.end(), later.m_time.begin(), later.m_time.end());
+    m_value.insert(m_value.end(), later.m_value.begin(), later.m_value.end());
+    m_truncations += later.m_truncations;
+    if (m_index) m_index->appended(m_value);
+    return 0;
 }
 
 const MinMaxIndex& Series::index() const
@@ -389,41 +426,135 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
     // "event" records carry no series; other kinds are ignored (a newer trainer may add some).
 }
 
-RunMetrics loadRunMetrics(const QString& path)
+namespace {
+// Parses the whole lines of bytes [from, to) of the file. `reserveFor`: the bytes the series of
+// this part should have room for (the first part makes room for the whole file, so the later
+// parts are joined onto it without moving it).
+void parseRange(const QString& path, qint64 from, qint64 to, qint64 reserveFor, bool last, RunMetrics& m, qint64* lines)
 {
-    RunMetrics m;
     QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return m;
+    if (!f.open(QIODevice::ReadOnly) || !f.seek(from)) return;
     MetricsParser parser(m);
-    // One buffer for the whole file: the unparsed tail moves to its front, the next read fills the
-    // rest (fresh 16 MiB allocations per chunk cost more in page faults than the parsing).
+    // One buffer for the part: the unparsed tail moves to its front, the next read fills the rest
+    // (fresh 16 MiB allocations per chunk cost more in page faults than the parsing).
     constexpr qint64 kChunk = 16 << 20;
     std::vector<char> buffer(static_cast<std::size_t>(kChunk));
     std::size_t have = 0;
     bool reserved = false;
-    qint64 consumed = 0;
-    while (true) {
+    qint64 consumed = 0, pos = from;
+    while (pos < to) {
         if (buffer.size() - have < std::size_t(kChunk) / 2) buffer.resize(buffer.size() * 2);  // a very long line
-        const qint64 got = f.read(buffer.data() + have, qint64(buffer.size() - have));
+        const qint64 got = f.read(buffer.data() + have, std::min(qint64(buffer.size() - have), to - pos));
         if (got <= 0) break;
+        pos += got;
         have += std::size_t(got);
         const std::size_t used = parser.feed(buffer.data(), have);
         consumed += qint64(used);
         std::memmove(buffer.data(), buffer.data() + used, have - used);
         have -= used;
         if (!reserved && consumed > 0) {
-            // The first chunk tells how many points a byte makes: room for the whole file at once,
+            // The first chunk tells how many points a byte makes: room for all of them at once,
             // rather than growing (and copying) every series again and again.
             reserved = true;
-            const double scale = double(f.size()) / double(consumed) * 1.02;
+            const double scale = double(reserveFor) / double(consumed) * 1.02;
             for (const QString& tag : m.tags()) {
                 Series& s = m.ensureSeries(tag);
                 s.reserve(std::size_t(double(s.size()) * scale) + 16);
             }
         }
     }
-    const QByteArray carry(buffer.data(), qsizetype(have));
-    parser.finish(carry.constData(), std::size_t(carry.size()));
+    if (last) {
+        const QByteArray carry(buffer.data(), qsizetype(have));
+        parser.finish(carry.constData(), std::size_t(carry.size()));
+    }
+    *lines = parser.line();
+}
+
+// The offset just after the first newline at or after `at`, or `end` when there is none.
+qint64 nextLineStart(QFile& f, qint64 at, qint64 end)
+{
+    if (!f.seek(at)) return end;
+    QByteArray block;
+    while (at < end) {
+        block = f.read(64 << 10);
+        if (block.isEmpty()) return end;
+        const qsizetype nl = block.indexOf('\n');
+        if (nl >= 0) return std::min(end, at + nl + 1);
+        at += block.size();
+    }
+    return end;
+}
+}  // namespace
+
+RunMetrics loadRunMetrics(const QString& path, int threads)
+{
+    RunMetrics m;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return m;
+    const qint64 size = f.size();
+    // Parts of at least 32 MiB: a smaller file is read faster than threads start and join.
+    constexpr qint64 kMinPart = 32 << 20;
+    if (threads <= 0) threads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
+    const int parts = int(std::clamp<qint64>(size / kMinPart, 1, threads));
+    std::vector<qint64> cut{0};
+    for (int k = 1; k < parts; ++k) cut.push_back(std::max(cut.back(), nextLineStart(f, size / parts * k, size)));
+    cut.push_back(size);
+    f.close();
+    std::vector<RunMetrics> got(static_cast<std::size_t>(parts));
+    std::vector<qint64> lines(static_cast<std::size_t>(parts), 0);
+    {
+        std::vector<std::thread> workers;
+        for (int k = 1; k < parts; ++k)
+            workers.emplace_back(parseRange, path, cut[std::size_t(k)], cut[std::size_t(k) + 1],
+                                 cut[std::size_t(k) + 1] - cut[std::size_t(k)], k == parts - 1, std::ref(got[std::size_t(k)]),
+                                 &lines[std::size_t(k)]);
+        parseRange(path, 0, cut[1], size, parts == 1, got[0], &lines[0]);
+        for (auto& w : workers) w.join();
+    }
+    // Joined in file order, as one parser would have read it.
+    m = std::move(got[0]);
+    qint64 lineBase = lines[0];
+    std::size_t seriesCount = m.tags().size();
+    bool capped = false;
+    auto warn = [&](MetricWarning w) {
+        if (m.warnings.size() < 1000) m.warnings.append(std::move(w));
+    };
+    for (int k = 1; k < parts; ++k) {
+        RunMetrics& part = got[std::size_t(k)];
+        if (std::isnan(m.startTime())) m.noteTime(part.startTime());
+        m.linesParsed += part.linesParsed;
+        m.pointsStored += part.pointsStored;  // points appended, as the parser counts them (later drops included)
+        for (MetricWarning w : part.warnings) {
+            w.line += lineBase;
+            if (w.kind == MetricWarning::Kind::BadValue && w.message.startsWith(QLatin1String("more than"))) {
+                if (capped) continue;
+                capped = true;
+            }
+            warn(std::move(w));
+        }
+        double repeatedFrom = kNaN;  // one warning per join, as the parser gives one per repeated range
+        for (const QString& tag : part.tags()) {
+            const Series& later = *part.series(tag);
+            if (!m.series(tag)) {
+                if (seriesCount >= kMaxSeries) {
+                    if (!capped)
+                        warn({MetricWarning::Kind::BadValue, lineBase + 1,
+                              QStringLiteral("more than %1 distinct fields; the others are left out").arg(kMaxSeries)});
+                    capped = true;
+                    continue;
+                }
+                ++seriesCount;
+            }
+            const std::size_t dropped = m.ensureSeries(tag).append(later);
+            if (dropped > 0 && (std::isnan(repeatedFrom) || later.steps().front() < repeatedFrom)) repeatedFrom = later.steps().front();
+        }
+        if (!std::isnan(repeatedFrom))
+            warn({MetricWarning::Kind::RepeatedSteps, lineBase + 1,
+                  QStringLiteral("step %1 and later came again (a resumed run); the newer values replace the older ones")
+                      .arg(repeatedFrom)});
+        lineBase += lines[std::size_t(k)];
+        part = RunMetrics();  // its memory back before the next part is joined
+    }
     return m;
 }
 

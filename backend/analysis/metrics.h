@@ -50,6 +50,9 @@ public:
     /// Appends a point. A step at or before the last one first drops every point from that step
     /// on (the newer record wins) and returns how many were dropped.
     std::size_t append(double step, double time, double value);
+    /// Appends every point of `later` (points that came after this series' in the file), by the
+    /// same rule as append(); returns how many points were dropped.
+    std::size_t append(const Series& later);
     void reserve(std::size_t n);
 
     /// How many times older points were replaced (a resume): caches built from the series check it.
@@ -118,7 +121,10 @@ private:
     bool m_skipping = false;  ///< inside a line over the limit: dropped up to its newline
 };
 
-/// Reads a whole metrics.jsonl file (a missing file gives no series and no warning).
-RunMetrics loadRunMetrics(const QString& path);
+/// Reads a whole metrics.jsonl file (a missing file gives no series and no warning). A large file
+/// is cut at line ends into one part per core, parsed at once, and the parts joined in file order:
+/// the same series, warnings (with their file line numbers) and counts as one parser reading it
+/// all. `threads` 0: one per core (at most 8); 1: one parser.
+RunMetrics loadRunMetrics(const QString& path, int threads = 0);
 
 }  // namespace scaledesk

@@ -3,6 +3,8 @@
 // TensorBoard tags are there.
 #include "analysis/metrics.h"
 
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
@@ -38,6 +40,64 @@ RunMetrics parseAll(const QByteArray& bytes, int chunk)
 class TestMetrics : public QObject {
     Q_OBJECT
 private slots:
+    // A large file is read in parts, one per core, and joined: the same series, counts and
+    // warnings (with their file line numbers) as one parser reading it all, including a resume
+    // whose repeated steps cross a cut, and lines that are not JSON in every part.
+    void aLargeFileReadInPartsEqualsOneParser()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("metrics.jsonl"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        QByteArray chunk;
+        const int n = 500000;  // ~100 MB: three parts of at least 32 MiB
+        auto line = [&](int step, int i) {
+            chunk += "{\"kind\":\"step\",\"step\":" + QByteArray::number(step) + ",\"t\":" + QByteArray::number(1000.0 + i, 'f', 3) +
+                ",\"loss\":" + QByteArray::number(1.0 / (i + 1), 'g', 17) + ",\"lr\":0.001,\"compute_s\":0.2,\"data_s\":0.01," +
+                "\"comm_exposed_s\":0.05,\"step_s\":0.26,\"samples\":64,\"pad\":\"" + QByteArray(60, 'x') + "\"}\n";
+            if (i % 20000 == 7) chunk += "{not json\n";
+            if (step % 1000 == 0)
+                chunk += "{\"kind\":\"epoch\",\"step\":" + QByteArray::number(step) + ",\"t\":" + QByteArray::number(1000.0 + i, 'f', 3) +
+                    ",\"train_loss\":0.5,\"val_loss\":0.4,\"lr\":0.001,\"iters_per_s\":4}\n";
+            if (chunk.size() > (1 << 20)) {
+                f.write(chunk);
+                chunk.clear();
+            }
+        };
+        int i = 0;
+        for (int step = 1; step <= n; ++step) line(step, i++);
+        for (int step = n / 2; step <= n / 2 + n / 4; ++step) line(step, i++);  // a resume from half way
+        chunk += "{\"kind\":\"step\",\"step\":999999999,\"t\":5,\"loss\":1";    // no newline at the end
+        f.write(chunk);
+        f.close();
+        QVERIFY(f.size() > 3 * (32 << 20));
+
+        const RunMetrics one = loadRunMetrics(path, 1);
+        const RunMetrics parts = loadRunMetrics(path, 3);
+        QCOMPARE(parts.tags(), one.tags());
+        for (const QString& tag : one.tags()) {
+            const Series* a = one.series(tag);
+            const Series* b = parts.series(tag);
+            QVERIFY2(a->steps() == b->steps(), qPrintable(tag));
+            QVERIFY2(a->times() == b->times(), qPrintable(tag));
+            QVERIFY2(a->values() == b->values(), qPrintable(tag));
+        }
+        QCOMPARE(one.series(QStringLiteral("step/loss"))->size(), std::size_t((n / 2 - 1) + (n / 4 + 1)));  // the resume replaced the rest
+        QCOMPARE(parts.pointsStored, one.pointsStored);
+        QCOMPARE(parts.linesParsed, one.linesParsed);
+        QCOMPARE(parts.startTime(), one.startTime());
+        auto lines = [](const RunMetrics& m, MetricWarning::Kind kind) {
+            QList<qint64> out;
+            for (const MetricWarning& w : m.warnings)
+                if (w.kind == kind) out << w.line;
+            return out;
+        };
+        QCOMPARE(lines(parts, MetricWarning::Kind::Malformed), lines(one, MetricWarning::Kind::Malformed));
+        QVERIFY(lines(one, MetricWarning::Kind::Malformed).size() >= 30);
+        QCOMPARE(lines(one, MetricWarning::Kind::RepeatedSteps).size(), 1);
+        QVERIFY(!lines(parts, MetricWarning::Kind::RepeatedSteps).isEmpty());
+    }
+
     void goodFileGivesTheSeriesAndTheNerscTags()
     {
         const RunMetrics m = parseAll(kGood, 1 << 20);

@@ -60,8 +60,10 @@ int main(int argc, char** argv)
     QCoreApplication app(argc, argv);
     const int mb = qEnvironmentVariableIsSet("SCALEDESK_BENCH_MB") ? qEnvironmentVariableIntValue("SCALEDESK_BENCH_MB") : 1000;
     QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("metrics.jsonl"));
-    {
+    // SCALEDESK_BENCH_FILE: write the file there once and reuse it (profiling runs).
+    const QString kept = qEnvironmentVariable("SCALEDESK_BENCH_FILE");
+    const QString path = kept.isEmpty() ? dir.filePath(QStringLiteral("metrics.jsonl")) : kept;
+    if (kept.isEmpty() || !QFile::exists(kept)) {
         // A trainer's file: step records, an epoch record every 100 steps.
         QFile f(path);
         if (!f.open(QIODevice::WriteOnly)) return 1;
@@ -97,6 +99,17 @@ int main(int argc, char** argv)
     const double bytes = double(QFile(path).size());
     std::printf("metrics.jsonl: %.0f MB\n", bytes / 1e6);
 
+    if (qEnvironmentVariableIsSet("SCALEDESK_BENCH_PROFILE")) {
+        // Only the load, one parser and then one per core, for a profiler (perf record) to look at.
+        for (int threads : {1, 0}) {
+            QElapsedTimer p;
+            p.start();
+            const RunMetrics once = loadRunMetrics(path, threads);
+            std::printf("load (%s): %.2f s, %.0f MB/s, %lld points\n", threads == 1 ? "one parser" : "one per core", p.nsecsElapsed() / 1e9,
+                        bytes * 1e3 / double(p.nsecsElapsed()), (long long)once.pointsStored);
+        }
+        return 0;
+    }
     QElapsedTimer t;
     t.start();
     const RunMetrics m = loadRunMetrics(path);
