@@ -39,6 +39,11 @@ void styleLineLegend(QChart* chart)
     chart->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
 }
 
+QColor referenceColor()
+{
+    return QApplication::palette().color(QPalette::Window).lightness() < 128 ? QColor(0xe6, 0xe6, 0xe6) : QColor(Qt::black);
+}
+
 void styleChart(QChart* chart, const QString& title)
 {
     // Follow the system: a dark window gets a dark chart. The theme first: it resets fonts.

@@ -15,6 +15,9 @@ namespace scaledesk::gui {
 QColor strategyColor(const QString& strategy);
 /// The colour of a run, stable across views and sessions (derived from its id).
 QColor runColor(const QString& runId);
+/// The colour of reference lines (ideal scaling, 100 %, validation loss): black on a light chart,
+/// near-white on a dark one.
+QColor referenceColor();
 /// Fonts, margins and legend placement shared by every chart, light or dark.
 void styleChart(QChart* chart, const QString& title);
 /// A chart's title fitted to `width` pixels: the whole title (as styleChart set it) when it fits,

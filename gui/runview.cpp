@@ -239,8 +239,8 @@ void RunView::showRun(const QString& runId)
     };
     const QColor c = runColor(runId);
     m_tagCount = int(m.tags().size());
-    m_charts[0]->setCurves(
-        {curve(QStringLiteral("step/loss"), tr("train (step)"), c), curve(QStringLiteral("Loss/valid"), tr("validation"), Qt::black)});
+    m_charts[0]->setCurves({curve(QStringLiteral("step/loss"), tr("train (step)"), c),
+                            curve(QStringLiteral("Loss/valid"), tr("validation"), referenceColor())});
     m_charts[1]->setCurves({curve(QStringLiteral("step/lr"), tr("learning rate"), c)});
     m_charts[2]->setCurves({curve(QStringLiteral("epoch/samples_per_s"), tr("samples/s (epoch)"), c)});
     m_charts[3]->setCurves({curve(QStringLiteral("step/compute_s"), tr("compute"), strategyColor(QStringLiteral("ddp"))),

@@ -231,7 +231,7 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         styleChart(chart, QStringLiteral("Speedup of the average epoch time") + gaps(rep));
         Plot plot(chart, Scale::Log2);
         addStrategyLines(plot, rep, true, [](const ReportGroupRow& g) { return g.speedup; });
-        // Ideal n / n_min from the smallest to the largest run, black and dashed.
+        // Ideal n / n_min from the smallest to the largest run, dashed in the reference colour.
         double lo = 1e300, hi = 0;
         for (const auto& g : rep.groups)
             if (std::isfinite(g.ideal) && g.ideal > 0) {
@@ -239,7 +239,7 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
                 hi = std::max(hi, double(g.world));
             }
         if (hi > 0 && !plot.empty()) {
-            auto* ideal = plot.line(QStringLiteral("ideal (n / n_min)"), Qt::black, Qt::DashLine, 1.5);
+            auto* ideal = plot.line(QStringLiteral("ideal (n / n_min)"), referenceColor(), Qt::DashLine, 1.5);
             plot.add(ideal, lo, 1);
             plot.add(ideal, hi, hi / lo);
         }
@@ -252,7 +252,7 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         Plot plot(chart, Scale::Linear);
         addStrategyLines(plot, rep, false, [](const ReportGroupRow& g) { return 100 * g.efficiency; });
         if (!plot.empty()) {
-            auto* full = plot.line(QStringLiteral("100 %"), Qt::black, Qt::DashLine, 1);
+            auto* full = plot.line(QStringLiteral("100 %"), referenceColor(), Qt::DashLine, 1);
             plot.add(full, plot.xlo(), 100);
             plot.add(full, plot.xhi(), 100);
         }

@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QUrl>
@@ -63,9 +64,15 @@ WelcomePanel::WelcomePanel(QWidget* parent)
     link->setWordWrap(true);
     link->setTextInteractionFlags(Qt::TextBrowserInteraction);
     l->addWidget(link);
+    // Centred by stretches, not by an alignment flag: word-wrapped text then gets the height of its
+    // lines at the box's width (an aligned widget only gets its size hint).
+    auto* row = new QHBoxLayout;
+    row->addStretch(1);
+    row->addWidget(box);
+    row->addStretch(1);
     auto* outer = new QVBoxLayout(this);
     outer->addStretch(1);
-    outer->addWidget(box, 0, Qt::AlignHCenter);
+    outer->addLayout(row);
     outer->addStretch(2);
     connect(m_demo, &QPushButton::clicked, this, &WelcomePanel::demoRequested);
     connect(m_cluster, &QPushButton::clicked, this, &WelcomePanel::addClusterRequested);
