@@ -191,7 +191,7 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
     int lastPercent = -1;
     for (;;) {
         if (stopped()) {
-            (void)t.exec(QStringLiteral("kill -TERM -- -%1 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
+            (void)t.exec(QStringLiteral("/bin/bash -c 'kill -TERM -- -%1' 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
             return cancelled();
         }
         auto state = t.exec(QStringLiteral("cd %1 && { cat build.rc 2>/dev/null || echo running; } && "
@@ -218,7 +218,7 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
             say({QStringLiteral("building the trainer there: %1 %").arg(pc), pc, 100, true});
         }
         if (clock.elapsed() > 3LL * 3600 * 1000) {
-            (void)t.exec(QStringLiteral("kill -TERM -- -%1 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
+            (void)t.exec(QStringLiteral("/bin/bash -c 'kill -TERM -- -%1' 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
             return Error{ErrorCode::DeployBuild, QStringLiteral("the trainer build took over 3 hours; stopped it"), t.describe()};
         }
         QThread::msleep(o.pollMs);

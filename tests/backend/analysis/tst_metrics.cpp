@@ -2,6 +2,7 @@
 // chunking never changes the result; NaN is kept; resumed runs keep the newer steps; the NERSC
 // TensorBoard tags are there.
 #include "analysis/metrics.h"
+#include "runs/mirrorreader.h"
 
 #include <QFile>
 #include <QTemporaryDir>
@@ -40,6 +41,54 @@ RunMetrics parseAll(const QByteArray& bytes, int chunk)
 class TestMetrics : public QObject {
     Q_OBJECT
 private slots:
+    // A first read of a large mirror reports its progress piece by piece and stops when asked;
+    // what was read stays, and the next read goes on from there to the same series as one read.
+    void aFirstReadReportsProgressAndStops()
+    {
+        QTemporaryDir dir;
+        QFile f(dir.filePath(QStringLiteral("metrics.jsonl")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        QByteArray text;
+        for (int i = 1; i <= 400000; ++i)
+            text += "{\"kind\":\"step\",\"step\":" + QByteArray::number(i) + ",\"t\":" + QByteArray::number(1000 + i) +
+                ",\"loss\":0.5,\"lr\":0.001,\"pad\":\"" + QByteArray(40, 'p') + "\"}\n";
+        f.write(text);
+        f.close();
+        QVERIFY(text.size() > 2 * (16 << 20));  // more than two pieces
+        MirrorReader reader(dir.path());
+        QList<qint64> done;
+        qint64 total = 0;
+        int asked = 0;
+        reader.read(
+            {},
+            [&](const ProgressStep& s) {
+                done << s.done;
+                total = s.total;
+                QVERIFY(s.transient);
+            },
+            [&] { return ++asked > 1; });  // stop after the first piece
+        QCOMPARE(done.size(), 1);
+        QCOMPARE(total, qint64(text.size()));
+        QVERIFY(done.first() > 0 && done.first() <= (16 << 20));
+        const std::size_t partial = reader.metrics().series(QStringLiteral("step/loss"))->size();
+        QVERIFY(partial > 0 && partial < 400000);
+        // The next read (no stop) goes on from there.
+        const qint64 first = done.first();
+        done.clear();
+        qint64 rest = 0;
+        reader.read({}, [&](const ProgressStep& s) {
+            done << s.done;
+            rest = s.total;
+        });
+        QVERIFY(done.size() >= 2);
+        QCOMPARE(rest, total - first);  // counted from where the first read stopped
+        QCOMPARE(done.last(), rest);    // and to the end
+        const Series* loss = reader.metrics().series(QStringLiteral("step/loss"));
+        QCOMPARE(loss->size(), std::size_t(400000));
+        QCOMPARE(loss->steps().back(), 400000.0);
+        QCOMPARE(reader.metrics().pointsStored, loadRunMetrics(f.fileName()).pointsStored);
+    }
+
     // A large file is read in parts, one per core, and joined: the same series, counts and
     // warnings (with their file line numbers) as one parser reading it all, including a resume
     // whose repeated steps cross a cut, and lines that are not JSON in every part.
