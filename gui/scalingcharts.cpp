@@ -186,7 +186,7 @@ void labelSegmentsThatFit(QChart* chart, QStackedBarSeries* series)
         for (QBarSet* set : sets) {
             const double v = set->at(c);
             auto* item = new QGraphicsSimpleTextItem(formatNumber(v, 3) + QStringLiteral(" %"), chart);
-            item->setBrush(Qt::white);
+            item->setBrush(set->labelColor());  // the set's: white on dark segments, dark on light ones
             item->setZValue(10);
             labels->push_back({item, c, bottom, v});
             bottom += v;
@@ -284,23 +284,26 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         auto* chart = new QChart;
         styleChart(chart, QStringLiteral("Where an epoch's time goes (compare within a strategy)") + gaps(rep));
         auto* series = new QStackedBarSeries;
+        // Training's parts, then validation: each a share of the whole epoch (training + validation).
         const QStringList parts{QStringLiteral("compute"), QStringLiteral("exposed communication"), QStringLiteral("data wait"),
-                                QStringLiteral("other")};
-        const QColor colors[] = {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00), QColor(0xCC, 0x79, 0xA7), QColor(0x99, 0x99, 0x99)};
+                                QStringLiteral("other"), QStringLiteral("validation")};
+        const QColor colors[] = {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00), QColor(0xCC, 0x79, 0xA7), QColor(0x99, 0x99, 0x99),
+                                 QColor(0xF0, 0xE4, 0x42)};
         QList<QBarSet*> sets;
         for (int i = 0; i < parts.size(); ++i) {
             auto* set = new QBarSet(parts[i]);
             set->setColor(colors[i]);
-            set->setLabelColor(Qt::white);
+            set->setLabelColor(i == 4 ? QColor(0x33, 0x33, 0x33) : QColor(Qt::white));  // dark text on the yellow
             sets << set;
         }
         QStringList categories;
         for (const auto& g : rep.groups) {
             if (!std::isfinite(g.epochS)) continue;
             categories << QStringLiteral("%1 · %2").arg(g.strategy).arg(g.world);
-            const double e = g.epochS;
-            const double v[] = {g.computeS / e, g.commS / e, g.dataS / e, std::max(0.0, g.otherS / e)};
-            for (int i = 0; i < 4; ++i) sets[i]->append(std::isfinite(v[i]) ? 100 * v[i] : 0);
+            const double val = std::isfinite(g.validationS) ? g.validationS : 0.0;
+            const double e = rep.includesValidation ? g.epochS : g.epochS + val;
+            const double v[] = {g.computeS / e, g.commS / e, g.dataS / e, std::max(0.0, g.otherS / e), val / e};
+            for (int i = 0; i < 5; ++i) sets[i]->append(std::isfinite(v[i]) ? 100 * v[i] : 0);
         }
         for (auto* s : sets) series->append(s);
         chart->addSeries(series);

@@ -58,13 +58,13 @@ QString pct(double v) { return std::isnan(v) ? QStringLiteral("–") : QString::
 
 ReportRunRow::ReportRunRow()
     : epochS(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), stepsPerEpoch(kNaN), computeS(kNaN), commS(kNaN), dataS(kNaN), otherS(kNaN),
-      bestValLoss(kNaN), timeToTargetS(kNaN)
+      bestValLoss(kNaN), timeToTargetS(kNaN), validationS(kNaN)
 {}
 
 ReportGroupRow::ReportGroupRow()
     : epochS(kNaN), epochSStd(kNaN), epochSMin(kNaN), epochSMax(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), speedup(kNaN),
       throughputSpeedup(kNaN), ideal(kNaN), efficiency(kNaN), strongEfficiency(kNaN), weakEfficiency(kNaN), computeS(kNaN), commS(kNaN),
-      dataS(kNaN), otherS(kNaN), timeToTargetS(kNaN)
+      dataS(kNaN), otherS(kNaN), validationS(kNaN), timeToTargetS(kNaN)
 {}
 
 ScalingReport::ScalingReport() : target(kNaN) {}
@@ -74,6 +74,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
     ScalingReport rep;
     rep.sweep = sweep;
     rep.warmupEpochs = options.warmupEpochs;
+    rep.includesValidation = options.includeValidation;
     if (input.isEmpty()) {
         rep.warnings << QStringLiteral("sweep '%1' has no runs").arg(sweep);
         return rep;
@@ -103,7 +104,8 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
             double fullSteps = 0;
             for (const auto& e : in.epochs.rows)
                 if (std::isfinite(e.steps)) fullSteps = std::max(fullSteps, e.steps);
-            QList<double> wall, samples, steps, compute, comm, data;
+            QList<double> wall, samples, steps, compute, comm, data, validation;
+            bool noTrainTime = false;
             for (const auto& e : in.epochs.rows) {
                 if (e.epoch <= options.warmupEpochs || !std::isfinite(e.wallS)) continue;
                 if (std::isfinite(e.steps) && e.steps < fullSteps) {
@@ -114,7 +116,15 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
                                         .arg(fullSteps);
                     continue;
                 }
-                wall << e.wallS;
+                // The epoch's time: training alone (train_s), or with validation (wall_s). A file
+                // without train_s (an older trainer) gives wall_s − val_s, or wall_s, said once.
+                double train = e.trainS;
+                if (!std::isfinite(train)) {
+                    noTrainTime = true;
+                    train = std::isfinite(e.valS) ? e.wallS - e.valS : e.wallS;
+                }
+                wall << (options.includeValidation ? e.wallS : train);
+                validation << (std::isfinite(e.valS) ? e.valS : std::max(0.0, e.wallS - train));
                 samples << e.samplesGlobal;
                 steps << e.steps;
                 compute << e.computeS;
@@ -136,7 +146,11 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
                 row.computeS = mean(compute);
                 row.commS = mean(comm);
                 row.dataS = mean(data);
-                row.otherS = row.epochS - row.computeS - row.commS - row.dataS;
+                row.validationS = mean(validation);
+                // What the measured parts of training leave (with validation in epochS, it is apart too).
+                row.otherS = row.epochS - row.computeS - row.commS - row.dataS - (options.includeValidation ? row.validationS : 0.0);
+                if (noTrainTime && !options.includeValidation)
+                    rep.warnings << QStringLiteral("%1: epochs.csv has no train_s; epoch time is wall_s − val_s").arg(r.id);
                 if (std::isfinite(row.stepsPerEpoch) && row.stepsPerEpoch < options.minStepsPerEpoch)
                     rep.warnings << QStringLiteral(
                                         "%1: %2 steps per epoch per rank (under %3): timings are dominated by start-up and noise")
@@ -193,7 +207,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         ReportGroupRow g;
         g.strategy = key.first;
         g.world = key.second;
-        QList<double> t, x, s, c, m, d, o, ttt;
+        QList<double> t, x, s, c, m, d, o, v, ttt;
         QList<QMap<QString, QString>> configs;
         QStringList configIds;
         for (int i : members) {
@@ -208,6 +222,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
             m << row.commS;
             d << row.dataS;
             o << row.otherS;
+            v << row.validationS;
             if (std::isfinite(row.timeToTargetS)) {
                 ttt << row.timeToTargetS;
                 ++g.reachedTarget;
@@ -249,6 +264,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         g.computeS = mean(c);
         g.commS = mean(m);
         g.dataS = mean(d);
+        g.validationS = mean(v);
         g.otherS = mean(o);
         g.timeToTargetS = mean(ttt);
         rep.groups << g;
@@ -291,7 +307,7 @@ QString ScalingReport::runsCsv() const
 {
     QStringList lines{QStringLiteral("run_id,strategy,nodes,ranks_per_node,world_size,repetition,state,used,epochs_used,epoch_s,"
                                      "samples_per_epoch,throughput_samples_s,steps_per_epoch,compute_s,exposed_comm_s,data_wait_s,"
-                                     "other_s,best_val_loss,time_to_target_s")};
+                                     "other_s,best_val_loss,time_to_target_s,validation_s")};
     for (const auto& r : runs)
         lines << QStringList{csvField(r.runId),
                              csvField(r.strategy),
@@ -311,7 +327,8 @@ QString ScalingReport::runsCsv() const
                              csvNumber(r.dataS),
                              csvNumber(r.otherS),
                              csvNumber(r.bestValLoss),
-                             csvNumber(r.timeToTargetS)}
+                             csvNumber(r.timeToTargetS),
+                             csvNumber(r.validationS)}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -321,7 +338,7 @@ QString ScalingReport::groupsCsv() const
     QStringList lines{QStringLiteral("strategy,world_size,nodes,repetitions,epoch_s_mean,epoch_s_std,epoch_s_min,epoch_s_max,"
                                      "samples_per_epoch,throughput_samples_s,speedup,throughput_speedup,ideal_speedup,efficiency,"
                                      "strong_efficiency,weak_efficiency,compute_s,exposed_comm_s,data_wait_s,other_s,"
-                                     "time_to_target_s,reached_target")};
+                                     "time_to_target_s,reached_target,validation_s")};
     for (const auto& g : groups)
         lines << QStringList{csvField(g.strategy),
                              QString::number(g.world),
@@ -344,7 +361,8 @@ QString ScalingReport::groupsCsv() const
                              csvNumber(g.dataS),
                              csvNumber(g.otherS),
                              csvNumber(g.timeToTargetS),
-                             QString::number(g.reachedTarget)}
+                             QString::number(g.reachedTarget),
+                             csvNumber(g.validationS)}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -353,28 +371,34 @@ QString ScalingReport::markdown() const
 {
     QStringList md;
     md << QStringLiteral("# Scaling report: %1").arg(sweep) << QString();
-    md << QStringLiteral("Epoch time is the mean `wall_s` of each run's epochs after the first %1 (warm-up), then the mean over "
-                         "repetitions (± sample standard deviation). Speedup = T̄(n_min) / T̄(n) against each strategy's smallest "
-                         "run; ideal = n / n_min; efficiency = X(n) / (X(n_min) · n / n_min) with X the throughput in samples/s "
-                         "(it equals the strong-scaling S / (n / n_min) when the samples per epoch are fixed, and the weak-scaling "
-                         "T̄(n_min) / T̄(n) when they grow with n). Time-to-target: wall time from the run's first start to the end "
-                         "of the first epoch whose validation loss is at most %2 (%3).")
-              .arg(warmupEpochs)
-              .arg(num(target), targetSource)
+    md << (includesValidation
+               ? QStringLiteral("Epoch time is training plus validation (`wall_s`, `--include-validation`): the mean over each run's "
+                                "epochs after the first %1 (warm-up)")
+               : QStringLiteral("Epoch time is the training time of an epoch (`train_s`; validation, `val_s`, is its own column), as the "
+                                "NERSC trainer's \"Time taken for epoch\" and itwinai's report define it: the mean over each run's "
+                                "epochs after the first %1 (warm-up)"))
+                .arg(warmupEpochs) +
+            QStringLiteral(", then the mean over repetitions (± sample standard deviation). Speedup = T̄(n_min) / T̄(n) against each "
+                           "strategy's smallest "
+                           "run; ideal = n / n_min; efficiency = X(n) / (X(n_min) · n / n_min) with X the throughput in samples/s "
+                           "(it equals the strong-scaling S / (n / n_min) when the samples per epoch are fixed, and the weak-scaling "
+                           "T̄(n_min) / T̄(n) when they grow with n). Time-to-target: wall time from the run's first start to the end "
+                           "of the first epoch whose validation loss is at most %1 (%2).")
+                .arg(num(target), targetSource)
        << QString();
     md << QStringLiteral("| strategy | ranks | nodes | reps | epoch time (s) | throughput (samples/s) | speedup | ideal | efficiency | "
-                         "compute | exposed comm | data wait | other | time-to-target (s) |")
-       << QStringLiteral("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+                         "compute | exposed comm | data wait | other | validation (s) | time-to-target (s) |")
+       << QStringLiteral("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (const auto& g : groups) {
         const double e = g.epochS;
-        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 ± %6 | %7 | %8 | %9 | %10 | %11 | %12 | %13 | %14 | %15 |")
+        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 ± %6 | %7 | %8 | %9 | %10 | %11 | %12 | %13 | %14 | %15 | %16 |")
                   .arg(g.strategy)
                   .arg(g.world)
                   .arg(g.nodes)
                   .arg(g.repetitions)
                   .arg(num(g.epochS), num(g.epochSStd, 2), num(g.throughput), num(g.speedup, 3), num(g.ideal, 3), pct(g.efficiency),
                        pct(g.computeS / e), pct(g.commS / e), pct(g.dataS / e))
-                  .arg(pct(g.otherS / e),
+                  .arg(pct(g.otherS / e), num(g.validationS),
                        g.reachedTarget ? QStringLiteral("%1 (%2/%3)").arg(num(g.timeToTargetS)).arg(g.reachedTarget).arg(g.repetitions)
                                        : QStringLiteral("not reached"));
     }

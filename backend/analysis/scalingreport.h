@@ -22,6 +22,9 @@ struct ReportOptions {
     int warmupEpochs = 1;              ///< the first epochs left out of every average
     std::optional<double> targetLoss;  ///< time-to-target; default: see ScalingReport::target
     int minStepsPerEpoch = 10;         ///< fewer steps per epoch per rank than this is warned about
+    /// Epoch time as training plus validation (wall_s), instead of training alone (train_s, the
+    /// NERSC log's "Time taken for epoch" and itwinai's definition).
+    bool includeValidation = false;
 };
 
 /// One run's numbers (after warm-up).
@@ -31,6 +34,7 @@ struct ReportRunRow {
     bool used = false;  ///< counted in its group's averages
     int epochsUsed = 0;
     double epochS, samplesPerEpoch, throughput, stepsPerEpoch, computeS, commS, dataS, otherS, bestValLoss, timeToTargetS;
+    double validationS;  ///< validation time per epoch (val_s), apart from epochS unless includeValidation
     ReportRunRow();
 };
 
@@ -47,6 +51,7 @@ struct ReportGroupRow {
     double strongEfficiency;                ///< S / (n / n_min)
     double weakEfficiency;                  ///< T̄(n_min) / T̄(n)
     double computeS, commS, dataS, otherS;  ///< per epoch, mean over repetitions
+    double validationS;                     ///< validation per epoch, mean over repetitions
     double timeToTargetS;                   ///< mean over the repetitions that reached the target
     int reachedTarget = 0;
     ReportGroupRow();
@@ -58,7 +63,8 @@ struct ReportGroupRow {
 struct ScalingReport {
     QString sweep;
     int warmupEpochs = 1;
-    double target;  ///< validation loss; default: the largest of the best losses of the smallest runs
+    bool includesValidation = false;  ///< epoch time is wall_s (training + validation) rather than train_s
+    double target;                    ///< validation loss; default: the largest of the best losses of the smallest runs
     QString targetSource;
     QList<ReportRunRow> runs;
     QList<ReportGroupRow> groups;  ///< by strategy, then world size

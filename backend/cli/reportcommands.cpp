@@ -25,6 +25,9 @@ public:
         m_app->add_option("--sweep", m_sweep, "sweep name")->required();
         m_app->add_option("--out", m_out, "folder for groups.csv, runs.csv and report.md")->required();
         m_app->add_option("--warmup", m_warmup, "epochs at the start of each run left out of the averages")->capture_default_str();
+        m_app->add_flag("--include-validation", m_includeValidation,
+                        "epoch time = training + validation (wall_s); by default it is the training time alone (train_s), as NERSC's "
+                        "\"Time taken for epoch\" and itwinai define it, with validation its own column");
         m_app->add_option("--target", m_target, "validation loss for time-to-target (default: the best every smallest run reached)");
         m_app
             ->add_option("--format", m_formats,
@@ -42,6 +45,7 @@ public:
         if (!ids.isEmpty()) ctx.pollRuns(ids, false);  // finished epochs first
         ReportOptions o;
         o.warmupEpochs = m_warmup;
+        o.includeValidation = m_includeValidation;
         if (!std::isnan(m_target)) o.targetLoss = m_target;
         const ScalingReport rep = loadSweepReport(ctx.store, sweep, o);
         if (auto ok = writeReport(rep, q(m_out), q(m_formats).split(QLatin1Char(','), Qt::SkipEmptyParts), ctx.hooks); !ok)
@@ -54,6 +58,7 @@ private:
     CLI::App* m_app = nullptr;
     std::string m_sweep, m_out, m_formats = "csv,md";
     int m_warmup = 1;
+    bool m_includeValidation = false;
     double m_target = std::numeric_limits<double>::quiet_NaN();
 };
 

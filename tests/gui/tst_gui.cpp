@@ -832,11 +832,12 @@ private slots:
                                      "compute_s,allreduce_wait_s,max_rank_wall_s,min_rank_wall_s,train_loss,val_loss,lr,t_end\n";
                     double t = 0;
                     for (int e = 1; e <= 4; ++e) {
-                        t += perEpoch;
-                        csv += QStringLiteral("%1,%2,%3,%3,0,256,%4,%5,%6,%7,%8,%3,%3,%9,%10,0.001,%11\n")
+                        t += 1.15 * perEpoch;
+                        // wall = training + validation (15 % of training)
+                        csv += QStringLiteral("%1,%2,%3,%12,%13,256,%4,%5,%6,%7,%8,%3,%3,%9,%10,0.001,%11\n")
                                    .arg(e)
                                    .arg(e * 64 / world)
-                                   .arg(perEpoch)
+                                   .arg(1.15 * perEpoch)
                                    .arg(64 / world)
                                    .arg(256 / perEpoch)
                                    .arg(0.08 * perEpoch)
@@ -845,6 +846,8 @@ private slots:
                                    .arg(0.3 / e)
                                    .arg(0.25 / e * (1 - 0.02 * world) * (strategy == QLatin1String("fused") && world == 4 ? 1.2 : 1.0))
                                    .arg(1000 + t, 0, 'f', 3)
+                                   .arg(perEpoch)
+                                   .arg(0.15 * perEpoch)
                                    .toUtf8();
                     }
                     ReportRun r;

@@ -177,6 +177,66 @@ private slots:
         QCOMPARE(rep.groupsCsv().count(QLatin1Char('\n')), 1);  // the header
     }
 
+    // Epoch time is the training time (train_s), as NERSC's "Time taken for epoch" and itwinai's
+    // report time it; validation is its own column and breakdown segment. --include-validation
+    // keeps training + validation (wall_s). A file without train_s falls back to wall_s − val_s.
+    void epochTimeIsTrainingTime()
+    {
+        // wall 10 = train 8 + validation 2, at 1 and 2 ranks (2 ranks: train 5, validation 1).
+        auto csv = [](double train, double val) {
+            QByteArray c = kHeader;
+            for (int e = 1; e <= 3; ++e)
+                c += QStringLiteral("%1,%2,%3,%4,%5,64,10,0,%6,%7,%8,0,0,0.5,0.4,0.001,%9\n")
+                         .arg(e)
+                         .arg(e * 10)
+                         .arg(train + val)
+                         .arg(train)
+                         .arg(val)
+                         .arg(0.1 * train)
+                         .arg(0.5 * train)
+                         .arg(0.2 * train)
+                         .arg(1000 + e * (train + val))
+                         .toUtf8();
+            return c;
+        };
+        const QList<ReportRun> runs{run(QStringLiteral("ddp"), 1, 1, RunState::Completed, csv(8, 2)),
+                                    run(QStringLiteral("ddp"), 2, 1, RunState::Completed, csv(5, 1))};
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), runs);
+        const ReportGroupRow* one = group(rep, QStringLiteral("ddp"), 1);
+        const ReportGroupRow* two = group(rep, QStringLiteral("ddp"), 2);
+        QVERIFY(near(one->epochS, 8) && near(two->epochS, 5));
+        QVERIFY(near(one->validationS, 2) && near(two->validationS, 1));
+        QVERIFY(near(two->speedup, 8.0 / 5.0));
+        QVERIFY(near(one->throughput, 64.0 / 8));
+        QVERIFY(near(one->otherS, 8 - 0.8 - 4 - 1.6));  // training's parts only
+        QVERIFY(rep.markdown().contains(QStringLiteral("training time of an epoch (`train_s`")));
+        QVERIFY(rep.groupsCsv().section(QLatin1Char('\n'), 0, 0).endsWith(QStringLiteral(",validation_s")));
+
+        ReportOptions withVal;
+        withVal.includeValidation = true;
+        const ScalingReport wall = buildScalingReport(QStringLiteral("s"), runs, withVal);
+        QVERIFY(near(group(wall, QStringLiteral("ddp"), 1)->epochS, 10));
+        QVERIFY(near(group(wall, QStringLiteral("ddp"), 2)->speedup, 10.0 / 6.0));
+        QVERIFY(near(group(wall, QStringLiteral("ddp"), 1)->otherS, 10 - 0.8 - 4 - 1.6 - 2));
+        QVERIFY(wall.markdown().contains(QStringLiteral("training plus validation (`wall_s`")));
+
+        // An older epochs.csv without train_s: wall_s − val_s, said once per run.
+        QByteArray old = csv(8, 2);
+        old.replace("wall_s,train_s,", "wall_s,");
+        QByteArray rows;
+        for (const QByteArray& line : old.split('\n')) {
+            if (line.isEmpty() || line.startsWith("epoch,")) continue;
+            QList<QByteArray> f = line.split(',');
+            f.removeAt(3);  // the train_s field
+            rows += f.join(',') + '\n';
+        }
+        const QByteArray header = old.left(old.indexOf('\n') + 1);
+        const ScalingReport fallback =
+            buildScalingReport(QStringLiteral("s"), {run(QStringLiteral("ddp"), 1, 1, RunState::Completed, header + rows)});
+        QVERIFY(near(group(fallback, QStringLiteral("ddp"), 1)->epochS, 8));
+        QVERIFY(fallback.warnings.join(QLatin1Char('\n')).contains(QStringLiteral("no train_s")));
+    }
+
     void csvHasOneRowPerGroupAndRun()
     {
         const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep());
@@ -187,12 +247,13 @@ private slots:
         QStringList row;
         for (const QString& g : groups)
             if (g.startsWith(QStringLiteral("ddp,4,"))) row = g.split(QLatin1Char(','));
-        QCOMPARE(row.size(), 22);
+        QCOMPARE(row.size(), 23);
         const QList<double> expect{4, 1, 1, 4, 0, 4, 4, 64, 16, 3, 3, 4, 0.75, 0.75, 3, 2, 0.8, 0.4, 0.8};
         for (int i = 0; i < expect.size(); ++i)
             QVERIFY2(near(row[i + 1].toDouble(), expect[i]), qPrintable(QStringLiteral("column %1: %2").arg(i + 1).arg(row[i + 1])));
         QCOMPARE(row[20], QString());  // time-to-target: not reached
         QCOMPARE(row[21], QStringLiteral("0"));
+        QCOMPARE(row[22], QStringLiteral("0"));  // validation per epoch
         QCOMPARE(rep.runsCsv().trimmed().split(QLatin1Char('\n')).size(), 1 + 8);
         QVERIFY(rep.markdown().contains(QStringLiteral("| ddp | 4 | 1 | 1 | 4 ± 0 | 16 | 3 | 4 | 75.0% |")));
     }
