@@ -266,6 +266,7 @@ void LaunchDialog::revalidate()
     spec.repetitions = m_reps->value();
     spec.scaling = m_scaling->currentData().toString() == QLatin1String("strong") ? SweepSpec::Scaling::Strong : SweepSpec::Scaling::Weak;
     spec.globalBatch = m_globalBatch->value();
+    if (auto ok = fillWeakLocalBatch(spec, m_configFile->text(), m_config->currentText()); !ok) return fail(ok.error().text());
     auto points = expandSweep(spec);
     if (!points) return fail(points.error().text());
     m_points = *points;

@@ -64,7 +64,7 @@ ReportRunRow::ReportRunRow()
 ReportGroupRow::ReportGroupRow()
     : epochS(kNaN), epochSStd(kNaN), epochSMin(kNaN), epochSMax(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), speedup(kNaN),
       throughputSpeedup(kNaN), ideal(kNaN), efficiency(kNaN), strongEfficiency(kNaN), weakEfficiency(kNaN), computeS(kNaN), commS(kNaN),
-      dataS(kNaN), otherS(kNaN), validationS(kNaN), timeToTargetS(kNaN)
+      dataS(kNaN), otherS(kNaN), validationS(kNaN), stepsPerEpoch(kNaN), timeToTargetS(kNaN)
 {}
 
 ScalingReport::ScalingReport() : target(kNaN) {}
@@ -207,7 +207,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         ReportGroupRow g;
         g.strategy = key.first;
         g.world = key.second;
-        QList<double> t, x, s, c, m, d, o, v, ttt;
+        QList<double> t, x, s, c, m, d, o, v, st, ttt;
         QList<QMap<QString, QString>> configs;
         QStringList configIds;
         for (int i : members) {
@@ -223,6 +223,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
             d << row.dataS;
             o << row.otherS;
             v << row.validationS;
+            st << row.stepsPerEpoch;
             if (std::isfinite(row.timeToTargetS)) {
                 ttt << row.timeToTargetS;
                 ++g.reachedTarget;
@@ -265,6 +266,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         g.commS = mean(m);
         g.dataS = mean(d);
         g.validationS = mean(v);
+        g.stepsPerEpoch = mean(st);
         g.otherS = mean(o);
         g.timeToTargetS = mean(ttt);
         rep.groups << g;
@@ -276,6 +278,31 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         if (std::isnan(g.epochS)) continue;
         if (!baseline.contains(g.strategy) || g.world < rep.groups[baseline.value(g.strategy)].world) baseline.insert(g.strategy, i);
     }
+    // Weak or strong, from what the runs did: the global batch per step (samples per epoch / steps
+    // per epoch) growing with the ranks is weak scaling, staying put is strong.
+    for (const auto& in : input)
+        if (!in.record.scaling.isEmpty()) rep.scalingLaunched = in.record.scaling;
+    QSet<QString> kinds;
+    for (const auto& g : rep.groups) {
+        if (!baseline.contains(g.strategy) || std::isnan(g.epochS)) continue;
+        const ReportGroupRow& b = rep.groups[baseline.value(g.strategy)];
+        if (g.world == b.world) continue;
+        const double batch = g.samplesPerEpoch / g.stepsPerEpoch, baseBatch = b.samplesPerEpoch / b.stepsPerEpoch;
+        const double ratio = batch / baseBatch, ideal = double(g.world) / b.world;
+        if (!std::isfinite(ratio)) continue;
+        kinds << (std::abs(ratio - ideal) <= 0.05 * ideal ? QStringLiteral("weak")
+                      : std::abs(ratio - 1) <= 0.05       ? QStringLiteral("strong")
+                                                          : QStringLiteral("mixed"));
+    }
+    rep.scalingMeasured = kinds.size() == 1 ? *kinds.begin() : kinds.isEmpty() ? QString() : QStringLiteral("mixed");
+    if (!rep.scalingLaunched.isEmpty() && !rep.scalingMeasured.isEmpty() && rep.scalingMeasured != rep.scalingLaunched)
+        rep.warnings << QStringLiteral("the sweep was launched as %1 scaling, but its runs' global batch per step %2: that is %3 scaling")
+                            .arg(rep.scalingLaunched,
+                                 rep.scalingMeasured == QLatin1String("strong") ? QStringLiteral("stayed the same at every size")
+                                     : rep.scalingMeasured == QLatin1String("weak")
+                                     ? QStringLiteral("grew with the ranks")
+                                     : QStringLiteral("neither stayed put nor grew with the ranks"),
+                                 rep.scalingMeasured);
     QSet<QString> unequalWarned;
     for (auto& g : rep.groups) {
         if (!baseline.contains(g.strategy) || std::isnan(g.epochS)) continue;
@@ -371,6 +398,15 @@ QString ScalingReport::markdown() const
 {
     QStringList md;
     md << QStringLiteral("# Scaling report: %1").arg(sweep) << QString();
+    if (!scalingMeasured.isEmpty() || !scalingLaunched.isEmpty())
+        md << QStringLiteral("Scaling: %1 (launched as %2; measured from the runs' global batch per step, which %3).")
+                  .arg(scalingMeasured.isEmpty() ? scalingLaunched : scalingMeasured,
+                       scalingLaunched.isEmpty() ? QStringLiteral("a single size or unknown") : scalingLaunched,
+                       scalingMeasured == QLatin1String("weak")         ? QStringLiteral("grows with the ranks")
+                           : scalingMeasured == QLatin1String("strong") ? QStringLiteral("stays the same")
+                           : scalingMeasured.isEmpty()                  ? QStringLiteral("needs two sizes to tell")
+                                                                        : QStringLiteral("neither stays put nor grows with the ranks"))
+           << QString();
     md << (includesValidation
                ? QStringLiteral("Epoch time is training plus validation (`wall_s`, `--include-validation`): the mean over each run's "
                                 "epochs after the first %1 (warm-up)")

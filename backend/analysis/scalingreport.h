@@ -52,6 +52,7 @@ struct ReportGroupRow {
     double weakEfficiency;                  ///< T̄(n_min) / T̄(n)
     double computeS, commS, dataS, otherS;  ///< per epoch, mean over repetitions
     double validationS;                     ///< validation per epoch, mean over repetitions
+    double stepsPerEpoch;                   ///< mean over repetitions
     double timeToTargetS;                   ///< mean over the repetitions that reached the target
     int reachedTarget = 0;
     ReportGroupRow();
@@ -64,6 +65,8 @@ struct ScalingReport {
     QString sweep;
     int warmupEpochs = 1;
     bool includesValidation = false;  ///< epoch time is wall_s (training + validation) rather than train_s
+    QString scalingLaunched;          ///< "weak" or "strong" as the sweep was launched (its runs' records), or empty
+    QString scalingMeasured;          ///< "weak" (global batch per step ∝ ranks), "strong" (fixed), "mixed", or empty (one size)
     double target;                    ///< validation loss; default: the largest of the best losses of the smallest runs
     QString targetSource;
     QList<ReportRunRow> runs;

@@ -50,7 +50,9 @@ public:
             ->check(CLI::IsMember({"weak", "strong"}))
             ->capture_default_str();
         s->add_option("--global-batch", m_globalBatch, "strong scaling: the fixed global batch");
-        s->add_option("--local-batch", m_localBatch, "weak scaling: per-rank batch (default: the config's)");
+        s->add_option("--local-batch", m_localBatch,
+                      "weak scaling: per-rank batch (default: the config's global_batch_size over the smallest point's ranks, so the "
+                      "global batch grows with the ranks)");
         s->add_option("--time", m_time, "time limit HH:MM:SS or D-HH:MM:SS (default: the profile's)")
             ->check(CLI::Validator(
                 [](std::string& v) {
@@ -122,6 +124,7 @@ private:
         spec.scaling = m_scaling == "strong" ? SweepSpec::Scaling::Strong : SweepSpec::Scaling::Weak;
         spec.globalBatch = m_globalBatch;
         spec.localBatch = m_localBatch;
+        if (auto ok = fillWeakLocalBatch(spec, q(m_configFile), q(m_config)); !ok) return ok.error();
         if (!m_sweep.empty()) {
             spec.name = q(m_sweep);
             auto expanded = expandSweep(spec);

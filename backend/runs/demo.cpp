@@ -16,13 +16,16 @@ Expected<DemoSweep> demoSweep(const Workspace& workspace)
     spec.name = DemoSweep::name();
     spec.ranksPerNode = {1, 2};
     spec.strategies = {QStringLiteral("ddp"), QStringLiteral("fused")};
+    const QString configFile = bundledTrainerSources() + QStringLiteral("/configs/unet.yaml");
+    // Weak scaling, truly: the 2-rank runs train on twice the samples per step.
+    if (auto ok = fillWeakLocalBatch(spec, configFile, QStringLiteral("cpu-demo")); !ok) return ok.error();
     auto points = expandSweep(spec);
     if (!points) return points.error();
     for (const RunPoint& pt : *points) {
         LaunchRequest req;
         req.profile = demo.profile;
         req.points = {pt};
-        req.options.configFile = bundledTrainerSources() + QStringLiteral("/configs/unet.yaml");
+        req.options.configFile = configFile;
         req.options.configName = QStringLiteral("cpu-demo");
         req.makeData = true;
         demo.runs << req;

@@ -1,6 +1,10 @@
 #include "runs/sweep.h"
 
+#include "config/configresolve.h"
+
 #include <QRegularExpression>
+
+#include <algorithm>
 
 namespace scaledesk {
 
@@ -61,6 +65,33 @@ Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec)
         }
     }
     return points;
+}
+
+Status fillWeakLocalBatch(SweepSpec& spec, const QString& configFile, const QString& configName)
+{
+    if (spec.scaling != SweepSpec::Scaling::Weak || spec.localBatch > 0) return Done{};
+    if (spec.nodes.isEmpty() || spec.ranksPerNode.isEmpty()) return Done{};  // expandSweep names the empty list
+    auto values = resolvedConfig(configFile, configName);
+    if (!values) return values.error();
+    bool ok = false;
+    const int global = values->value(QStringLiteral("global_batch_size")).toInt(&ok);
+    if (!ok || global < 1)
+        return Error{
+            ErrorCode::Usage,
+            QStringLiteral("weak scaling needs the config's global_batch_size (or --local-batch); config '%1' has none").arg(configName),
+            configFile};
+    const int smallest =
+        *std::min_element(spec.nodes.begin(), spec.nodes.end()) * *std::min_element(spec.ranksPerNode.begin(), spec.ranksPerNode.end());
+    if (smallest < 1 || global % smallest != 0)
+        return Error{ErrorCode::Usage,
+                     QStringLiteral("weak scaling: global_batch_size %1 of config '%2' does not divide over the smallest point's %3 ranks; "
+                                    "give --local-batch")
+                         .arg(global)
+                         .arg(configName)
+                         .arg(smallest),
+                     configFile};
+    spec.localBatch = global / smallest;
+    return Done{};
 }
 
 }  // namespace scaledesk

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/expected.h"
+#include "core/status.h"
 
 #include <QList>
 #include <QString>
@@ -38,5 +39,13 @@ struct RunPoint {
 /// repetition). Errors name the field: an empty list, a non-positive count, an unknown strategy,
 /// a name that is not a safe identifier, or a strong-scaling batch that does not divide.
 Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec);
+
+/// Weak scaling with no per-rank batch given: the per-rank batch of the sweep's smallest point,
+/// from the config's `global_batch_size` (the NERSC rule: the smallest run trains with the config's
+/// global batch, and every added rank adds that many samples per step), so the global batch grows
+/// with the ranks. Without it the trainer would split one global batch over the ranks, which is
+/// strong scaling under a weak label. Leaves strong sweeps and a given per-rank batch alone. An
+/// error names the config and key when the batch is missing or does not divide.
+Status fillWeakLocalBatch(SweepSpec& spec, const QString& configFile, const QString& configName);
 
 }  // namespace scaledesk

@@ -237,6 +237,42 @@ private slots:
         QVERIFY(fallback.warnings.join(QLatin1Char('\n')).contains(QStringLiteral("no train_s")));
     }
 
+    // Weak or strong is read from what the runs did (the global batch per step), and a sweep whose
+    // label says otherwise is warned about: a "weak" sweep that split one batch is strong scaling.
+    void scalingKindIsMeasuredAndALabelThatContradictsItIsWarned()
+    {
+        auto csv = [](int steps) {
+            QByteArray c = kHeader;
+            for (int e = 1; e <= 3; ++e)
+                c += QStringLiteral("%1,%2,10,10,0,64,%3,0,1,5,2,0,0,0.5,0.4,0.001,%4\n")
+                         .arg(e)
+                         .arg(e * steps)
+                         .arg(steps)
+                         .arg(1000 + 10 * e)
+                         .toUtf8();
+            return c;
+        };
+        auto sweepOf = [&](int stepsAtTwo) {
+            QList<ReportRun> runs{run(QStringLiteral("ddp"), 1, 1, RunState::Completed, csv(10)),
+                                  run(QStringLiteral("ddp"), 2, 1, RunState::Completed, csv(stepsAtTwo))};
+            for (auto& r : runs) r.record.scaling = QStringLiteral("weak");
+            return buildScalingReport(QStringLiteral("s"), runs);
+        };
+        // The same 10 steps of 6.4 samples at 1 and 2 ranks: one global batch split in two.
+        const ScalingReport split = sweepOf(10);
+        QCOMPARE(split.scalingLaunched, QStringLiteral("weak"));
+        QCOMPARE(split.scalingMeasured, QStringLiteral("strong"));
+        QVERIFY2(split.warnings.join(QLatin1Char('\n'))
+                     .contains(QStringLiteral("launched as weak scaling, but its runs' global batch per step "
+                                              "stayed the same at every size: that is strong scaling")),
+                 qPrintable(split.warnings.join(QLatin1Char('\n'))));
+        // 5 steps of 12.8 at 2 ranks: the global batch grew with the ranks.
+        const ScalingReport grown = sweepOf(5);
+        QCOMPARE(grown.scalingMeasured, QStringLiteral("weak"));
+        for (const QString& w : grown.warnings) QVERIFY2(!w.contains(QStringLiteral("launched as")), qPrintable(w));
+        QVERIFY(grown.markdown().contains(QStringLiteral("Scaling: weak (launched as weak;")));
+    }
+
     void csvHasOneRowPerGroupAndRun()
     {
         const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep());

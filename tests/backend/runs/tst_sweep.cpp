@@ -1,5 +1,7 @@
 #include "runs/sweep.h"
 
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace scaledesk;
@@ -7,6 +9,52 @@ using namespace scaledesk;
 class TestSweep : public QObject {
     Q_OBJECT
 private slots:
+    // A weak sweep without a per-rank batch keeps the smallest point's per-rank batch (the config's
+    // global batch over the smallest world size) and so grows the global batch with the ranks.
+    void weakScalingGrowsTheGlobalBatch()
+    {
+        QTemporaryDir dir;
+        const QString yaml = dir.filePath(QStringLiteral("c.yaml"));
+        QFile f(yaml);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(
+            "base: &base\n  global_batch_size: 8\n  num_epochs: 1\nodd:\n  <<: *base\n  global_batch_size: 6\nnone:\n  num_epochs: 2\n");
+        f.close();
+        SweepSpec spec;
+        spec.name = QStringLiteral("w");
+        spec.nodes = {1};
+        spec.ranksPerNode = {2, 4, 1};
+        QVERIFY(fillWeakLocalBatch(spec, yaml, QStringLiteral("base")));
+        QCOMPARE(spec.localBatch, 8);  // the 1-rank point keeps 8; 2 ranks train 16 per step, 4 ranks 32
+        auto points = expandSweep(spec);
+        QVERIFY(points);
+        for (const RunPoint& p : *points) QCOMPARE(p.localBatch, 8);
+        // From 2 ranks up: 8 / 2 = 4 per rank.
+        spec.localBatch = 0;
+        spec.ranksPerNode = {2, 4};
+        QVERIFY(fillWeakLocalBatch(spec, yaml, QStringLiteral("base")));
+        QCOMPARE(spec.localBatch, 4);
+        // A given per-rank batch and strong scaling are left alone.
+        spec.localBatch = 3;
+        QVERIFY(fillWeakLocalBatch(spec, yaml, QStringLiteral("base")));
+        QCOMPARE(spec.localBatch, 3);
+        spec.localBatch = 0;
+        spec.scaling = SweepSpec::Scaling::Strong;
+        QVERIFY(fillWeakLocalBatch(spec, yaml, QStringLiteral("base")));
+        QCOMPARE(spec.localBatch, 0);
+        // Errors name the config and the key.
+        spec.scaling = SweepSpec::Scaling::Weak;
+        spec.ranksPerNode = {4, 8};
+        auto odd = fillWeakLocalBatch(spec, yaml, QStringLiteral("odd"));
+        QVERIFY(!odd);
+        QVERIFY2(odd.error().text().contains(QStringLiteral("global_batch_size 6")) &&
+                     odd.error().text().contains(QStringLiteral("c.yaml")),
+                 qPrintable(odd.error().text()));
+        auto none = fillWeakLocalBatch(spec, yaml, QStringLiteral("none"));
+        QVERIFY(!none);
+        QVERIFY2(none.error().text().contains(QStringLiteral("global_batch_size")), qPrintable(none.error().text()));
+    }
+
     void expandsNodesRanksStrategiesRepetitions()
     {
         SweepSpec spec;
