@@ -624,7 +624,11 @@ private slots:
         const Expected<ExecResult> r = t.exec(QStringLiteral("true"));
         QVERIFY(!r);
         QCOMPARE(r.error().code, ErrorCode::TransportConnect);
-        QVERIFY2(r.error().message.contains(QStringLiteral("root@127.0.0.1:1")), qPrintable(r.error().message));
+        // The host once (the location), what failed and what to check.
+        const QString text = r.error().text();
+        QCOMPARE(text.count(QStringLiteral("root@127.0.0.1:1")), 1);
+        QVERIFY2(text.startsWith(QStringLiteral("root@127.0.0.1:1: cannot connect: ")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("check the port")), qPrintable(text));
         QVERIFY(clock.elapsed() < 5000);
         QCOMPARE(t.stats().connects, quint64(0));
     }
