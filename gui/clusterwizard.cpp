@@ -44,12 +44,6 @@ public:
     void changed() { emit completeChanged(); }
 };
 
-QString line(const ProfileCheck& c)
-{
-    return QStringLiteral("%1 %2%3").arg(c.ok ? QStringLiteral("✔") : QStringLiteral("✘"), c.what,
-                                         c.detail.isEmpty() ? QString() : QStringLiteral(": ") + c.detail);
-}
-
 const QRegularExpression& safeName()
 {
     static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"));
@@ -348,7 +342,7 @@ void ClusterWizard::probe()
     const ClusterProfile p = profile();
     m_probeLog->appendPlainText(tr("Connecting to %1…").arg(p.host));
     m_op = session()->run(QStringLiteral("probe"), [p](Transport& t, Scheduler&, const ClusterSession::Progress& progress, const auto&) {
-        const QList<ProfileCheck> c = testProfile(t, p, true, [&](const ProfileCheck& k) { progress(line(k)); });
+        const QList<ProfileCheck> c = testProfile(t, p, true, [&](const ProfileCheck& k) { progress(WorkspaceController::checkLine(k)); });
         if (c.isEmpty() || !c.first().ok)
             return Expected<QVariant>(Error{ErrorCode::TransportConnect, c.isEmpty() ? QString() : c.first().detail, t.describe()});
         progress(tr("Reading the cluster (sinfo, sacctmgr, modules)…"));
@@ -445,7 +439,7 @@ void ClusterWizard::check()
     const ClusterProfile p = profile();
     m_op = session()->run(QStringLiteral("check"), [p](Transport& t, Scheduler&, const ClusterSession::Progress& progress, const auto&) {
         QVariantList out;
-        for (const ProfileCheck& c : testProfile(t, p, false, [&](const ProfileCheck& k) { progress(line(k)); }))
+        for (const ProfileCheck& c : testProfile(t, p, false, [&](const ProfileCheck& k) { progress(WorkspaceController::checkLine(k)); }))
             out << QVariant(QStringList{c.what, c.ok ? QStringLiteral("1") : QString(), c.detail});
         return Expected<QVariant>(out);
     });

@@ -41,8 +41,6 @@ void ProgressPanel::endTask(const QString& task)
     show();
 }
 
-QString ProgressPanel::text() const { return m_label->toolTip().section(QLatin1Char('\n'), 0, 0); }
-
 void ProgressPanel::show()
 {
     setVisible(!m_order.isEmpty());

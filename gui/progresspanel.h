@@ -18,9 +18,6 @@ public:
     /// Shows or updates a task (`total` 0: a busy bar).
     void setTask(const QString& task, const QString& text, qint64 done, qint64 total);
     void endTask(const QString& task);
-    /// The task shown (the newest), or empty.
-    QString shownTask() const { return m_order.isEmpty() ? QString() : m_order.last(); }
-    QString text() const;
     QProgressBar* bar() const { return m_bar; }
     QToolButton* cancelButton() const { return m_cancel; }
 

@@ -643,6 +643,12 @@ void WorkspaceController::deploy(const QString& profileName)
     connect(op, &RemoteOperation::finished, this, [this, task] { endTask(task); });
 }
 
+QString WorkspaceController::checkLine(const ProfileCheck& c)
+{
+    return QStringLiteral("%1 %2%3").arg(c.ok ? QStringLiteral("✔") : QStringLiteral("✘"), c.what,
+                                         c.detail.isEmpty() ? QString() : QStringLiteral(": ") + c.detail);
+}
+
 void WorkspaceController::testProfile(const QString& profileName)
 {
     QString error;
@@ -656,8 +662,7 @@ void WorkspaceController::testProfile(const QString& profileName)
         QStringList lines;
         bool ok = true;
         for (const ProfileCheck& c : scaledesk::testProfile(t, profile, false)) {
-            lines << QStringLiteral("%1 %2%3").arg(c.ok ? QStringLiteral("✔") : QStringLiteral("✘"), c.what,
-                                                   c.detail.isEmpty() ? QString() : QStringLiteral(": ") + c.detail);
+            lines << checkLine(c);
             ok = ok && c.ok;
         }
         return Expected<QVariant>(QVariantList{ok, lines});

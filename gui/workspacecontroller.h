@@ -2,6 +2,7 @@
 
 #include "analysis/scalingreport.h"
 #include "prompter.h"
+#include "runs/clusterprobe.h"
 #include "runs/clustersession.h"
 #include "runs/demo.h"
 #include "runs/mirrorreader.h"
@@ -119,6 +120,8 @@ public:
     /// Deploys the trainer to a profile (deployTrainer, as `scaledesk deploy` does) on its session;
     /// deployFinished() follows, progress goes out as the task "deploy:<profile>".
     void deploy(const QString& profile);
+    /// A check as the window shows it: "✔ what: detail" or "✘ what: detail".
+    static QString checkLine(const ProfileCheck& check);
     /// Runs `scaledesk profiles test`'s checks (testProfile) on the profile's session; profileTested() follows.
     void testProfile(const QString& profile);
     /// Runs deployTrainer(profile, deployOptionsFor(profile)) on `session`, with its progress and

@@ -28,6 +28,13 @@ constexpr std::size_t kMaxSeries = 20000;
 
 // Numeric fields of step and epoch records that become series (others, like "kind", do not).
 bool isSkippedField(std::string_view key) { return key == "kind" || key == "step" || key == "t" || key == "epoch" || key == "event"; }
+
+// The parser's and the parts' join's words for the same two events.
+QString capMessage() { return QStringLiteral("more than %1 distinct fields; the others are left out").arg(kMaxSeries); }
+QString repeatedMessage(double step)
+{
+    return QStringLiteral("step %1 and later came again (a resumed run); the newer values replace the older ones").arg(step);
+}
 }  // namespace
 
 QString metricWarningKindName(MetricWarning::Kind kind)
@@ -384,9 +391,7 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
     m_out.noteTime(t);
     auto store = [&](Series* series, double value) {
         if (!series) {  // the cap on distinct fields: said once
-            if (!d->capped)
-                warn(MetricWarning::Kind::BadValue,
-                     QStringLiteral("more than %1 distinct fields; the others are left out").arg(kMaxSeries));
+            if (!d->capped) warn(MetricWarning::Kind::BadValue, capMessage());
             d->capped = true;
             return;
         }
@@ -394,8 +399,7 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
         ++m_out.pointsStored;
         if (dropped > 0 && step > d->repeatFrom) {
             d->repeatFrom = step;
-            warn(MetricWarning::Kind::RepeatedSteps,
-                 QStringLiteral("step %1 and later came again (a resumed run); the newer values replace the older ones").arg(step));
+            warn(MetricWarning::Kind::RepeatedSteps, repeatedMessage(step));
         }
     };
     auto fieldValue = [&](std::string_view key) {
@@ -526,7 +530,7 @@ RunMetrics loadRunMetrics(const QString& path, int threads)
         m.pointsStored += part.pointsStored;  // points appended, as the parser counts them (later drops included)
         for (MetricWarning w : part.warnings) {
             w.line += lineBase;
-            if (w.kind == MetricWarning::Kind::BadValue && w.message.startsWith(QLatin1String("more than"))) {
+            if (w.kind == MetricWarning::Kind::BadValue && w.message == capMessage()) {
                 if (capped) continue;
                 capped = true;
             }
@@ -537,9 +541,7 @@ RunMetrics loadRunMetrics(const QString& path, int threads)
             const Series& later = *part.series(tag);
             if (!m.series(tag)) {
                 if (seriesCount >= kMaxSeries) {
-                    if (!capped)
-                        warn({MetricWarning::Kind::BadValue, lineBase + 1,
-                              QStringLiteral("more than %1 distinct fields; the others are left out").arg(kMaxSeries)});
+                    if (!capped) warn({MetricWarning::Kind::BadValue, lineBase + 1, capMessage()});
                     capped = true;
                     continue;
                 }
@@ -548,10 +550,7 @@ RunMetrics loadRunMetrics(const QString& path, int threads)
             const std::size_t dropped = m.ensureSeries(tag).append(later);
             if (dropped > 0 && (std::isnan(repeatedFrom) || later.steps().front() < repeatedFrom)) repeatedFrom = later.steps().front();
         }
-        if (!std::isnan(repeatedFrom))
-            warn({MetricWarning::Kind::RepeatedSteps, lineBase + 1,
-                  QStringLiteral("step %1 and later came again (a resumed run); the newer values replace the older ones")
-                      .arg(repeatedFrom)});
+        if (!std::isnan(repeatedFrom)) warn({MetricWarning::Kind::RepeatedSteps, lineBase + 1, repeatedMessage(repeatedFrom)});
         lineBase += lines[std::size_t(k)];
         part = RunMetrics();  // its memory back before the next part is joined
     }

@@ -186,12 +186,17 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
     if (started->exitCode != 0 || pid.isEmpty() || !pid.toLongLong())
         return Error{ErrorCode::DeployBuild, QStringLiteral("the build did not start: %1").arg(QString::fromUtf8(started->err).trimmed()),
                      t.describe()};
+    // The whole process group (CMake, the compilers); through bash, whose kill takes a group where
+    // dash's rejects "-- -PGID".
+    auto killBuild = [&] {
+        (void)t.exec(QStringLiteral("/bin/bash -c 'kill -TERM -- -%1' 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
+    };
     QElapsedTimer clock;
     clock.start();
     int lastPercent = -1;
     for (;;) {
         if (stopped()) {
-            (void)t.exec(QStringLiteral("/bin/bash -c 'kill -TERM -- -%1' 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
+            killBuild();
             return cancelled();
         }
         auto state = t.exec(QStringLiteral("cd %1 && { cat build.rc 2>/dev/null || echo running; } && "
@@ -218,7 +223,7 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
             say({QStringLiteral("building the trainer there: %1 %").arg(pc), pc, 100, true});
         }
         if (clock.elapsed() > 3LL * 3600 * 1000) {
-            (void)t.exec(QStringLiteral("/bin/bash -c 'kill -TERM -- -%1' 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
+            killBuild();
             return Error{ErrorCode::DeployBuild, QStringLiteral("the trainer build took over 3 hours; stopped it"), t.describe()};
         }
         QThread::msleep(o.pollMs);
