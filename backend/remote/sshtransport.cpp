@@ -597,6 +597,10 @@ struct SshTransport::Impl {
                 return finish(Expected<ExecResult>(connectionError(QStringLiteral("exec"))));
         }
         const int status = ssh_channel_get_exit_status(channel);
+        // A channel also reads as closed when its session died under it: without an exit status
+        // from a live session nobody knows how the command ended, so that is a connection error,
+        // not an exit code of -1.
+        if (status < 0 && !alive()) return finish(Expected<ExecResult>(connectionError(QStringLiteral("exec"))));
         result.exitCode = status < 0 ? -1 : status;
         return finish(Expected<ExecResult>(std::move(result)));
     }

@@ -166,12 +166,33 @@ stop() {
   echo "ssh-sandbox: stopped"
 }
 
+# Cuts every open connection to the main sshd as a network failure would: the client sees the
+# connection drop, not its command end. So each session's process goes first; the commands it ran
+# (orphans by then) follow, and the call returns once the listener has no connection left.
+drop() {
+  running "$port" || { echo "ssh-sandbox: not running" >&2; exit 1; }
+  local listener session kids
+  listener="$(cat "$dir/sshd-$port.pid")"
+  for session in $(pgrep -P "$listener"); do
+    kids="$(pgrep -P "$session" || true)"
+    kill -KILL "$session" 2>/dev/null || true
+    [ -z "$kids" ] || kill -KILL $kids 2>/dev/null || true
+  done
+  for _ in $(seq 1 50); do
+    pgrep -P "$listener" >/dev/null || return 0
+    sleep 0.1
+  done
+  echo "ssh-sandbox: connections still open after 5 s" >&2
+  exit 1
+}
+
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  drop) drop ;;
   env)
     echo "export SCALEDESK_SSH_SANDBOX_DIR=$dir SCALEDESK_SSH_PORT=$port SCALEDESK_SSH_KBD_PORT=$kbd_port" \
          "SCALEDESK_SSH_KBD_USER=$kbd_user"
     ;;
-  *) echo "usage: $0 start|stop|env" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|drop|env" >&2; exit 2 ;;
 esac

@@ -105,15 +105,10 @@ public:
         return poller.poll({runId});
     }
 
-    /// Cuts the SSH session: kills every process the sandbox's listener forked for a connection.
+    /// Cuts the SSH session as a network failure would (tests/sandbox/ssh-sandbox.sh drop).
     void killSession() const
     {
-        QFile pidFile(sandboxDir() + QStringLiteral("/sshd-26822.pid"));
-        if (!pidFile.open(QIODevice::ReadOnly)) return;
-        const QString listener = QString::fromUtf8(pidFile.readAll()).trimmed();
-        QProcess::execute(
-            QStringLiteral("sh"),
-            {QStringLiteral("-c"), QStringLiteral("for m in $(pgrep -P %1); do pkill -KILL -P $m; kill -KILL $m; done").arg(listener)});
+        QProcess::execute(QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/sandbox/ssh-sandbox.sh"), {QStringLiteral("drop")});
     }
 
     QByteArray remoteBytes(const QString& name) const
