@@ -318,14 +318,31 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     });
     connect(m_welcome, &WelcomePanel::addClusterRequested, this, [this] { addCluster(); });
     // The demo's runs: each one is selected as it appears, so its curves fill the Run tab live.
-    connect(&m_controller, &WorkspaceController::demoRunLaunched, this, [this](const QString& id) { m_followDemo = id; });
+    connect(&m_controller, &WorkspaceController::demoRunLaunched, this, [this](const QString& id) { m_selectWhenListed = id; });
     connect(&m_controller, &WorkspaceController::demoFinished, this, [this](bool ok, const QString& text) {
-        m_followDemo.clear();
+        m_selectWhenListed.clear();
         if (ok) m_scaling->showSweep(DemoSweep::name());
         statusBar()->showMessage(text, 30000);
     });
     QAction* addClusterAction = new QAction(tr("Add a cluster…"), this);
     connect(addClusterAction, &QAction::triggered, this, [this] { addCluster(); });
+    // Runs made elsewhere: the backend's import (as `scaledesk import`), then the first one selected.
+    QAction* importAction = new QAction(tr("Import runs…"), this);
+    importAction->setObjectName(QStringLiteral("importRuns"));
+    importAction->setShortcut(QKeySequence(QStringLiteral("Ctrl+I")));
+    importAction->setToolTip(tr("A NERSC Python run folder, any TensorBoard log folder, or a ScaleDesk run folder; read-only"));
+    connect(importAction, &QAction::triggered, this, [this, showTabs] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Import runs from a folder"), QDir::homePath());
+        if (dir.isEmpty()) return;
+        showTabs(m_runView);
+        m_controller.importRuns({dir}, {});
+    });
+    connect(m_welcome, &WelcomePanel::importRequested, importAction, &QAction::trigger);
+    connect(&m_controller, &WorkspaceController::importFinished, this, [this](bool ok, const QString& text, const QStringList& ids) {
+        if (ok && !ids.isEmpty()) m_selectWhenListed = ids.first();
+        if (!ok) QMessageBox::warning(this, tr("Import failed"), text);
+        statusBar()->showMessage(text, 30000);
+    });
     QAction* welcomeAction = new QAction(tr("Welcome"), this);
     connect(welcomeAction, &QAction::triggered, this, [this] { m_central->setCurrentWidget(m_welcome); });
 
@@ -375,6 +392,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     view->addAction(dock->toggleViewAction());
     view->addAction(profileDock->toggleViewAction());
     file->insertAction(file->actions().value(0), addClusterAction);
+    file->insertAction(file->actions().value(1), importAction);
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(welcomeAction);
     help->addAction(about);
@@ -400,9 +418,11 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         QStringList selected;
         for (const QModelIndex& i : m_table->selectionModel()->selectedRows()) selected << m_proxy->data(i, Qt::UserRole).toString();
         m_model->setRuns(runs);
-        if (!m_followDemo.isEmpty() && !selected.contains(m_followDemo) &&
-            std::any_of(runs.begin(), runs.end(), [this](const RunSummary& s) { return s.id == m_followDemo; }))
-            selected = {m_followDemo};
+        if (!m_selectWhenListed.isEmpty() &&
+            std::any_of(runs.begin(), runs.end(), [this](const RunSummary& s) { return s.id == m_selectWhenListed; })) {
+            if (!selected.contains(m_selectWhenListed)) selected = {m_selectWhenListed};
+            if (!m_controller.demoRunning()) m_selectWhenListed.clear();  // an import's run: selected once
+        }
         for (int r = 0; r < m_proxy->rowCount(); ++r)
             if (selected.contains(m_proxy->data(m_proxy->index(r, 0), Qt::UserRole).toString()))
                 m_table->selectionModel()->select(m_proxy->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);

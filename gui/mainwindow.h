@@ -62,7 +62,7 @@ private:
     WelcomePanel* m_welcome;
     ProgressPanel* m_progress;
     bool m_welcomeDismissed = false;  ///< the user left the welcome panel: runs or not, the tabs stay
-    QString m_followDemo;             ///< the demo run the navigator selects when it appears
+    QString m_selectWhenListed;       ///< the run the navigator selects when it appears (the demo's, an import's)
 };
 
 }  // namespace scaledesk::gui

@@ -49,7 +49,9 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const
             return role == Qt::DisplayRole ? QVariant(r.nodes * r.ranksPerNode)
                                            : QVariant(QStringLiteral("%1 node(s) × %2").arg(r.nodes).arg(r.ranksPerNode));
         case Sweep: return r.sweep;
-        case Profile: return r.profile;
+        case Profile:  // an imported run has no profile: where it came from instead
+            if (r.origin.isEmpty()) return r.profile;
+            return role == Qt::DisplayRole ? tr("imported") : tr("Imported from %1; read-only").arg(r.origin);
         case Job: return r.jobId;
         case Created: return r.created.left(19).replace(QLatin1Char('T'), QLatin1Char(' '));
         }

@@ -157,10 +157,15 @@ void RunView::showHeader()
     if (m_runId.isEmpty() || !snap) return;
     const RunRecord& r = snap->record;
     const QJsonObject& m = snap->manifest;
-    if (m_rank->count() != r.nodes * r.ranksPerNode + 1) {  // the record arrived after the run was picked
-        const int chosen = m_rank->currentData().toInt();
-        fillRanks(r.nodes * r.ranksPerNode);
+    // An imported run had no job here: its log is the run's out.log (a NERSC or ScaleDesk run's
+    // rank 0), and other ranks' logs are listed only where they came with it.
+    const bool hasJob = !r.imported();
+    // The record arrived after the run was picked: its ranks, and whether it had a job.
+    if (m_rank->count() != r.nodes * r.ranksPerNode + (hasJob ? 1 : 0) || (m_rank->findData(-1) >= 0) != hasJob) {
+        const int chosen = hasJob ? m_rank->currentData().toInt() : 0;
+        fillRanks(r.nodes * r.ranksPerNode, hasJob);
         m_rank->setCurrentIndex(std::max(0, m_rank->findData(chosen)));
+        if (!hasJob) readNew();
     }
     // When it ran: the trainer's own start and end (manifest), else the recorded transitions.
     QDateTime start = QDateTime::fromString(m.value(QStringLiteral("start_utc")).toString(), Qt::ISODateWithMs);
@@ -197,12 +202,12 @@ void RunView::showHeader()
     m_header->setToolTip(r.id + rest);
 }
 
-void RunView::fillRanks(int world)
+void RunView::fillRanks(int world, bool hasJob)
 {
     // Rank 0 writes out.log (as the NERSC trainer does); every other rank writes rank-<n>.log.
     const QSignalBlocker quiet(m_rank);
     m_rank->clear();
-    m_rank->addItem(tr("Job output"), -1);
+    if (hasJob) m_rank->addItem(tr("Job output"), -1);
     for (int r = 0; r < world; ++r) m_rank->addItem(r == 0 ? tr("Rank 0 (out.log)") : tr("Rank %1").arg(r), r);
 }
 
@@ -239,9 +244,15 @@ void RunView::showRun(const QString& runId)
     };
     const QColor c = runColor(runId);
     m_tagCount = int(m.tags().size());
-    m_charts[0]->setCurves({curve(QStringLiteral("step/loss"), tr("train (step)"), c),
-                            curve(QStringLiteral("Loss/valid"), tr("validation"), referenceColor())});
-    m_charts[1]->setCurves({curve(QStringLiteral("step/lr"), tr("learning rate"), c)});
+    // A run without step records (one imported from TensorBoard or a NERSC log) shows its
+    // per-epoch TensorBoard tags instead.
+    const bool perStep = m.series(QStringLiteral("step/loss")) != nullptr;
+    m_charts[0]->setCurves(
+        {perStep ? curve(QStringLiteral("step/loss"), tr("train (step)"), c) : curve(QStringLiteral("Loss/train"), tr("train (epoch)"), c),
+         curve(QStringLiteral("Loss/valid"), tr("validation"), referenceColor())});
+    m_charts[1]->setCurves({m.series(QStringLiteral("step/lr")) || perStep
+                                ? curve(QStringLiteral("step/lr"), tr("learning rate"), c)
+                                : curve(QStringLiteral("Learning Rate"), tr("learning rate (epoch)"), c)});
     m_charts[2]->setCurves({curve(QStringLiteral("epoch/samples_per_s"), tr("samples/s (epoch)"), c)});
     m_charts[3]->setCurves({curve(QStringLiteral("step/compute_s"), tr("compute"), strategyColor(QStringLiteral("ddp"))),
                             curve(QStringLiteral("step/comm_exposed_s"), tr("exposed comm"), strategyColor(QStringLiteral("fused"))),

@@ -47,7 +47,7 @@ private:
     /// Each action's button follows the run's state: enabled where the lifecycle layer allows it,
     /// else disabled with the reason as its tooltip.
     void updateActions();
-    void fillRanks(int world);
+    void fillRanks(int world, bool hasJob = true);
     /// Asks the action's question (when it has one), then hands it to the controller.
     void trigger(RunAction action);
     WorkspaceController& m_controller;

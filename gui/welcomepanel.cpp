@@ -23,7 +23,7 @@ QString WelcomePanel::docsPage()
 
 WelcomePanel::WelcomePanel(QWidget* parent)
     : QWidget(parent), m_demo(new QPushButton(tr("Run the demo sweep on this machine"))), m_cluster(new QPushButton(tr("Add a cluster…"))),
-      m_editor(new QPushButton(tr("Open the config editor")))
+      m_editor(new QPushButton(tr("Open the config editor"))), m_import(new QPushButton(tr("Import runs…")))
 {
     auto* title = new QLabel(tr("<h2>Welcome to ScaleDesk</h2>"));
     auto* intro = new QLabel(
@@ -54,6 +54,10 @@ WelcomePanel::WelcomePanel(QWidget* parent)
     l->addWidget(m_editor);
     l->addWidget(explain(tr("Edit the training configs (YAML, named configs with anchors); every config an edit touches is "
                             "checked as you type.")));
+    l->addSpacing(8);
+    l->addWidget(m_import);
+    l->addWidget(explain(tr("Bring in runs made elsewhere, to compare against: a NERSC Python run folder (out.log and its "
+                            "TensorBoard logs), any TensorBoard log folder, or a ScaleDesk run folder.")));
     l->addSpacing(12);
     const QString docs = docsPage();
     auto* link = new QLabel(
@@ -77,6 +81,7 @@ WelcomePanel::WelcomePanel(QWidget* parent)
     connect(m_demo, &QPushButton::clicked, this, &WelcomePanel::demoRequested);
     connect(m_cluster, &QPushButton::clicked, this, &WelcomePanel::addClusterRequested);
     connect(m_editor, &QPushButton::clicked, this, &WelcomePanel::editorRequested);
+    connect(m_import, &QPushButton::clicked, this, &WelcomePanel::importRequested);
 }
 
 }  // namespace scaledesk::gui

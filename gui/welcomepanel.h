@@ -8,7 +8,7 @@ class QPushButton;
 namespace scaledesk::gui {
 
 /// What an empty workspace shows first: run the demo sweep on this machine, add a cluster, open
-/// the config editor, and where the documentation is.
+/// the config editor, import runs made elsewhere, and where the documentation is.
 class WelcomePanel : public QWidget {
     Q_OBJECT
 public:
@@ -16,6 +16,7 @@ public:
     QPushButton* demoButton() const { return m_demo; }
     QPushButton* clusterButton() const { return m_cluster; }
     QPushButton* editorButton() const { return m_editor; }
+    QPushButton* importButton() const { return m_import; }
     /// The documentation's gui.md: installed (share/doc/scaledesk/docs) or in the source tree.
     static QString docsPage();
 
@@ -23,11 +24,13 @@ signals:
     void demoRequested();
     void addClusterRequested();
     void editorRequested();
+    void importRequested();
 
 private:
     QPushButton* m_demo;
     QPushButton* m_cluster;
     QPushButton* m_editor;
+    QPushButton* m_import;
 };
 
 }  // namespace scaledesk::gui

@@ -711,6 +711,54 @@ void WorkspaceController::loadReport(const QString& sweep)
         });
 }
 
+void WorkspaceController::importRuns(const QStringList& paths, const ImportOptions& options)
+{
+    const Workspace ws = m_workspace;
+    const QString task = QStringLiteral("import");
+    startTask(task, tr("Importing %1").arg(paths.join(QStringLiteral(", "))), {});
+    QPointer<WorkspaceController> self(this);
+    struct Outcome {
+        bool ok = false;
+        QString text;
+        QStringList ids;
+    };
+    onPool<Outcome>(
+        this,
+        [ws, paths, options, self, task] {
+            Outcome o;
+            auto store = RunStore::open(ws);
+            if (!store) {
+                o.text = store.error().text();
+                return o;
+            }
+            auto imported = scaledesk::importRuns(**store, paths, options, [self, task](const ProgressStep& s) {
+                QMetaObject::invokeMethod(self, [self, task, s] {
+                    if (self) emit self->taskProgress(task, s.text, s.done, s.total);
+                });
+            });
+            if (!imported) {
+                o.text = imported.error().text();
+                return o;
+            }
+            o.ok = true;
+            QStringList lines, warnings;
+            for (const ImportedRun& r : *imported) {
+                o.ids << r.id;
+                lines << QStringLiteral("%1 (%2)").arg(r.id, r.kind);
+                for (const QString& w : r.warnings) warnings << r.id + QStringLiteral(": ") + w;
+            }
+            o.text = QObject::tr("Imported %1").arg(lines.join(QStringLiteral(", ")));
+            if (!warnings.isEmpty())
+                o.text += QObject::tr(" (%n warning(s): %1)", nullptr, int(warnings.size())).arg(warnings.join(QStringLiteral("; ")));
+            return o;
+        },
+        [this, task](const Outcome& o) {
+            endTask(task);
+            if (o.ok) refresh();
+            emit importFinished(o.ok, o.text, o.ids);
+        });
+}
+
 void WorkspaceController::findLatestRun(const QString& configFile, const QString& configName)
 {
     const Workspace ws = m_workspace;

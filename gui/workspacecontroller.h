@@ -5,6 +5,7 @@
 #include "runs/clusterprobe.h"
 #include "runs/clustersession.h"
 #include "runs/demo.h"
+#include "runs/importer.h"
 #include "runs/mirrorreader.h"
 #include "runs/pollscheduler.h"
 #include "runs/runactions.h"
@@ -116,6 +117,9 @@ public:
     /// when the one before it has ended; runs that exist are kept. demoFinished() follows; progress
     /// goes out as the task "demo".
     void runDemo();
+    /// Imports runs made elsewhere (the backend's importRuns, as `scaledesk import`) on a worker
+    /// thread, with progress as the task "import"; importFinished() follows, then the run list.
+    void importRuns(const QStringList& paths, const scaledesk::ImportOptions& options);
     bool demoRunning() const { return m_demo.has_value(); }
     /// Deploys the trainer to a profile (deployTrainer, as `scaledesk deploy` does) on its session;
     /// deployFinished() follows, progress goes out as the task "deploy:<profile>".
@@ -159,6 +163,8 @@ signals:
     void taskProgress(const QString& task, const QString& text, qint64 done, qint64 total);
     void taskEnded(const QString& task);
     void demoFinished(bool ok, const QString& text);
+    /// An import ended: the runs it added (empty on failure) and what to tell the user.
+    void importFinished(bool ok, const QString& text, const QStringList& runIds);
     /// The demo launched its next run.
     void demoRunLaunched(const QString& runId);
     /// Each check as "✔ what: detail" or "✘ …".

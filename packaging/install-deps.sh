@@ -12,6 +12,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   # backend: Qt 6 (Core, Sql with SQLite, Concurrent, Test), libssh, QtKeychain, simdjson (metrics parsing)
   qt6-base-dev libqt6sql6-sqlite libssh-dev qtkeychain-qt6-dev libsimdjson-dev
+  # TensorBoard event files (tbevents/): protobuf for the Event messages, Boost.CRC for TFRecord's CRC-32C
+  libprotobuf-dev protobuf-compiler libboost-dev
   # the desktop app: Qt 6 Widgets (in qt6-base-dev), Charts, Svg; a font so text renders offscreen;
   # Xvfb for screenshots of a real window
   qt6-charts-dev qt6-svg-dev fonts-dejavu-core xvfb xauth

@@ -11,6 +11,14 @@ namespace scaledesk {
 QMap<QString, QString> loadRunConfig(const Workspace& ws, const RunRecord& r, QStringList* warnings)
 {
     QString file = ws.runDir(r.id) + QStringLiteral("/config.yaml");
+    if (!QFileInfo::exists(file) && r.imported()) {
+        // A run imported without its YAML: the NERSC log's configuration block where there was one
+        // (its values as the log printed them), else nothing to say.
+        QMap<QString, QString> out;
+        const QJsonObject block = readRunManifest(ws.runDir(r.id)).value(QStringLiteral("nersc_config")).toObject();
+        for (auto it = block.begin(); it != block.end(); ++it) out.insert(it.key(), it.value().toString());
+        return out;
+    }
     if (!QFileInfo::exists(file)) file = r.configFile;
     auto cfg = resolvedConfig(file, r.configName);
     if (!cfg) {

@@ -167,4 +167,17 @@ QString csvNumber(double value)
     return QString::number(value, 'g', QLocale::FloatingPointShortest);
 }
 
+QByteArray writeEpochsCsv(const QList<EpochRow>& rows)
+{
+    QStringList header{QStringLiteral("epoch")};
+    for (const ColumnRef& c : kColumns) header << QLatin1String(c.name);
+    QString out = header.join(QLatin1Char(',')) + QLatin1Char('\n');
+    for (const EpochRow& row : rows) {
+        QStringList cells{QString::number(row.epoch)};
+        for (const ColumnRef& c : kColumns) cells << csvNumber(row.*(c.field));
+        out += cells.join(QLatin1Char(',')) + QLatin1Char('\n');
+    }
+    return out.toUtf8();
+}
+
 }  // namespace scaledesk

@@ -26,6 +26,9 @@ struct EpochTable {
 EpochTable parseEpochsCsv(const QByteArray& bytes, const QString& fileName);
 EpochTable loadEpochsCsv(const QString& path);
 
+/// Writes rows as epochs.csv, with the trainer's columns in its order (empty cells for NaN).
+QByteArray writeEpochsCsv(const QList<EpochRow>& rows);
+
 /// RFC 4180 quoting of one CSV field.
 QString csvField(const QString& value);
 /// A number as CSV writes it: shortest round-trip form; empty for NaN.

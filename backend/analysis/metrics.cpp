@@ -297,7 +297,7 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
     }
     // One pass over the fields in file order (On-Demand reads forward only); numbers are kept
     // by field until the record's kind, step and time are known.
-    std::string_view kind;
+    std::string_view kind, tag;
     double step = kNaN, t = kNaN;
     struct Field {
         std::string_view key;
@@ -342,6 +342,8 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
                 badField = QStringLiteral("kind");
                 continue;
             }
+        } else if (key == "tag") {
+            if (type != ondemand::json_type::string || v.get_string().get(tag) != SUCCESS) badField = QStringLiteral("tag");
         } else if (type == ondemand::json_type::number) {
             double x = 0;
             if (v.get_double().get(x) != SUCCESS) {
@@ -426,6 +428,13 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
     } else if (kind == "initial") {
         tb("Loss/train", "train_loss");
         tb("Loss/valid", "val_loss");
+    } else if (kind == "scalar") {
+        // An imported TensorBoard scalar: the series is its tag, as TensorBoard names it.
+        if (tag.empty() || !hasField("value")) {
+            warn(MetricWarning::Kind::MissingField, tag.empty() ? QStringLiteral("no 'tag'") : QStringLiteral("no 'value'"));
+            return;
+        }
+        store(&m_out.ensureSeries(QString::fromUtf8(tag.data(), qsizetype(tag.size()))), fieldValue("value"));
     }
     // "event" records carry no series; other kinds are ignored (a newer trainer may add some).
 }

@@ -11,7 +11,8 @@ namespace scaledesk::cli {
 
 namespace {
 // Runs `act` on each run with the connection of its profile; the exit code counts the failures.
-int eachRun(Context& ctx, const std::vector<std::string>& runs, const std::function<Expected<RunRecord>(RunActions&, const QString&)>& act)
+int eachRun(Context& ctx, const std::vector<std::string>& runs, RunAction action,
+            const std::function<Expected<RunRecord>(RunActions&, const QString&)>& act)
 {
     int failures = 0;
     for (const auto& s : runs) {
@@ -19,6 +20,12 @@ int eachRun(Context& ctx, const std::vector<std::string>& runs, const std::funct
         auto rec = ctx.store.load(id);
         if (!rec) {
             fail(rec.error());
+            ++failures;
+            continue;
+        }
+        // A run without a cluster (an imported one) is refused by the lifecycle rule before any connection.
+        if (const ActionCheck check = checkAction(action, *rec); !check.allowed && rec->profile.isEmpty()) {
+            fail(Error{ErrorCode::ActionRefused, check.reason, id});
             ++failures;
             continue;
         }
@@ -55,7 +62,8 @@ public:
     int run(Context& ctx) override
     {
         const bool stop = !m_signal.empty();
-        return eachRun(ctx, m_runs, [stop](RunActions& a, const QString& id) { return stop ? a.checkpointStop(id) : a.cancel(id); });
+        return eachRun(ctx, m_runs, stop ? RunAction::CheckpointStop : RunAction::Cancel,
+                       [stop](RunActions& a, const QString& id) { return stop ? a.checkpointStop(id) : a.cancel(id); });
     }
 
 private:
@@ -77,7 +85,7 @@ public:
     int run(Context& ctx) override
     {
         const bool force = m_force;
-        return eachRun(ctx, m_runs, [force](RunActions& a, const QString& id) { return a.requeue(id, force); });
+        return eachRun(ctx, m_runs, RunAction::Requeue, [force](RunActions& a, const QString& id) { return a.requeue(id, force); });
     }
 
 private:

@@ -31,6 +31,7 @@ std::vector<std::unique_ptr<cli::Command>> allCommands()
     c.push_back(cli::reportCommand());
     c.push_back(cli::compareCommand());
     c.push_back(cli::tailCommand());
+    c.push_back(cli::importCommand());
     c.push_back(cli::demoCommand());
     return c;
 }

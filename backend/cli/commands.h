@@ -49,5 +49,6 @@ std::unique_ptr<Command> reportCommand();
 std::unique_ptr<Command> compareCommand();
 std::unique_ptr<Command> demoCommand();
 std::unique_ptr<Command> tailCommand();
+std::unique_ptr<Command> importCommand();
 
 }  // namespace scaledesk::cli

@@ -93,7 +93,8 @@ public:
                                        {QStringLiteral("state"), runStateName(s.state)},
                                        {QStringLiteral("job_id"), s.jobId},
                                        {QStringLiteral("created"), s.created},
-                                       {QStringLiteral("updated"), s.updated}});
+                                       {QStringLiteral("updated"), s.updated},
+                                       {QStringLiteral("origin"), s.origin}});
             out(QString::fromUtf8(QJsonDocument(arr).toJson(QJsonDocument::Indented)).trimmed());
             return 0;
         }

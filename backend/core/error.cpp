@@ -21,6 +21,8 @@ QString errorCodeName(ErrorCode code)
     case ErrorCode::DeploySources: return QStringLiteral("deploy.sources");
     case ErrorCode::ExportFormat: return QStringLiteral("export.format");
     case ErrorCode::ExportIo: return QStringLiteral("export.io");
+    case ErrorCode::ImportIo: return QStringLiteral("import.io");
+    case ErrorCode::ImportSource: return QStringLiteral("import.source");
     case ErrorCode::Keyring: return QStringLiteral("keyring");
     case ErrorCode::ProfileExists: return QStringLiteral("profile.exists");
     case ErrorCode::ProfileInvalid: return QStringLiteral("profile.invalid");

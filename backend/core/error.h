@@ -24,6 +24,8 @@ enum class ErrorCode {
     DeploySources,
     ExportFormat,
     ExportIo,
+    ImportIo,      ///< an imported run could not be written into the workspace
+    ImportSource,  ///< a path to import is missing or holds no run
     Keyring,
     ProfileExists,
     ProfileInvalid,
@@ -40,7 +42,7 @@ enum class ErrorCode {
     SchedulerRejected,
     SchedulerSignal,
     SchedulerUnavailable,  ///< SLURM's commands do not run there
-    SchedulerUnknownJob,  ///< the scheduler no longer knows the job (SLURM's MinJobAge passed)
+    SchedulerUnknownJob,   ///< the scheduler no longer knows the job (SLURM's MinJobAge passed)
     StoreIo,
     SweepInvalid,
     TrainerMissing,

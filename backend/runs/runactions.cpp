@@ -23,6 +23,7 @@ std::optional<ActionCheck> notSubmittedYet(const RunRecord& r)
 ActionCheck checkAction(RunAction action, const RunRecord& r)
 {
     const QString state = runStateName(r.state);
+    if (r.imported()) return refuse(QStringLiteral("an imported run is read-only (imported from %1)").arg(r.originPath));
     switch (action) {
     case RunAction::Cancel:
         if (auto no = notSubmittedYet(r)) return *no;

@@ -75,7 +75,7 @@ QJsonObject RunRecord::toJson() const
     for (auto it = offsets.begin(); it != offsets.end(); ++it) off.insert(it.key(), double(it.value()));
     QJsonObject mt;
     for (auto it = mtimes.begin(); it != mtimes.end(); ++it) mt.insert(it.key(), double(it.value()));
-    return QJsonObject{
+    QJsonObject j{
         {QStringLiteral("schema"), 1},
         {QStringLiteral("id"), id},
         {QStringLiteral("sweep"), sweep},
@@ -97,6 +97,9 @@ QJsonObject RunRecord::toJson() const
         {QStringLiteral("offsets"), off},
         {QStringLiteral("mtimes"), mt},
     };
+    if (imported())
+        j.insert(QStringLiteral("origin"), QJsonObject{{QStringLiteral("kind"), originKind}, {QStringLiteral("path"), originPath}});
+    return j;
 }
 
 bool RunRecord::fromJson(const QJsonObject& j, RunRecord* r, QString* error)
@@ -126,6 +129,9 @@ bool RunRecord::fromJson(const QJsonObject& j, RunRecord* r, QString* error)
     out.jobId = str("job_id");
     out.submitStep = str("submit_step");
     out.message = str("message");
+    const QJsonObject origin = j.value(QStringLiteral("origin")).toObject();
+    out.originKind = origin.value(QStringLiteral("kind")).toString();
+    out.originPath = origin.value(QStringLiteral("path")).toString();
     for (const auto& v : j.value(QStringLiteral("history")).toArray()) {
         const QJsonObject t = v.toObject();
         RunTransition tr;

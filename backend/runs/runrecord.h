@@ -58,6 +58,11 @@ struct RunRecord {
     QList<RunTransition> history;
     QMap<QString, qint64> offsets;  ///< mirrored file → bytes already copied
     QMap<QString, qint64> mtimes;   ///< whole-file mirrors (manifest.json) → mtime copied
+    /// Where an imported run came from (`scaledesk import`): what it was ("nersc-python",
+    /// "tensorboard" or "scaledesk") and the folder, absolute. Empty for a run ScaleDesk launched.
+    /// An imported run is read-only: finished, with no job, and no action applies to it.
+    QString originKind, originPath;
+    bool imported() const { return !originKind.isEmpty(); }
 
     /// Appends a transition (only when the state or the note changes) and sets state/message.
     void transition(RunState to, const QString& note = QString());

@@ -50,6 +50,7 @@ struct RunSummary {
     QString jobId;
     QString created;  ///< ISO UTC
     QString updated;
+    QString origin;  ///< an imported run's source folder (RunRecord::originPath); empty otherwise
 
     static RunSummary of(const RunRecord& record);
 };

@@ -30,6 +30,7 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFontMetricsF>
 #include <QImage>
@@ -39,7 +40,9 @@
 #include <QListWidget>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPalette>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
@@ -1133,6 +1136,78 @@ private slots:
         if (isActive(state(QStringLiteral("pf-ddp-1x1-r1")))) controller.cancel(QStringLiteral("pf-ddp-1x1-r1"));
         QTRY_VERIFY_WITH_TIMEOUT(!isActive(state(QStringLiteral("pf-ddp-1x1-r1"))), 180000);
 #endif
+    }
+
+    // File → Import… (and the welcome panel's button) imports the NERSC tutorial's run through the
+    // backend's importRuns: it appears in the navigator as imported, is selected, its curves show,
+    // and every run action is disabled with the reason.
+    void importShowsTheRunReadOnly()
+    {
+        const QString source = QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/backend/runs/data/nersc-example-logs");
+        WorkspaceController controller(m_tmp.filePath(QStringLiteral("ws-import")));
+        MainWindow w(controller);
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTRY_VERIFY(w.welcomeShown());
+        QVERIFY(w.welcome()->importButton()->isVisible());
+        QSignalSpy finished(&controller, &WorkspaceController::importFinished);
+        // The folder dialog, answered as a user would: the folder typed in, then Choose.
+        bool answered = false;
+        QTimer::singleShot(0, this, [&] {
+            QTRY_VERIFY(qobject_cast<QFileDialog*>(QApplication::activeModalWidget()));
+            auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+            dialog->selectFile(source);
+            static_cast<QDialog*>(dialog)->accept();
+            answered = true;
+        });
+        QTest::mouseClick(w.welcome()->importButton(), Qt::LeftButton);
+        QVERIFY(answered);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 30000);
+        QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
+        QCOMPARE(finished.at(0).at(2).toStringList(), QStringList{QStringLiteral("base-1GPU-00")});
+        QTRY_COMPARE(w.runView()->runId(), QStringLiteral("base-1GPU-00"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.runView()->charts().first()->pointsShown() > 0, 30000);
+        QCOMPARE(w.runView()->charts().first()->pointsShown(), 22);     // Loss/train and Loss/valid: step 0 and 10 epochs each
+        QTRY_VERIFY(w.runView()->charts().at(1)->pointsShown() == 10);  // Learning Rate, per epoch
+        // Its log is the NERSC trainer's out.log (no job ran here, so no "Job output").
+        auto* log = w.runView()->findChild<QPlainTextEdit*>();
+        QVERIFY(log);
+        QTRY_VERIFY(log->toPlainText().contains(QStringLiteral("Time taken for epoch 10 is 763.1262722015381 sec")));
+        // The navigator says where it came from.
+        const QAbstractItemModel* model = w.runTable()->model();
+        QCOMPARE(model->rowCount(), 1);
+        QCOMPARE(model->index(0, RunListModel::Profile).data().toString(), QStringLiteral("imported"));
+        QVERIFY(model->index(0, RunListModel::Profile).data(Qt::ToolTipRole).toString().contains(QStringLiteral("base/1GPU/00")));
+        // Read-only: no action applies, and each button says why.
+        for (QPushButton* b : {w.runView()->cancelButton(), w.runView()->stopButton(), w.runView()->requeueButton()}) {
+            QVERIFY(!b->isEnabled());
+            QVERIFY2(b->toolTip().contains(QStringLiteral("read-only")), qPrintable(b->toolTip()));
+        }
+        const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR");
+        if (!shots.isEmpty()) w.grab().save(shots + QStringLiteral("/imported.png"));
+        // The same folder again: refused, with the reason in a message box, and nothing added. The
+        // dialogs are answered from a timer, which never waits inside their event loops.
+        QString boxText;
+        QTimer answer;
+        answer.setInterval(50);
+        connect(&answer, &QTimer::timeout, this, [&] {
+            QWidget* modal = QApplication::activeModalWidget();
+            if (auto* dialog = qobject_cast<QFileDialog*>(modal)) {
+                dialog->selectFile(source);
+                static_cast<QDialog*>(dialog)->accept();
+            } else if (auto* box = qobject_cast<QMessageBox*>(modal)) {
+                boxText = box->text();
+                box->close();
+                answer.stop();
+            }
+        });
+        answer.start();
+        w.findChild<QAction*>(QStringLiteral("importRuns"))->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 2, 30000);
+        QVERIFY(!finished.at(1).at(0).toBool());
+        QTRY_VERIFY2(boxText.contains(QStringLiteral("in the workspace already")), qPrintable(boxText));
+        QCOMPARE(model->rowCount(), 1);
     }
 
     void theKeyboardReachesEverything()

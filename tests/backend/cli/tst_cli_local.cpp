@@ -101,6 +101,56 @@ private slots:
         QVERIFY2(bad.err.contains(QStringLiteral("/proc/nope")), qPrintable(bad.err));
     }
 
+    // `scaledesk import`: a run folder the real trainer wrote (copied elsewhere, as a colleague would
+    // send it) and the NERSC tutorial's Python run, into another workspace; compared side by side on
+    // the tag they share; read-only to every action.
+    void importedRunsCompareAndRefuseActions()
+    {
+        const QString remote = m_cli.record(QStringLiteral("loc-ddp-1x2-r1")).value(QStringLiteral("remote_dir")).toString();
+        const QString runDir = QDir::isAbsolutePath(remote) ? remote : m_cli.workspace + QLatin1Char('/') + remote;
+        QVERIFY2(QFile::exists(runDir + QStringLiteral("/manifest.json")), qPrintable(runDir));
+        const QString copy = m_tmp.filePath(QStringLiteral("from a colleague/loc-ddp-1x2-r1"));
+        QVERIFY(QDir().mkpath(copy));
+        for (const QString& f : QDir(runDir).entryList(QDir::Files))
+            QVERIFY(QFile::copy(runDir + QLatin1Char('/') + f, copy + QLatin1Char('/') + f));
+        Cli other = m_cli;
+        other.workspace = m_tmp.filePath(QStringLiteral("other workspace"));
+        const auto r =
+            other.run({QStringLiteral("import"), copy, QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/backend/runs/data/nersc-example-logs")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QVERIFY2(r.out.contains(QStringLiteral("imported loc-ddp-1x2-r1 (scaledesk)")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("imported base-1GPU-00 (nersc-python)")) && r.out.contains(QStringLiteral("10 epoch(s)")),
+                 qPrintable(r.out));
+        QCOMPARE(other.state(QStringLiteral("loc-ddp-1x2-r1")), QStringLiteral("completed"));
+        QCOMPARE(other.record(QStringLiteral("loc-ddp-1x2-r1"))
+                     .value(QStringLiteral("origin"))
+                     .toObject()
+                     .value(QStringLiteral("kind"))
+                     .toString(),
+                 QStringLiteral("scaledesk"));
+        const auto list = other.run({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--json")});
+        const QJsonArray rows = QJsonDocument::fromJson(list.out.toUtf8()).array();
+        QCOMPARE(rows.size(), 2);
+        for (const auto& row : rows) QVERIFY(!row.toObject().value(QStringLiteral("origin")).toString().isEmpty());
+        // The trainer's Loss/valid and the Python trainer's, on one chart and in one table.
+        const QString png = m_tmp.filePath(QStringLiteral("imported.png"));
+        const auto c = other.run({QStringLiteral("compare"), QStringLiteral("loc-ddp-1x2-r1"), QStringLiteral("base-1GPU-00"),
+                                  QStringLiteral("--series"), QStringLiteral("Loss/valid"), QStringLiteral("--out"), png});
+        QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
+        QFile f(png);
+        QVERIFY(f.open(QIODevice::ReadOnly) && f.read(4) == QByteArray("\x89PNG"));
+        for (const QString& action : {QStringLiteral("cancel"), QStringLiteral("requeue")}) {
+            const auto refused = other.run({action, QStringLiteral("base-1GPU-00")});
+            QCOMPARE(refused.exitCode, 1);
+            QVERIFY2(refused.err.contains(QStringLiteral("read-only")), qPrintable(refused.err));
+        }
+        // Bad input: the path is named, nothing is added.
+        const auto missing = other.run({QStringLiteral("import"), m_tmp.filePath(QStringLiteral("no such run"))});
+        QCOMPARE(missing.exitCode, 1);
+        QVERIFY2(missing.err.contains(QStringLiteral("no such run: no such file or folder")), qPrintable(missing.err));
+        QCOMPARE(QDir(other.workspace + QStringLiteral("/runs")).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size(), 2);
+    }
+
     void hostileRunNameNeverExecutes()
     {
         const QString name = QStringLiteral("x $(touch pwned); `touch pwned2` 'q' \"dq\" ü;");

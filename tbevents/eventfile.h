@@ -1,0 +1,60 @@
+#pragma once
+
+#include "tfrecord.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace scaledesk::tb {
+
+/// One scalar of an event file: a `simple_value` (what PyTorch's SummaryWriter and TF1 write) or a
+/// scalar tensor (TF2's `tf.summary.scalar`), with the event's step and wall time.
+struct ScalarPoint {
+    std::string tag;
+    std::int64_t step = 0;
+    double wallTime = 0;  ///< Unix seconds
+    double value = 0;
+};
+
+/// What one event file holds, as far as scalars go, and what could not be read.
+struct EventFileContents {
+    std::string fileVersion;  ///< "brain.Event:2" in files that PyTorch and TensorFlow write
+    std::vector<ScalarPoint> scalars;
+    std::uint64_t records = 0;            ///< sound records read
+    std::vector<RecordProblem> problems;  ///< bad framing (by offset) and records that are not Events
+};
+
+/// Reads the scalars of an event file. A file that cannot be opened gives one problem at offset 0;
+/// bad records are reported with their offsets and skipped; nothing throws.
+EventFileContents readEventFile(const std::string& path);
+/// The same, from bytes already in memory.
+EventFileContents readEventBytes(const char* data, std::size_t size);
+
+/// Writes an event file as PyTorch's SummaryWriter does: the name
+/// `events.out.tfevents.<unix seconds>.<host>.<pid>.0`, a first event with `file_version`
+/// "brain.Event:2", then one event per scalar (`simple_value`). Every event is flushed, so that a
+/// reader (TensorBoard, `scaledesk import`) sees it at once.
+class EventFileWriter {
+public:
+    EventFileWriter() = default;
+    ~EventFileWriter();
+    EventFileWriter(const EventFileWriter&) = delete;
+    EventFileWriter& operator=(const EventFileWriter&) = delete;
+
+    /// Creates the file in `dir` (which must exist); throws std::runtime_error naming the path when
+    /// it cannot.
+    void open(const std::string& dir, double wallTime);
+    bool isOpen() const { return m_file != nullptr; }
+    const std::string& path() const { return m_path; }
+    void addScalar(const std::string& tag, std::int64_t step, double value, double wallTime);
+    void close();
+
+private:
+    void write(const std::string& event);
+    std::FILE* m_file = nullptr;
+    std::string m_path;
+};
+
+}  // namespace scaledesk::tb

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scaledesk::tb {
+
+/// CRC-32C (Castagnoli) of `size` bytes, as TFRecord uses it (Boost.CRC).
+std::uint32_t crc32c(const void* data, std::size_t size);
+/// TFRecord's masked CRC: ((crc >> 15) | (crc << 17)) + 0xa282ead8, so that a CRC stored in the data
+/// it covers does not check itself.
+std::uint32_t maskedCrc32c(const void* data, std::size_t size);
+
+/// A part of a file that could not be read as a record; reading goes on after it where it can.
+struct RecordProblem {
+    std::uint64_t offset = 0;  ///< byte offset in the file of the record (or of the bad bytes)
+    std::string message;
+};
+
+/// Reads TFRecord framing from bytes: each record is its length (uint64, little-endian), the masked
+/// CRC-32C of those 8 bytes, the data, and the masked CRC-32C of the data.
+/// - A record whose data fails its CRC is reported and skipped (its length was sound).
+/// - A length that fails its CRC cannot be trusted: it is reported, and reading resumes at the next
+///   offset where a whole record checks (length CRC and data CRC), as a reader that recovers must.
+/// - A record cut off by the end of the bytes is reported once and ends the reading.
+class TfRecordReader {
+public:
+    TfRecordReader(const char* data, std::size_t size) : m_data(data), m_size(size) {}
+    /// The next sound record: true with its data and offset, false at the end.
+    bool next(std::string_view* record, std::uint64_t* offset);
+    const std::vector<RecordProblem>& problems() const { return m_problems; }
+    /// Bytes consumed so far: everything before it was records or reported problems.
+    std::uint64_t position() const { return m_pos; }
+
+private:
+    /// True when a whole, sound record starts at `at` (used to find the next one after bad bytes).
+    bool soundAt(std::size_t at) const;
+    const char* m_data;
+    std::size_t m_size;
+    std::size_t m_pos = 0;
+    std::vector<RecordProblem> m_problems;
+};
+
+/// One record with its framing, ready to append to a file.
+std::string frameRecord(std::string_view data);
+
+}  // namespace scaledesk::tb

@@ -1,0 +1,185 @@
+// TensorBoard event files (tbevents/): TFRecord framing with masked CRC-32C, the Event protos, the
+// real file that PyTorch's SummaryWriter wrote for the NERSC tutorial, and broken copies of it.
+#include "eventfile.h"
+#include "tfrecord.h"
+
+#include <QByteArray>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <map>
+
+using namespace scaledesk::tb;
+
+namespace {
+const QString kEvents =
+    QStringLiteral(SCALEDESK_TEST_DATA "/runs/data/nersc-example-logs/base/1GPU/00/logs/events.out.tfevents.1636677146.nid001104.65966.0");
+
+QByteArray fixture()
+{
+    QFile f(kEvents);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// The offsets of the records of a sound file, read from their length headers.
+std::vector<qsizetype> recordOffsets(const QByteArray& bytes)
+{
+    std::vector<qsizetype> out;
+    for (qsizetype at = 0; at + 12 <= bytes.size();) {
+        out.push_back(at);
+        quint64 length = 0;
+        for (int i = 7; i >= 0; --i) length = (length << 8) | quint8(bytes[at + i]);
+        at += 12 + qsizetype(length) + 4;
+    }
+    return out;
+}
+
+EventFileContents read(const QByteArray& bytes) { return readEventBytes(bytes.constData(), std::size_t(bytes.size())); }
+}  // namespace
+
+class TestTbEvents : public QObject {
+    Q_OBJECT
+private slots:
+    // CRC-32C's check value (the CRC of "123456789") and TFRecord's mask of it.
+    void crc32cMatchesItsCheckValue()
+    {
+        QCOMPARE(crc32c("123456789", 9), 0xE3069283u);
+        QCOMPARE(crc32c("", 0), 0u);
+        const std::uint32_t c = 0xE3069283u;
+        QCOMPARE(maskedCrc32c("123456789", 9), ((c >> 15) | (c << 17)) + 0xa282ead8u);
+    }
+
+    // The real file: its version, the four NERSC tags, the numbers that out.log printed.
+    void readsTheNerscTutorialsEventFile()
+    {
+        const EventFileContents c = readEventFile(QFile::encodeName(kEvents).toStdString());
+        QVERIFY2(c.problems.empty(), c.problems.empty() ? "" : c.problems.front().message.c_str());
+        QCOMPARE(c.fileVersion, std::string("brain.Event:2"));
+        std::map<std::string, std::vector<ScalarPoint>> byTag;
+        for (const ScalarPoint& p : c.scalars) byTag[p.tag].push_back(p);
+        QCOMPARE(byTag.size(), std::size_t(4));
+        QCOMPARE(byTag["Loss/train"].size(), std::size_t(11));  // step 0 and 10 epochs
+        QCOMPARE(byTag["Loss/valid"].size(), std::size_t(11));
+        QCOMPARE(byTag["Learning Rate"].size(), std::size_t(10));
+        QCOMPARE(byTag["Avg iters per sec"].size(), std::size_t(10));
+        // out.log: "Avg val loss=0.007129" after epoch 1 (1,024 steps of 64 of 65,536 samples).
+        const ScalarPoint& v1 = byTag["Loss/valid"][1];
+        QCOMPARE(v1.step, std::int64_t(1024));
+        QVERIFY(std::abs(v1.value - 0.007129) < 5e-7);
+        QCOMPARE(byTag["Loss/valid"].back().step, std::int64_t(10240));
+        // Wall times: 2021-11-12, within the run's two and a half hours.
+        for (const ScalarPoint& p : c.scalars) QVERIFY(p.wallTime > 1636677146 && p.wallTime < 1636677146 + 3 * 3600);
+        QCOMPARE(c.records, std::uint64_t(1 + 42));  // the version event, then one event per scalar
+    }
+
+    // What the writer writes, the reader reads back: name, version, tags, steps, values, times.
+    void writesWhatItReads()
+    {
+        QTemporaryDir dir;
+        std::string path;
+        {
+            EventFileWriter w;
+            w.open(QFile::encodeName(dir.path()).toStdString(), 1700000000.25);
+            w.addScalar("Loss/train", 0, 0.25, 1700000001.5);
+            w.addScalar("Loss/train", 64, 0.125, 1700000002.5);
+            w.addScalar("step/step_s", 64, 3.5, 1700000002.75);
+            path = w.path();
+        }
+        QVERIFY2(QFileInfo(QString::fromStdString(path)).fileName().startsWith(QStringLiteral("events.out.tfevents.1700000000.")),
+                 path.c_str());
+        const EventFileContents c = readEventFile(path);
+        QVERIFY(c.problems.empty());
+        QCOMPARE(c.fileVersion, std::string("brain.Event:2"));
+        QCOMPARE(c.scalars.size(), std::size_t(3));
+        QCOMPARE(c.scalars[1].tag, std::string("Loss/train"));
+        QCOMPARE(c.scalars[1].step, std::int64_t(64));
+        QCOMPARE(c.scalars[1].value, 0.125);
+        QCOMPARE(c.scalars[1].wallTime, 1700000002.5);
+        QCOMPARE(c.scalars[2].tag, std::string("step/step_s"));
+    }
+
+    // A record whose data fails its CRC is reported at its offset and skipped; the rest are read.
+    void aDataCrcMismatchSkipsOneRecord()
+    {
+        QByteArray bytes = fixture();
+        const auto offsets = recordOffsets(bytes);
+        QCOMPARE(offsets.size(), std::size_t(43));
+        bytes[offsets[3] + 12 + 5] = char(bytes[offsets[3] + 12 + 5] ^ 0x40);
+        const EventFileContents c = read(bytes);
+        QCOMPARE(c.problems.size(), std::size_t(1));
+        QCOMPARE(c.problems[0].offset, std::uint64_t(offsets[3]));
+        QVERIFY2(c.problems[0].message.find("data CRC mismatch") != std::string::npos, c.problems[0].message.c_str());
+        QCOMPARE(c.scalars.size(), std::size_t(41));
+    }
+
+    // A length that fails its CRC cannot be trusted: reported, and reading resumes at the next sound record.
+    void aLengthCrcMismatchResumesAtTheNextRecord()
+    {
+        QByteArray bytes = fixture();
+        const auto offsets = recordOffsets(bytes);
+        bytes[offsets[5] + 2] = char(0x7f);  // a length of terabytes
+        const EventFileContents c = read(bytes);
+        QCOMPARE(c.problems.size(), std::size_t(1));
+        QCOMPARE(c.problems[0].offset, std::uint64_t(offsets[5]));
+        QVERIFY2(c.problems[0].message.find("length CRC mismatch") != std::string::npos, c.problems[0].message.c_str());
+        QVERIFY2(c.problems[0].message.find(std::to_string(offsets[6] - offsets[5]) + " bytes skipped") != std::string::npos,
+                 c.problems[0].message.c_str());
+        QCOMPARE(c.scalars.size(), std::size_t(41));
+    }
+
+    // A file cut inside its last record: everything before it, and the cut reported where it starts.
+    void aTruncatedRecordIsReportedAtItsOffset_data()
+    {
+        QTest::addColumn<int>("keep");
+        QTest::newRow("inside the header") << 6;
+        QTest::newRow("inside the data") << 20;
+        QTest::newRow("the data CRC missing") << -4;
+    }
+    void aTruncatedRecordIsReportedAtItsOffset()
+    {
+        QFETCH(int, keep);
+        const QByteArray whole = fixture();
+        const auto offsets = recordOffsets(whole);
+        const qsizetype last = offsets.back();
+        const QByteArray cut = whole.left(keep >= 0 ? last + keep : whole.size() + keep);
+        const EventFileContents c = read(cut);
+        QCOMPARE(c.problems.size(), std::size_t(1));
+        QCOMPARE(c.problems[0].offset, std::uint64_t(last));
+        QVERIFY2(c.problems[0].message.find("truncated record") != std::string::npos, c.problems[0].message.c_str());
+        QCOMPARE(c.scalars.size(), std::size_t(41));
+    }
+
+    // Sound framing around bytes that are not an Event: reported and skipped.
+    void aRecordThatIsNotAnEventIsSkipped()
+    {
+        QByteArray bytes = fixture();
+        const std::string junk = frameRecord(std::string("\xff\xff\xff\xff\xff", 5));
+        bytes.append(junk.data(), qsizetype(junk.size()));
+        const EventFileContents c = read(bytes);
+        QCOMPARE(c.problems.size(), std::size_t(1));
+        QVERIFY2(c.problems[0].message.find("not an Event") != std::string::npos, c.problems[0].message.c_str());
+        QCOMPARE(c.scalars.size(), std::size_t(42));
+    }
+
+    // Random bytes and a missing file: problems, no scalars, no crash.
+    void garbageAndMissingFiles()
+    {
+        QByteArray noise(4096, Qt::Uninitialized);
+        QRandomGenerator rng(7);
+        for (char& b : noise) b = char(rng.bounded(256));
+        const EventFileContents c = read(noise);
+        QVERIFY(c.scalars.empty());
+        QVERIFY(!c.problems.empty());
+        const EventFileContents none = readEventFile("/nonexistent/events.out.tfevents.1");
+        QCOMPARE(none.problems.size(), std::size_t(1));
+        QVERIFY(none.problems[0].message.find("cannot open") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTbEvents)
+#include "tst_tbevents.moc"
