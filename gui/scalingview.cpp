@@ -8,6 +8,7 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
@@ -29,8 +30,14 @@ ScalingView::ScalingView(WorkspaceController& controller, QWidget* parent) : QWi
     auto* bar = new QHBoxLayout;
     m_sweep = new QComboBox;
     auto* exportButton = new QPushButton(tr("Export…"));
+    // The report's definition of epoch time: training only (NERSC, itwinai), or with validation
+    // (`scaledesk report --include-validation`).
+    m_includeValidation = new QCheckBox(tr("Validation in epoch time"));
+    m_includeValidation->setToolTip(tr("Epoch time is the training time of an epoch, as NERSC and itwinai time it. Checked: "
+                                       "training plus validation (scaledesk report --include-validation)."));
     bar->addWidget(new QLabel(tr("Sweep")));
     bar->addWidget(m_sweep, 1);
+    bar->addWidget(m_includeValidation);
     bar->addWidget(exportButton);
     layout->addLayout(bar);
     auto* scroll = new QScrollArea;
@@ -43,6 +50,7 @@ ScalingView::ScalingView(WorkspaceController& controller, QWidget* parent) : QWi
     m_warnings->setMaximumHeight(110);
     layout->addWidget(m_warnings);
     connect(m_sweep, &QComboBox::currentTextChanged, this, &ScalingView::showSweep);
+    connect(m_includeValidation, &QCheckBox::toggled, this, [this] { showSweep(m_sweep->currentText()); });
     connect(exportButton, &QPushButton::clicked, this, &ScalingView::exportAll);
     connect(&m_controller, &WorkspaceController::reportReady, this, &ScalingView::showReport);
 }
@@ -67,7 +75,9 @@ void ScalingView::showSweep(const QString& sweep)
     if (sweep.isEmpty()) return;
     if (m_sweep->currentText() != sweep) m_sweep->setCurrentText(sweep);
     // The report reads every run of the sweep: on a pool thread; showReport() draws it.
-    m_controller.loadReport(sweep);
+    ReportOptions options;
+    options.includeValidation = m_includeValidation->isChecked();
+    m_controller.loadReport(sweep, options);
 }
 
 void ScalingView::showReport(const QString& sweep, const ScalingReport& report)

@@ -4,6 +4,7 @@
 
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QGridLayout;
 class QListWidget;
@@ -22,6 +23,8 @@ public:
     /// Asks for the sweep's report; the charts follow when it has been read.
     void showSweep(const QString& sweep);
     const ScalingReport& report() const { return m_report; }
+    /// Epoch time with validation (the report's includeValidation option).
+    QCheckBox* includeValidationBox() const { return m_includeValidation; }
     int chartCount() const;
 
 private:
@@ -29,6 +32,7 @@ private:
     void exportAll();
     WorkspaceController& m_controller;
     QComboBox* m_sweep;
+    QCheckBox* m_includeValidation;
     QGridLayout* m_grid;
     QListWidget* m_warnings;
     ScalingReport m_report;

@@ -684,7 +684,7 @@ void WorkspaceController::forgetProfile(const QString& profile)
     schedule();
 }
 
-void WorkspaceController::loadReport(const QString& sweep)
+void WorkspaceController::loadReport(const QString& sweep, const ReportOptions& options)
 {
     const Workspace ws = m_workspace;
     const QString task = QStringLiteral("report:%1:%2").arg(sweep).arg(++m_reports);
@@ -695,14 +695,14 @@ void WorkspaceController::loadReport(const QString& sweep)
     });
     onPool<ScalingReport>(
         this,
-        [ws, sweep] {
+        [ws, sweep, options] {
             auto store = RunStore::open(ws);
             if (!store) {
                 ScalingReport failed;
                 failed.warnings << store.error().text();
                 return failed;
             }
-            return loadSweepReport(**store, sweep);
+            return loadSweepReport(**store, sweep, options);
         },
         [this, sweep, task, dropped](const ScalingReport& report) {
             if (*dropped) return;

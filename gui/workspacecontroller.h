@@ -108,7 +108,7 @@ public:
     void setPollIntervals(int activeMs, int maxIdleMs);
 
     /// The scaling report of a sweep (pool thread); reportReady() follows.
-    void loadReport(const QString& sweep);
+    void loadReport(const QString& sweep, const scaledesk::ReportOptions& options = {});
     /// The newest run launched from a config and that run's resolved config (pool thread);
     /// latestRunFound() follows.
     void findLatestRun(const QString& configFile, const QString& configName);

@@ -1020,6 +1020,19 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(w.scalingView()->report().runs.size(), qsizetype(4), 30000);
         QCOMPARE(w.scalingView()->report().sweep, QStringLiteral("demo"));
         QVERIFY(tasks.contains(QStringLiteral("demo")));
+        // Validation in epoch time (as `report --include-validation`): each run's epoch time grows
+        // by its validation time.
+        const ReportRunRow trainOnly = w.scalingView()->report().runs.first();
+        QVERIFY(!w.scalingView()->includeValidationBox()->isChecked());
+        QVERIFY(trainOnly.validationS > 0);
+        w.scalingView()->includeValidationBox()->setChecked(true);
+        QTRY_VERIFY(std::abs(w.scalingView()->report().runs.first().epochS - trainOnly.epochS) > 1e-9);
+        QVERIFY2(std::abs(w.scalingView()->report().runs.first().epochS - (trainOnly.epochS + trainOnly.validationS)) <
+                     1e-3 * trainOnly.epochS,
+                 qPrintable(QStringLiteral("%1 vs %2 + %3")
+                                .arg(w.scalingView()->report().runs.first().epochS)
+                                .arg(trainOnly.epochS)
+                                .arg(trainOnly.validationS)));
         // Runs exist: the next window opens on the tabs.
         MainWindow again(controller);
         controller.refresh();
