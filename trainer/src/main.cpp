@@ -27,12 +27,20 @@ struct CliValues {
     std::string config = "base";
     std::optional<int64_t> numEpochs, localBatchSize, numDataWorkers;
     std::optional<std::string> dataLoaderConfig, expdir;
-    std::optional<bool> enableAmp, enableApex, enableJit, enableBenchy;
+    // The original's rule (spec §5): the four enable_* come from the command line alone, False
+    // when the flag is absent, whatever the YAML says.
+    struct Switch {
+        bool value = false;
+        bool given = false;
+    };
+    Switch enableAmp, enableApex, enableJit, enableBenchy;
     std::optional<uint64_t> seed;
 };
 
-// Only flags the user gave change the YAML values (the original overwrote enable_* always).
-void applyOverrides(const CliValues& v, TrainConfig& c)
+// Applies the command line to the YAML values. Options override only when given; the enable_*
+// flags always do, as in the original (an absent flag writes False over a YAML True, with a warning
+// in `notes`).
+void applyOverrides(const CliValues& v, TrainConfig& c, std::vector<std::string>& notes)
 {
     auto boolText = [](bool b) { return std::string(b ? "True" : "False"); };
     if (v.numEpochs) {
@@ -51,17 +59,24 @@ void applyOverrides(const CliValues& v, TrainConfig& c)
         c.expdir = *v.expdir;
         overrideEntry(c, "expdir", *v.expdir);
     }
-    const std::pair<const std::optional<bool>*, std::pair<bool*, const char*>> flags[] = {
-        {&v.enableAmp, {&c.enableAmp, "enable_amp"}},
-        {&v.enableApex, {&c.enableApex, "enable_apex"}},
-        {&v.enableJit, {&c.enableJit, "enable_jit"}},
-        {&v.enableBenchy, {&c.enableBenchy, "enable_benchy"}},
+    const std::pair<CliValues::Switch, std::pair<bool*, const char*>> flags[] = {
+        {v.enableAmp, {&c.enableAmp, "enable_amp"}},
+        {v.enableApex, {&c.enableApex, "enable_apex"}},
+        {v.enableJit, {&c.enableJit, "enable_jit"}},
+        {v.enableBenchy, {&c.enableBenchy, "enable_benchy"}},
     };
-    for (const auto& [given, target] : flags) {
-        if (*given) {
-            *target.first = **given;
-            overrideEntry(c, target.second, boolText(**given));
+    for (const auto& [flag, target] : flags) {
+        const auto [field, key] = target;
+        const bool value = flag.value;
+        if (*field && !flag.given) {
+            std::string where;
+            for (const auto& e : c.entries)
+                if (e.key == key) where = " (" + e.location + ")";
+            notes.push_back(std::string(key) + " is True in config '" + c.name + "'" + where +
+                            " but the command line decides it, as in the original: False without --" + key);
         }
+        *field = value;
+        overrideEntry(c, key, boolText(value));
     }
     if (v.seed) {
         c.seed = *v.seed;
@@ -133,13 +148,16 @@ int main(int argc, char** argv)
     app.add_option("--data_loader_config", v.dataLoaderConfig, "override data_loader_config")
         ->check(CLI::IsMember({"synthetic", "inmem", "lowmem", "dali-lowmem"}));
     app.add_option("--num_data_workers", v.numDataWorkers, "override num_data_workers (prefetch threads)")->check(CLI::NonNegativeNumber);
-    // CLI11 assigns a std::optional flag even when it is absent, so the given ones are read
-    // back from their counts after parsing.
-    bool amp = false, apex = false, jit = false, benchy = false;
-    CLI::Option* ampFlag = app.add_flag("--enable_amp{true}", amp, "bf16 autocast (=false to switch off); unset keeps the YAML value");
-    CLI::Option* apexFlag = app.add_flag("--enable_apex{true}", apex, "accepted for compatibility; Adam math is unchanged");
-    CLI::Option* jitFlag = app.add_flag("--enable_jit{true}", jit, "accepted for compatibility; the loss is plain L1 either way");
-    CLI::Option* benchyFlag = app.add_flag("--enable_benchy{true}", benchy, "skip the step-0 losses and validation, as under benchy");
+    // As in the original, each enable_* is the flag's value, False when absent: the YAML's value is
+    // always overwritten (a YAML True without the flag is logged as a warning).
+    CLI::Option* ampFlag =
+        app.add_flag("--enable_amp{true}", v.enableAmp.value, "bf16 autocast; absent (or =false): off, whatever the YAML says");
+    CLI::Option* apexFlag = app.add_flag("--enable_apex{true}", v.enableApex.value,
+                                         "recorded only (Adam math is unchanged); absent: False, whatever the YAML says");
+    CLI::Option* jitFlag = app.add_flag("--enable_jit{true}", v.enableJit.value,
+                                        "recorded only (the loss is plain L1 either way); absent: False, whatever the YAML says");
+    CLI::Option* benchyFlag = app.add_flag("--enable_benchy{true}", v.enableBenchy.value,
+                                           "skip the step-0 losses and validation, as under benchy; absent: False, whatever the YAML says");
     app.add_option("--expdir", v.expdir, "override expdir (the experiment root)");
     app.add_option("--run_dir", options.runDir, "write the run here instead of <expdir>/<config>/<N>GPU/<run_num>");
     app.add_option("--threads", options.threads, "intra-op threads per rank (default: usable cores / local ranks)")->check(kPositive);
@@ -177,6 +195,26 @@ int main(int argc, char** argv)
         ->check(CLI::IsMember({"independent", "shared"}));
     app.add_flag("--check_replicas", options.checkReplicas,
                  "after every step, check that all ranks hold bit-identical parameters (a debugging aid; costs a hash per step)");
+    app.add_flag("--noddp", options.noddp,
+                 "NERSC's benchmarking mode: every rank trains its own replica and gradients are never synchronised "
+                 "(world size, batch split, loss averaging and rank 0's run files as usual; --strategy is ignored)");
+    bool disableBroadcastBuffers = false;
+    app.add_flag("--disable_broadcast_buffers", disableBroadcastBuffers,
+                 "accepted for compatibility and recorded in manifest.json; changes nothing: the U-Net has no buffers "
+                 "(no normalisation layers), and gradients are bucket views already");
+    app.add_option("--gpu_sample_s", options.gpuSampleSeconds,
+                   "seconds between GPU telemetry samples: NVML power, utilisation and memory of each rank's GPU, into "
+                   "metrics.jsonl (NVML is libnvidia-ml.so.1, or $SCALEDESK_NVML_LIBRARY); 0 switches telemetry off, "
+                   "otherwise at least 0.01")
+        ->capture_default_str()
+        ->check(CLI::Validator(
+            [](std::string& text) {
+                double value = -1;
+                if (!CLI::detail::lexical_cast(text, value) || !(value == 0 || value >= 0.01))
+                    return "must be 0 (off) or at least 0.01, got " + text;
+                return std::string();
+            },
+            ""));
 
     MakeDataOptions makeData;
     CLI::App* make = app.add_subcommand("make-data", "write generated train.h5 and valid.h5 in the NERSC layout");
@@ -189,10 +227,11 @@ int main(int argc, char** argv)
         ->check(kPositive);
 
     CLI11_PARSE(app, argc, argv);
-    if (ampFlag->count()) v.enableAmp = amp;
-    if (apexFlag->count()) v.enableApex = apex;
-    if (jitFlag->count()) v.enableJit = jit;
-    if (benchyFlag->count()) v.enableBenchy = benchy;
+    v.enableAmp.given = ampFlag->count() > 0;
+    v.enableApex.given = apexFlag->count() > 0;
+    v.enableJit.given = jitFlag->count() > 0;
+    v.enableBenchy.given = benchyFlag->count() > 0;
+    options.broadcastBuffers = !disableBroadcastBuffers;
 
     try {
         if (!checkConfigs.empty()) {
@@ -230,8 +269,10 @@ int main(int argc, char** argv)
         options.localRanks = dist.localSize;
         rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
         options.config = loadTrainConfig(v.yamlConfig, v.config);
-        applyOverrides(v, options.config);
+        applyOverrides(v, options.config, options.notes);
         validateTrainConfig(options.config);
+        if (options.noddp && options.checkReplicas)
+            throw ConfigError("--check_replicas: the replicas of a --noddp run are not synchronised, so they differ by design");
         const RunPlan plan = planRun(options);
         if (describe) {
             if (dist.rank == 0) describeRun(options, plan);

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -347,4 +349,79 @@ TEST_F(Dist, Zero1CheckpointResumesUnderDdp)
     for (std::size_t i = 0; i < a.size(); ++i)
         EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6)) << "parameter " << i << ": " << (a[i] - b[i]).abs().max().item<double>();
     EXPECT_EQ(json::parse(readFile(path("xs/manifest.json")))["strategy"], "ddp");
+}
+
+// --noddp under mpirun (NERSC's benchmarking mode): world size 2, batch split and loss averaging
+// as usual, but no gradient is exchanged, so the replicas part after the first step; rank 0 alone
+// writes the run files. The same job under ddp is the control. Both sample the stand-in NVML
+// (fake_nvml.c): each rank its own local GPU, gathered into rank 0's metrics.jsonl.
+TEST_F(Dist, NoddpUnderMpirunTrainsReplicasApart)
+{
+    const std::string env = "env -u CUDA_VISIBLE_DEVICES SCALEDESK_NVML_LIBRARY=" + shellQuote(SCALEDESK_FAKE_NVML);
+    const std::vector<std::string> common = {"--config", "cpu-tiny", "--seed", "4", "--local_batch_size", "1", "--gpu_sample_s", "0.05"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = common;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    const Job noddp = runMpi(2, with({"--noddp", "--run_dir", "noddp2"}), env);
+    ASSERT_EQ(noddp.exitCodes[0], 0) << all(noddp);
+    const Job ddp = runMpi(2, with({"--strategy", "ddp", "--run_dir", "ddp2"}), env);
+    ASSERT_EQ(ddp.exitCodes[0], 0) << all(ddp);
+
+    const json manifest = json::parse(readFile(path("noddp2/manifest.json")));
+    EXPECT_EQ(manifest["world_size"], 2);
+    EXPECT_EQ(manifest["backend"], "mpi");
+    EXPECT_EQ(manifest["strategy"], "none");
+    EXPECT_EQ(manifest["noddp"], true);
+    EXPECT_EQ(manifest["status"], "finished");
+    EXPECT_NE(noddp.outputs[0].find("--noddp: each of the 2 ranks trains its own replica; gradients are not synchronised"),
+              std::string::npos)
+        << noddp.outputs[0];
+    // Rank 1 writes its own log only; every other file is rank 0's.
+    std::set<std::string> files;
+    for (const auto& e : fs::directory_iterator(path("noddp2"))) files.insert(e.path().filename().string());
+    EXPECT_EQ(files, (std::set<std::string>{"checkpoints", "epochs.csv", "manifest.json", "metrics.jsonl", "out.log", "rank-1.log"}));
+    const std::string out = readFile(path("noddp2/out.log"));
+    EXPECT_NE(out.find("DONE ---- rank 0"), std::string::npos);
+    EXPECT_EQ(out.find("DONE ---- rank 1"), std::string::npos);
+    EXPECT_NE(readFile(path("noddp2/rank-1.log")).find("DONE ---- rank 1"), std::string::npos);
+
+    // Same seed, same first batch: step 1's loss is the same; from step 2 on, rank 0's replica has
+    // followed its own gradient only.
+    const auto a = records(path("noddp2"), "step"), b = records(path("ddp2"), "step");
+    ASSERT_EQ(a.size(), 16u);
+    ASSERT_EQ(b.size(), 16u);
+    EXPECT_EQ(a[0]["loss"], b[0]["loss"]);
+    int differing = 0;
+    for (std::size_t i = 1; i < a.size(); ++i) differing += a[i]["loss"] != b[i]["loss"];
+    EXPECT_EQ(differing, 15);
+    for (const auto& st : a) EXPECT_EQ(st["comm_s"], 0.0);
+    EXPECT_GT(b.back()["comm_s"].get<double>(), 0.0);
+
+    // Telemetry from both ranks: rank r samples its local GPU r (GPU 0: 250 W, 87 %; GPU 1: 300 W, 50 %).
+    for (const std::string run : {"noddp2", "ddp2"}) {
+        std::map<int, int> perRank;
+        for (const auto& g : records(path(run), "gpu")) {
+            const int rank = g["rank"];
+            ++perRank[rank];
+            EXPECT_EQ(g["gpu"], rank) << run;
+            EXPECT_EQ(g["power_w"], rank == 0 ? 250.0 : 300.0) << run;
+            EXPECT_EQ(g["util_pct"], rank == 0 ? 87.0 : 50.0) << run;
+        }
+        EXPECT_EQ(perRank.size(), 2u) << run;
+        EXPECT_GE(perRank[1], 5) << run;
+        const auto perEpoch = records(path(run), "gpu_epoch");
+        const auto epochs = records(path(run), "epoch");
+        ASSERT_EQ(perEpoch.size(), 4u) << run;  // 2 epochs × 2 ranks
+        for (std::size_t e = 0; e < 2; ++e) {
+            const json& r0 = perEpoch[2 * e];
+            const json& r1 = perEpoch[2 * e + 1];
+            EXPECT_EQ(r0["rank"], 0);
+            EXPECT_EQ(r1["rank"], 1);
+            EXPECT_NEAR(r1["energy_wh"].get<double>(), 300.0 * r1["window_s"].get<double>() / 3600.0, 1e-9);
+            EXPECT_NEAR(epochs[e]["gpu_energy_wh"].get<double>(), r0["energy_wh"].get<double>() + r1["energy_wh"].get<double>(), 1e-12);
+            EXPECT_EQ(epochs[e]["gpu_util_pct"], (87.0 + 50.0) / 2);
+        }
+    }
 }

@@ -103,3 +103,25 @@ TEST(LrSchedule, ScalingRules)
     // scaling none never warms up, even with G > B.
     EXPECT_NEAR(s.at(1), 0.5 * 2.0e-4 * (1 + std::cos(std::acos(-1.0) / 5120.0)), 1e-15);
 }
+
+// warmup_steps 0 means no warm-up: at G > B the cosine starts at the scaled start_lr at step 0,
+// and no step divides by the zero warm-up length.
+TEST(LrSchedule, ZeroWarmupStartsAtTheScaledStartLr)
+{
+    LrSchedule s = nersc(512, 40);
+    s.warmupSteps = 0;
+    const double init = s.initLr();
+    ASSERT_NEAR(init, std::sqrt(8.0) * 2.0e-4, 1e-15);
+    EXPECT_DOUBLE_EQ(s.at(0), init);
+    const double pi = std::acos(-1.0);
+    EXPECT_NEAR(s.at(1), 0.5 * init * (1 + std::cos(pi / 5120.0)), 1e-15);  // no ramp from init / warmup
+    EXPECT_GT(s.at(1), 0.99 * init);
+    EXPECT_NEAR(s.at(2560), 0.5 * init, 1e-15);
+    EXPECT_NEAR(s.at(5120), 0.0, 1e-18);
+    for (int64_t step : {0, 1, 2, 100, 5119, 5120}) EXPECT_TRUE(std::isfinite(s.at(step))) << step;
+    // The same at G = B, where the original never warms up anyway.
+    LrSchedule single = nersc(64, 10);
+    single.warmupSteps = 0;
+    EXPECT_DOUBLE_EQ(single.at(0), 2.0e-4);
+    EXPECT_DOUBLE_EQ(single.at(1), nersc(64, 10).at(1));
+}

@@ -142,3 +142,18 @@ TEST(Config, MissingAndUnreadableFiles)
     scaledesk::test::writeFile(dir.file("list.yaml"), "- a\n- b\n");
     EXPECT_THROW(loadTrainConfig(dir.file("list.yaml"), "base"), ConfigError);
 }
+
+// warmup_steps 0 is accepted (no warm-up); negative values are refused (bad/warmup-negative.yaml).
+TEST(Config, ZeroWarmupStepsIsAccepted)
+{
+    scaledesk::test::TempDir dir;
+    scaledesk::test::writeFile(dir.file("w.yaml"),
+                               scaledesk::test::readFile(kUnet) +
+                                   "\nnowarm:\n  <<: *base\n  global_batch_size: 128\n"
+                                   "  lr_schedule: {scaling: sqrt, start_lr: 2.0E-4, end_lr: 0.0, warmup_steps: 0}\n");
+    const TrainConfig c = loadTrainConfig(dir.file("w.yaml"), "nowarm");
+    EXPECT_NO_THROW(validateTrainConfig(c));
+    EXPECT_EQ(c.warmupSteps, 0);
+    ASSERT_NE(entry(c, "lr_schedule"), nullptr);
+    EXPECT_EQ(entry(c, "lr_schedule")->display, "{'scaling': 'sqrt', 'start_lr': 0.0002, 'end_lr': 0.0, 'warmup_steps': 0}");
+}

@@ -31,11 +31,12 @@ protected:
     static void SetUpTestSuite() { setUpData(kBin); }
     static void TearDownTestSuite() { tearDownData(); }
 
-    // Runs the trainer in the suite's folder (where data/ lives) with the given arguments.
-    static ProcessResult train(const std::string& args, const std::string& cwd = "")
+    // Runs the trainer in the suite's folder (where data/ lives) with the given arguments; `env`
+    // (already quoted, e.g. "A=1 -u B") goes to env(1) before the binary.
+    static ProcessResult train(const std::string& args, const std::string& cwd = "", const std::string& env = "")
     {
-        return runCommand("cd " + shellQuote(cwd.empty() ? s_dir->path() : cwd) + " && " + shellQuote(kBin) + " --yaml_config " +
-                          shellQuote(kUnet) + " " + args);
+        return runCommand("cd " + shellQuote(cwd.empty() ? s_dir->path() : cwd) + " && " + (env.empty() ? "" : "env " + env + " ") +
+                          shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet) + " " + args);
     }
 };
 
@@ -415,4 +416,204 @@ TEST_F(TrainCli, EnableAmpTrainsInBf16)
         differing += b[i]["loss"] != a[i]["loss"];
     }
     EXPECT_GT(differing, 0);
+}
+
+namespace {
+std::size_t countOf(const std::string& text, const std::string& what)
+{
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+// cpu-tiny with YAML enable_amp/enable_benchy True, G > B (so the warm-up branch applies) and no warm-up.
+const char* kOptConfig = "\ncpu-tiny-opt:\n  <<: *cpu\n  base_channels: 4\n  global_batch_size: 2\n  base_batch_size: 1\n"
+                         "  Nsamples: 16\n  Nsamples_val: 8\n  num_epochs: 1\n  enable_amp: True\n  enable_benchy: True\n"
+                         "  lr_schedule: {scaling: sqrt, start_lr: 1.0E-3, end_lr: 0.0, warmup_steps: 0}\n";
+}  // namespace
+
+// The original's rule: each enable_* is the command line's flag, False when absent, whatever the
+// YAML says; a YAML True that the absent flag overwrites is said.
+TEST_F(TrainCli, EnableSwitchesAreTheCommandLinesAsInTheOriginal)
+{
+    const std::string yaml = path("opt.yaml");
+    writeFile(yaml, readFile(kUnet) + kOptConfig);
+    const std::string common = "--yaml_config " + shellQuote(yaml) + " --config cpu-tiny-opt --seed 5 --threads 1 ";
+
+    // No flags: both YAML Trues become False; benchy off means step-0 losses and validation exist.
+    const auto off = train(common + "--run_dir opt-off");
+    ASSERT_EQ(off.exitCode, 0) << off.output;
+    EXPECT_NE(off.output.find(" - INFO - enable_amp False\n"), std::string::npos) << off.output;
+    EXPECT_NE(off.output.find(" - INFO - enable_benchy False\n"), std::string::npos);
+    EXPECT_NE(off.output.find(" - WARNING - enable_amp is True in config 'cpu-tiny-opt' (" + yaml + ":"), std::string::npos) << off.output;
+    EXPECT_NE(off.output.find("but the command line decides it, as in the original: False without --enable_amp"), std::string::npos);
+    EXPECT_NE(off.output.find(" - WARNING - enable_benchy is True in config 'cpu-tiny-opt'"), std::string::npos);
+    EXPECT_EQ(off.output.find("enable_amp on the CPU"), std::string::npos);  // no bf16 run
+    EXPECT_EQ(json::parse(readFile(path("opt-off/manifest.json")))["enable_amp"], false);
+    EXPECT_EQ(records(path("opt-off"), "initial").size(), 1u);
+    EXPECT_TRUE(records(path("opt-off"), "epoch").at(0)["val_loss"].is_number());
+    // warmup_steps 0 at G > B: the first step's LR is the cosine's, right below sqrt(2) × start_lr.
+    const auto steps = records(path("opt-off"), "step");
+    ASSERT_EQ(steps.size(), 8u);
+    const double init = std::sqrt(2.0) * 1.0e-3, pi = std::acos(-1.0);
+    EXPECT_NEAR(steps[0]["lr"].get<double>(), 0.5 * init * (1 + std::cos(pi / 8.0)), 1e-15);
+    for (const auto& st : steps) EXPECT_TRUE(st["loss"].is_number());
+
+    // Given: --enable_benchy is True; --enable_amp=false is False and, being given, not warned about.
+    const auto on = train(common + "--run_dir opt-on --enable_benchy --enable_amp=false");
+    ASSERT_EQ(on.exitCode, 0) << on.output;
+    EXPECT_NE(on.output.find(" - INFO - enable_benchy True\n"), std::string::npos) << on.output;
+    EXPECT_NE(on.output.find(" - INFO - enable_amp False\n"), std::string::npos);
+    EXPECT_EQ(on.output.find(" - WARNING - enable_amp is True"), std::string::npos) << on.output;
+    EXPECT_EQ(on.output.find(" - WARNING - enable_benchy is True"), std::string::npos);
+    EXPECT_TRUE(records(path("opt-on"), "initial").empty());                    // benchy: no step-0 losses
+    EXPECT_TRUE(records(path("opt-on"), "epoch").at(0)["val_loss"].is_null());  // and no validation
+
+    // --enable_amp given turns it on over a YAML False (cpu-tiny's); --describe shows where it came from.
+    const auto described = train("--config cpu-tiny --describe --enable_amp");
+    ASSERT_EQ(described.exitCode, 0) << described.output;
+    EXPECT_NE(described.output.find("  enable_amp True    # command line\n"), std::string::npos) << described.output;
+    EXPECT_NE(described.output.find("  enable_jit False    # command line\n"), std::string::npos);
+}
+
+// --noddp in one process: world size 1, no gradient exchange; --disable_broadcast_buffers is recorded.
+TEST_F(TrainCli, NoddpAndDisableBroadcastBuffersAreRecorded)
+{
+    const auto r = train("--config cpu-tiny --num_epochs 1 --seed 6 --threads 2 --noddp --disable_broadcast_buffers --run_dir noddp1");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const json manifest = json::parse(readFile(path("noddp1/manifest.json")));
+    EXPECT_EQ(manifest["world_size"], 1);
+    EXPECT_EQ(manifest["strategy"], "none");
+    EXPECT_EQ(manifest["noddp"], true);
+    EXPECT_EQ(manifest["broadcast_buffers"], false);
+    EXPECT_EQ(manifest["status"], "finished");
+    const auto started = records(path("noddp1"), "event").at(0);
+    EXPECT_EQ(started["event"], "started");
+    EXPECT_EQ(started["noddp"], true);
+    EXPECT_EQ(started["world_size"], 1);
+    // Without the flags: the defaults are recorded too.
+    ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 6 --threads 2 --run_dir ddp1").exitCode, 0);
+    const json plain = json::parse(readFile(path("ddp1/manifest.json")));
+    EXPECT_EQ(plain["noddp"], false);
+    EXPECT_EQ(plain["broadcast_buffers"], true);
+    // One process trains the same with and without --noddp.
+    EXPECT_EQ(records(path("noddp1"), "epoch").at(0)["val_loss"], records(path("ddp1"), "epoch").at(0)["val_loss"]);
+
+    const auto both = train("--config cpu-tiny --noddp --check_replicas --run_dir never");
+    EXPECT_EQ(both.exitCode, 1);
+    EXPECT_NE(both.output.find("scaledesk-train: error: --check_replicas: the replicas of a --noddp run are not synchronised"),
+              std::string::npos)
+        << both.output;
+}
+
+TEST_F(TrainCli, HelpDescribesTheNewSwitches)
+{
+    const auto r = runCommand(shellQuote(kBin) + " --help");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    for (const char* text : {"--noddp", "gradients are never synchronised", "--disable_broadcast_buffers", "the U-Net has no buffers",
+                             "--gpu_sample_s", "0 switches telemetry off", "absent (or =false): off, whatever the YAML says"})
+        EXPECT_NE(r.output.find(text), std::string::npos) << text;
+    const auto bad = train("--config cpu-tiny --gpu_sample_s -1");
+    EXPECT_NE(bad.exitCode, 0);
+    EXPECT_NE(bad.output.find("must be 0 (off) or at least 0.01, got -1"), std::string::npos) << bad.output;
+}
+
+// GPU telemetry end to end on the stand-in NVML (fake_nvml.c: GPU 0 reads 250 W, 87 %, 40 GiB of
+// 80 GiB; GPU 1 300 W, 50 %, 20 GiB). A CPU run samples the GPU of its local rank (0 here).
+TEST_F(TrainCli, GpuTelemetryRecordsEveryIntervalAndEachEpochsEnergy)
+{
+    const std::string fake = "-u CUDA_VISIBLE_DEVICES -u LOCAL_RANK SCALEDESK_NVML_LIBRARY=" + shellQuote(SCALEDESK_FAKE_NVML);
+    // cpu-tiny's run lasts about a second: a short interval gives tens of samples.
+    const auto r = train("--config cpu-tiny --seed 8 --threads 2 --gpu_sample_s 0.03 --run_dir gpu", "", fake);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_EQ(countOf(r.output, "GPU telemetry"), 1u) << r.output;
+    EXPECT_NE(r.output.find(" - INFO - GPU telemetry: CPU run; sampling GPU 0 of this node, which this trainer does not use, every "
+                            "0.03 s\n"),
+              std::string::npos)
+        << r.output;
+
+    const auto samples = records(path("gpu"), "gpu");
+    ASSERT_GE(samples.size(), 10u);
+    std::vector<double> gaps;
+    int64_t lastStep = 0;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+        const json& g = samples[i];
+        EXPECT_EQ(g["rank"], 0);
+        EXPECT_EQ(g["gpu"], 0);
+        EXPECT_EQ(g["power_w"], 250.0);
+        EXPECT_EQ(g["util_pct"], 87.0);
+        EXPECT_EQ(g["mem_used_mib"], 40960.0);
+        EXPECT_EQ(g["mem_total_mib"], 81920.0);
+        EXPECT_GE(g["step"].get<int64_t>(), lastStep);
+        lastStep = g["step"];
+        if (i > 0) gaps.push_back(g["t"].get<double>() - samples[i - 1]["t"].get<double>());
+    }
+    EXPECT_GT(lastStep, 8);  // sampled in both epochs
+    EXPECT_LE(lastStep, 16);
+    std::sort(gaps.begin(), gaps.end());
+    EXPECT_GT(gaps.front(), 0.0);  // each sample once, in order
+    EXPECT_NEAR(gaps[gaps.size() / 2], 0.03, 0.015) << "median gap";
+
+    const auto perEpoch = records(path("gpu"), "gpu_epoch");
+    const auto epochs = records(path("gpu"), "epoch");
+    ASSERT_EQ(perEpoch.size(), 2u);
+    ASSERT_EQ(epochs.size(), 2u);
+    for (int e = 0; e < 2; ++e) {
+        const json& g = perEpoch[std::size_t(e)];
+        EXPECT_EQ(g["epoch"], e + 1);
+        EXPECT_EQ(g["rank"], 0);
+        EXPECT_EQ(g["gpu"], 0);
+        EXPECT_GE(g["samples"].get<int64_t>(), 1);
+        // Constant power: energy is 250 W over the epoch's window (training and validation).
+        EXPECT_NEAR(g["energy_wh"].get<double>(), 250.0 * g["window_s"].get<double>() / 3600.0, 1e-9);
+        EXPECT_GE(g["window_s"].get<double>(), epochs[std::size_t(e)]["epoch_s"].get<double>());
+        EXPECT_NEAR(g["mean_power_w"].get<double>(), 250.0, 1e-6);
+        EXPECT_EQ(g["mean_util_pct"], 87.0);
+        EXPECT_EQ(g["max_mem_used_mib"], 40960.0);
+        EXPECT_EQ(epochs[std::size_t(e)]["gpu_energy_wh"], g["energy_wh"]);
+        EXPECT_EQ(epochs[std::size_t(e)]["gpu_util_pct"], 87.0);
+    }
+    const json manifest = json::parse(readFile(path("gpu/manifest.json")));
+    EXPECT_EQ(manifest["gpu_telemetry"]["status"], "sampling");
+    EXPECT_EQ(manifest["gpu_telemetry"]["gpu"], 0);
+    EXPECT_EQ(manifest["gpu_telemetry"]["interval_s"], 0.03);
+
+    // CUDA_VISIBLE_DEVICES renumbers: this rank's device 0 is the node's GPU 1.
+    const std::string second = "-u LOCAL_RANK CUDA_VISIBLE_DEVICES=1 SCALEDESK_NVML_LIBRARY=" + shellQuote(SCALEDESK_FAKE_NVML);
+    const auto r1 = train("--config cpu-tiny --num_epochs 1 --seed 8 --threads 2 --gpu_sample_s 0.1 --run_dir gpu1", "", second);
+    ASSERT_EQ(r1.exitCode, 0) << r1.output;
+    EXPECT_NE(r1.output.find("GPU telemetry: CPU run; sampling GPU 1 of this node"), std::string::npos) << r1.output;
+    const auto samples1 = records(path("gpu1"), "gpu");
+    ASSERT_FALSE(samples1.empty());
+    for (const auto& g : samples1) {
+        EXPECT_EQ(g["gpu"], 1);
+        EXPECT_EQ(g["power_w"], 300.0);
+    }
+    EXPECT_EQ(records(path("gpu1"), "gpu_epoch").at(0)["gpu"], 1);
+}
+
+TEST_F(TrainCli, GpuTelemetryWithoutNvmlOrSwitchedOffRecordsNothing)
+{
+    const auto r = train("--config cpu-tiny --num_epochs 1 --seed 8 --threads 2 --run_dir nonvml", "",
+                         "SCALEDESK_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_EQ(countOf(r.output, "GPU telemetry"), 1u) << r.output;
+    EXPECT_NE(r.output.find(" - INFO - GPU telemetry: no NVML (/nonexistent/libnvidia-ml.so.1: cannot open shared object file: No such "
+                            "file or directory); nothing recorded\n"),
+              std::string::npos)
+        << r.output;
+    EXPECT_TRUE(records(path("nonvml"), "gpu").empty());
+    EXPECT_TRUE(records(path("nonvml"), "gpu_epoch").empty());
+    EXPECT_FALSE(records(path("nonvml"), "epoch").at(0).contains("gpu_energy_wh"));
+    const json manifest = json::parse(readFile(path("nonvml/manifest.json")));
+    EXPECT_EQ(manifest["gpu_telemetry"]["status"], "unavailable");
+    EXPECT_TRUE(manifest["gpu_telemetry"]["gpu"].is_null());
+
+    const auto off = train("--config cpu-tiny --num_epochs 1 --seed 8 --threads 2 --gpu_sample_s 0 --run_dir gpuoff", "",
+                           "SCALEDESK_NVML_LIBRARY=" + shellQuote(SCALEDESK_FAKE_NVML));
+    ASSERT_EQ(off.exitCode, 0) << off.output;
+    EXPECT_EQ(countOf(off.output, "GPU telemetry"), 1u) << off.output;
+    EXPECT_NE(off.output.find(" - INFO - GPU telemetry: off (--gpu_sample_s 0)\n"), std::string::npos);
+    EXPECT_TRUE(records(path("gpuoff"), "gpu").empty());
+    EXPECT_EQ(json::parse(readFile(path("gpuoff/manifest.json")))["gpu_telemetry"]["status"], "off");
 }

@@ -43,7 +43,9 @@ double LrSchedule::at(int64_t iternum) const
     const double init = initLr();
     const double pi = std::acos(-1.0);
     if (globalBatch > baseBatch && scaling != LrScaling::None) {
-        if (iternum < warmupSteps) return double(iternum) / double(warmupSteps) * init;
+        // warmup_steps 0: no warm-up, the cosine starts at init_lr (as in the original, whose
+        // `iternum < warmup_steps` is then never true).
+        if (warmupSteps > 0 && iternum < warmupSteps) return double(iternum) / double(warmupSteps) * init;
         // The original divides by tot_steps, not tot_steps - warmup: the LR never reaches end_lr.
         return endLr + 0.5 * (init - endLr) * (1.0 + std::cos(pi * double(iternum - warmupSteps) / double(totSteps)));
     }

@@ -17,8 +17,8 @@ struct LrSchedule {
     LrScaling scaling = LrScaling::Sqrt;
     double startLr = 2.0e-4;
     double endLr = 0.0;
-    int64_t warmupSteps = 128;
-    int64_t totSteps = 0;  ///< num_epochs × ⌊Nsamples / global_batch_size⌋
+    int64_t warmupSteps = 128;  ///< 0: no warm-up
+    int64_t totSteps = 0;       ///< num_epochs × ⌊Nsamples / global_batch_size⌋
     int64_t globalBatch = 64;
     int64_t baseBatch = 64;
 

@@ -220,7 +220,7 @@ const std::map<std::string, Setter>& schema()
                                      }},
                                     {"start_lr", [&](N v, K kk) { c.startLr = r.number(v, kk); }},
                                     {"end_lr", [&](N v, K kk) { c.endLr = r.number(v, kk); }},
-                                    {"warmup_steps", [&](N v, K kk) { c.warmupSteps = r.integer(v, kk, 1); }},
+                                    {"warmup_steps", [&](N v, K kk) { c.warmupSteps = r.integer(v, kk, 0); }},
                                 });
          }},
         {"data_loader_config",

@@ -68,7 +68,10 @@ struct RunManifest {
     int64_t localBatch = 0, globalBatch = 0, stepsPerEpoch = 0, totSteps = 0, numEpochs = 0, nSamples = 0, nSamplesVal = 0;
     int64_t dataSize = 0, baseChannels = 0, parameters = 0;
     double bucketCapMb = 0, fusionMb = 0, startUnix = 0;
-    bool fullScale = false, enableAmp = false;
+    bool fullScale = false, enableAmp = false, noddp = false, broadcastBuffers = true;
+    double gpuSampleSeconds = 0;
+    std::string gpuTelemetry;  ///< sampling, off or unavailable (rank 0's)
+    int gpuIndex = -1;         ///< NVML index rank 0 samples; -1: none
     uint64_t seed = 0;
 };
 

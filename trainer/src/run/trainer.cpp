@@ -4,6 +4,8 @@
 #include "dist/gradsync.h"
 #include "model/unet.h"
 #include "run/checkpoint.h"
+#include "run/gpusampler.h"
+#include "run/nvmllibrary.h"
 #include "run/runfiles.h"
 
 #include <ATen/autocast_mode.h>
@@ -213,8 +215,10 @@ void describeRun(const TrainOptions& o, const RunPlan& plan)
     std::cout << "Configuration file: " << c.yamlPath << "\n";
     std::cout << "Configuration name: " << c.name << "\n";
     for (const auto& e : c.entries) std::cout << "  " << e.key << " " << e.display << "    # " << e.location << "\n";
-    std::cout << "world size: " << o.worldSize << ", local batch: " << plan.localBatch << ", global batch: " << plan.globalBatch
-              << ", steps/epoch: " << plan.stepsPerEpoch << ", tot_steps: " << plan.totSteps << "\n";
+    for (const auto& note : o.notes) std::cout << "warning: " << note << "\n";
+    std::cout << "world size: " << o.worldSize << (o.noddp && o.worldSize > 1 ? " (--noddp: replicas train apart)" : "")
+              << ", local batch: " << plan.localBatch << ", global batch: " << plan.globalBatch << ", steps/epoch: " << plan.stepsPerEpoch
+              << ", tot_steps: " << plan.totSteps << "\n";
     LrSchedule schedule{c.lrScaling, c.startLr, c.endLr, c.warmupSteps, plan.totSteps, plan.globalBatch, c.baseBatchSize};
     std::cout << "lr: init " << pythonFloatRepr(schedule.initLr()) << ", step 1 " << pythonFloatRepr(schedule.at(1)) << ", last step "
               << pythonFloatRepr(schedule.at(plan.totSteps)) << "\n";
@@ -265,7 +269,7 @@ int64_t configHash(const TrainOptions& o, const RunPlan& plan)
     for (const auto& e : o.config.entries)
         if (e.key != "seed") text += e.key + "=" + e.display + "\n";
     text += "plan=" + std::to_string(plan.localBatch) + "," + std::to_string(plan.globalBatch) + "," + std::to_string(plan.seed) + "," +
-        o.strategy + "," + std::to_string(o.sharedStreams);
+        o.strategy + "," + std::to_string(o.sharedStreams) + "," + std::to_string(o.noddp);
     uint64_t h = 1469598103934665603ULL;
     for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
     return int64_t(h & 0x7fffffffffffffffULL);
@@ -322,6 +326,9 @@ public:
         openRunFiles();
         logConfiguration();
         warnAboutThreadedCpuAmp();
+        if (rank0)
+            for (const auto& note : o.notes) log.warning(note);
+        startTelemetry();
         openData();
         buildModel();
         resumeFromCheckpoint();
@@ -335,6 +342,7 @@ public:
             if (auto stopped = trainEpoch(epoch)) return *stopped;
             if (auto stopped = endEpoch(epoch)) return *stopped;
         }
+        finishTelemetry();
         comm.barrier();
         event("finished", iters, c.numEpochs);
         if (rank0) closeManifest(runDir.string(), "finished");
@@ -494,12 +502,18 @@ private:
     }
 
     // DDP semantics: every rank starts from rank 0's parameters (and, resumed, its Adam state).
+    // --noddp (NERSC's benchmarking mode): the replicas start alike (same seed; a resume gives every
+    // rank rank 0's checkpoint) and then train apart: no gradient is ever exchanged.
     void startReplicas()
     {
         broadcastState(comm, model, *optimizer);
-        sync = makeGradientSync(comm.size() > 1 ? o.strategy : "none", comm, model, *optimizer, o.bucketCapMb, o.fusionMb);
+        strategyLabel = comm.size() > 1 && !o.noddp ? o.strategy : "none";
+        sync = makeGradientSync(strategyLabel, comm, model, *optimizer, o.bucketCapMb, o.fusionMb);
         sync->importOptimizerState();
-        strategyLabel = comm.size() > 1 ? o.strategy : "none";
+        if (rank0 && o.noddp && comm.size() > 1)
+            log.info("--noddp: each of the " + std::to_string(comm.size()) +
+                     " ranks trains its own replica; gradients are not synchronised. Losses are averaged over ranks as "
+                     "in the original; the checkpoint holds rank 0's replica");
         hosts = comm.size() > 1 ? allgatherText(comm, hostName()) : std::vector<std::string>{hostName()};
     }
 
@@ -537,6 +551,11 @@ private:
         m.fullScale = c.fullScale;
         m.parameters = model->parameterCount();
         m.enableAmp = c.enableAmp;
+        m.noddp = o.noddp;
+        m.broadcastBuffers = o.broadcastBuffers;
+        m.gpuSampleSeconds = o.gpuSampleSeconds;
+        m.gpuTelemetry = gpuStatus;
+        m.gpuIndex = gpu ? int(gpu->gpu()) : -1;
         m.seed = plan.seed;
         m.mpiVersion = mpiLibraryVersion();
         m.startUnix = startUnix;
@@ -545,6 +564,7 @@ private:
               {{"pid", int(::getpid())},
                {"host", hostName()},
                {"strategy", strategyLabel},
+               {"noddp", o.noddp},
                {"backend", comm.backend()},
                {"world_size", o.worldSize}});
     }
@@ -634,6 +654,7 @@ private:
     {
         log.info(message);
         extra["checkpoint"] = checkpointPath.string();
+        finishTelemetry();
         event("preempted", iters, epoch + 1, extra);
         if (rank0) closeManifest(runDir.string(), "preempted");
         return kExitPreempted;
@@ -650,6 +671,7 @@ private:
         batchesDone = firstBatch;
         comm.barrier();  // epoch wall time is the job's, not one rank's
         const auto epochStart = Clock::now();
+        if (gpu) gpu->beginWindow();
         for (;;) {
             const auto t0 = Clock::now();
             auto batch = loader.next();
@@ -678,6 +700,7 @@ private:
             sync->step(lr);
             const auto t4 = Clock::now();
             const SyncTimes comms = sync->takeTimes();
+            if (gpu) gpu->setStep(iters);
             lossSum += lossValue;
             ++batchesDone;
             ++stepsThisRun;
@@ -706,6 +729,8 @@ private:
                                        {"samples", int64_t(input.size(0)) * o.worldSize}}
                                       .dump());
             }
+            // Rank 0's own GPU samples as they come (other ranks' arrive at the epoch's end).
+            if (rank0 && gpu) writeGpuSamples(0, gpu->takeSamples());
             if (o.checkReplicas) checkReplicas(comm, model, iters);
             if (stopRequested()) {
                 saveState(CheckpointState{epoch, batchesDone, iters, lossSum, settings});
@@ -769,29 +794,33 @@ private:
                 log.info("  Total validation time: " + pythonFloatRepr(valTime) + " sec");
             }
         }
+        const GpuTotals gpuTotals = recordGpuEpoch(epoch);
         if (rank0) {
             const double now = unixNow();
-            metrics.writeLine(json{
-                {"kind", "epoch"},
-                {"epoch", epoch + 1},
-                {"step", iters},
-                {"t", now},
-                {"train_loss", jsonNumber(trainLoss)},
-                {"val_loss", jsonNumber(valLoss)},
-                {"lr", lastLr},
-                {"epoch_s", epochTime},
-                {"val_s", valTime},
-                {"steps", stepsThisRun},
-                {"samples", samplesGlobal},
-                {"samples_per_s", samplesPerSec},
-                {"iters_per_s", double(stepsThisRun) / epochTime},
-                {"data_s", dataWait},
-                {"compute_s", computeTotal},
-                {"comm_s", commTotal},
-                {"comm_exposed_s", exposedTotal},
-                {"max_rank_s", maxRank},
-                {"min_rank_s",
-                 minRank}}.dump());
+            json epochRecord{{"kind", "epoch"},
+                             {"epoch", epoch + 1},
+                             {"step", iters},
+                             {"t", now},
+                             {"train_loss", jsonNumber(trainLoss)},
+                             {"val_loss", jsonNumber(valLoss)},
+                             {"lr", lastLr},
+                             {"epoch_s", epochTime},
+                             {"val_s", valTime},
+                             {"steps", stepsThisRun},
+                             {"samples", samplesGlobal},
+                             {"samples_per_s", samplesPerSec},
+                             {"iters_per_s", double(stepsThisRun) / epochTime},
+                             {"data_s", dataWait},
+                             {"compute_s", computeTotal},
+                             {"comm_s", commTotal},
+                             {"comm_exposed_s", exposedTotal},
+                             {"max_rank_s", maxRank},
+                             {"min_rank_s", minRank}};
+            if (gpuTotals.ranks > 0) {
+                epochRecord["gpu_energy_wh"] = jsonNumber(gpuTotals.energyWh);
+                epochRecord["gpu_util_pct"] = jsonNumber(gpuTotals.meanUtilPct);
+            }
+            metrics.writeLine(epochRecord.dump());
             const std::vector<std::string> row = {std::to_string(epoch + 1),
                                                   std::to_string(iters),
                                                   csvNumber(epochTime + valTime),
@@ -822,6 +851,157 @@ private:
         return std::nullopt;
     }
 
+    // GPU telemetry (docs/trainer.md): every rank samples its own GPU through NVML, loaded at run
+    // time; each rank says once in its log what it samples, or why nothing.
+    void startTelemetry()
+    {
+        if (o.gpuSampleSeconds <= 0) {
+            gpuStatus = "off";
+            log.info("GPU telemetry: off (--gpu_sample_s 0)");
+            return;
+        }
+        gpuStatus = "unavailable";
+        std::string why;
+        auto nvml = NvmlLibrary::open(o.nvmlLibrary.empty() ? NvmlLibrary::defaultPath() : o.nvmlLibrary, why);
+        if (!nvml) {
+            log.info("GPU telemetry: no NVML (" + why + "); nothing recorded");
+            return;
+        }
+        // A CPU run samples the GPU its local rank would use: on a GPU node that shows it idle.
+        const int cudaIndex = device.is_cuda() ? int(device.index()) : o.dist.localRank;
+        if (!nvml->selectCudaDevice(cudaIndex, std::getenv("CUDA_VISIBLE_DEVICES"), why)) {
+            log.info("GPU telemetry: no GPU to sample (" + why + "); nothing recorded");
+            return;
+        }
+        const std::string every = " every " + pythonFloatRepr(o.gpuSampleSeconds) + " s";
+        const std::string index = std::to_string(nvml->selectedIndex());
+        if (device.is_cuda())
+            log.info("GPU telemetry: sampling GPU " + index + " (cuda:" + std::to_string(cudaIndex) + ")" + every);
+        else
+            log.info("GPU telemetry: CPU run; sampling GPU " + index + " of this node, which this trainer does not use," + every);
+        gpu = std::make_unique<GpuSampler>(std::move(nvml), o.gpuSampleSeconds, [this](const std::string& m) { log.warning(m); });
+        gpuStatus = "sampling";
+    }
+
+    void writeGpuSamples(int rank, const std::vector<GpuSample>& samples, int gpuIndex = -1)
+    {
+        for (const GpuSample& s : samples)
+            metrics.writeLine(json{{"kind", "gpu"},
+                                   {"t", s.t},
+                                   {"step", s.step},
+                                   {"rank", rank},
+                                   {"gpu", gpuIndex >= 0 ? gpuIndex : int(gpu->gpu())},
+                                   {"power_w", jsonNumber(s.powerW)},
+                                   {"util_pct", jsonNumber(s.utilPct)},
+                                   {"mem_used_mib", jsonNumber(s.memUsedMiB)},
+                                   {"mem_total_mib", jsonNumber(s.memTotalMiB)}}
+                                  .dump());
+    }
+
+    // Every rank's waiting samples reach rank 0, which writes them. The communicator has no
+    // gather: an allgather of the counts, then of the samples padded to the longest list. Called by
+    // every rank at the same points (epoch end, stop, finish), telemetry or not.
+    void flushGpuSamples()
+    {
+        std::vector<GpuSample> mine = gpu ? gpu->takeSamples() : std::vector<GpuSample>{};
+        if (comm.size() == 1) {
+            if (!mine.empty()) writeGpuSamples(0, mine);
+            return;
+        }
+        torch::Tensor counts = torch::zeros({comm.size()}, torch::kLong);
+        comm.allgather(counts, torch::full({1}, int64_t(mine.size()), torch::kLong));
+        const int64_t longest = counts.max().item<int64_t>();
+        if (longest == 0) return;
+        constexpr int64_t kFields = 7;
+        torch::Tensor packed = torch::zeros({longest * kFields}, torch::kDouble);
+        auto* p = packed.data_ptr<double>();
+        for (const GpuSample& s : mine) {
+            for (double v : {s.t, double(s.step), double(gpu->gpu()), s.powerW, s.utilPct, s.memUsedMiB, s.memTotalMiB}) *p++ = v;
+        }
+        torch::Tensor all = torch::zeros({comm.size() * longest * kFields}, torch::kDouble);
+        comm.allgather(all, packed);
+        if (!rank0) return;
+        const double* a = all.data_ptr<double>();
+        for (int r = 0; r < comm.size(); ++r) {
+            std::vector<GpuSample> theirs;
+            int gpuIndex = -1;
+            for (int64_t i = 0; i < counts[r].item<int64_t>(); ++i) {
+                const double* f = a + (int64_t(r) * longest + i) * kFields;
+                GpuSample s;
+                s.t = f[0];
+                s.step = int64_t(f[1]);
+                gpuIndex = int(f[2]);
+                s.powerW = f[3];
+                s.utilPct = f[4];
+                s.memUsedMiB = f[5];
+                s.memTotalMiB = f[6];
+                theirs.push_back(s);
+            }
+            writeGpuSamples(r, theirs, gpuIndex);
+        }
+    }
+
+    struct GpuTotals {
+        int ranks = 0;                   ///< ranks that sampled a GPU this epoch
+        double energyWh = std::nan("");  ///< summed over those that measured power
+        double meanUtilPct = std::nan("");
+    };
+
+    // The epoch's GPU samples and one `gpu_epoch` summary per sampling rank; collective.
+    GpuTotals recordGpuEpoch(int64_t epoch)
+    {
+        const bool have = gpu != nullptr;
+        const GpuWindow w = have ? gpu->endWindow() : GpuWindow{};
+        flushGpuSamples();
+        constexpr int64_t kFields = 8;
+        const std::vector<double> mine = {
+            double(have),   have ? double(gpu->gpu()) : -1.0, double(w.samples), w.seconds, w.energyWh, w.meanPowerW, w.meanUtilPct,
+            w.maxMemUsedMiB};
+        torch::Tensor all = torch::tensor(mine, torch::kDouble);
+        if (comm.size() > 1) {
+            torch::Tensor gathered = torch::zeros({comm.size() * kFields}, torch::kDouble);
+            comm.allgather(gathered, all);
+            all = gathered;
+        }
+        GpuTotals totals;
+        if (!rank0) return totals;
+        const double* a = all.data_ptr<double>();
+        double utilSum = 0.0;
+        int utilRanks = 0;
+        for (int r = 0; r < comm.size(); ++r) {
+            const double* f = a + int64_t(r) * kFields;
+            if (f[0] == 0.0) continue;
+            ++totals.ranks;
+            if (!std::isnan(f[4])) totals.energyWh = (std::isnan(totals.energyWh) ? 0.0 : totals.energyWh) + f[4];
+            if (!std::isnan(f[6])) {
+                utilSum += f[6];
+                ++utilRanks;
+            }
+            metrics.writeLine(json{{"kind", "gpu_epoch"},
+                                   {"t", unixNow()},
+                                   {"step", iters},
+                                   {"epoch", epoch + 1},
+                                   {"rank", r},
+                                   {"gpu", int(f[1])},
+                                   {"samples", int64_t(f[2])},
+                                   {"window_s", f[3]},
+                                   {"energy_wh", jsonNumber(f[4])},
+                                   {"mean_power_w", jsonNumber(f[5])},
+                                   {"mean_util_pct", jsonNumber(f[6])},
+                                   {"max_mem_used_mib", jsonNumber(f[7])}}
+                                  .dump());
+        }
+        if (utilRanks > 0) totals.meanUtilPct = utilSum / double(utilRanks);
+        return totals;
+    }
+
+    // At the end or a stop: the sampler ends, and what it had not handed over is written; collective.
+    void finishTelemetry()
+    {
+        if (gpu) gpu->stop();
+        flushGpuSamples();
+    }
+
     const TrainOptions& o;
     const TrainConfig& c;
     Communicator& comm;
@@ -842,6 +1022,8 @@ private:
     std::unique_ptr<GradientSync> sync;
     std::string strategyLabel;
     std::vector<std::string> hosts;
+    std::unique_ptr<GpuSampler> gpu;  ///< null: no telemetry on this rank
+    std::string gpuStatus;            ///< sampling, off or unavailable
     // Test-only fault injection (docs/trainer.md): this rank drops one sample of its first batch,
     // which the fairness check must catch.
     bool plantImbalance =

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace scaledesk::train {
 
@@ -29,9 +30,14 @@ struct TrainOptions {
     std::string strategy = "ddp";  ///< ddp, fused or zero1 (none at world size 1)
     double bucketCapMb = 25.0;
     double fusionMb = 64.0;
-    bool sharedStreams = false;    ///< --data_streams shared
-    bool checkReplicas = false;    ///< --check_replicas: compare parameter hashes after every step
-    Communicator* comm = nullptr;  ///< required by runTraining
+    bool sharedStreams = false;      ///< --data_streams shared
+    bool checkReplicas = false;      ///< --check_replicas: compare parameter hashes after every step
+    bool noddp = false;              ///< --noddp: every rank trains its own replica, no gradient sync
+    bool broadcastBuffers = true;    ///< false with --disable_broadcast_buffers (recorded; the U-Net has no buffers)
+    double gpuSampleSeconds = 1.0;   ///< --gpu_sample_s: NVML telemetry interval; 0 switches it off
+    std::string nvmlLibrary;         ///< empty: NvmlLibrary::defaultPath()
+    std::vector<std::string> notes;  ///< warnings about the command line, logged by rank 0 after the configuration
+    Communicator* comm = nullptr;    ///< required by runTraining
     DistEnv dist;
 };
 
