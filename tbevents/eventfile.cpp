@@ -109,13 +109,20 @@ void EventFileWriter::open(const std::string& dir, double wallTime)
 
 void EventFileWriter::addScalar(const std::string& tag, std::int64_t step, double value, double wallTime)
 {
-    if (!m_file) return;
+    addScalars(step, wallTime, {{tag, value}});
+}
+
+void EventFileWriter::addScalars(std::int64_t step, double wallTime, const std::vector<Scalar>& scalars)
+{
+    if (!m_file || scalars.empty()) return;
     Event event;
     event.set_wall_time(wallTime);
     event.set_step(step);
-    Summary::Value* v = event.mutable_summary()->add_value();
-    v->set_tag(tag);
-    v->set_simple_value(float(value));
+    for (const Scalar& s : scalars) {
+        Summary::Value* v = event.mutable_summary()->add_value();
+        v->set_tag(s.tag);
+        v->set_simple_value(float(s.value));
+    }
     write(event.SerializeAsString());
 }
 

@@ -49,6 +49,12 @@ public:
     bool isOpen() const { return m_file != nullptr; }
     const std::string& path() const { return m_path; }
     void addScalar(const std::string& tag, std::int64_t step, double value, double wallTime);
+    /// Several scalars of one step in one event (one record), as a SummaryWriter flushes them.
+    struct Scalar {
+        std::string tag;
+        double value;
+    };
+    void addScalars(std::int64_t step, double wallTime, const std::vector<Scalar>& scalars);
     void close();
 
 private:

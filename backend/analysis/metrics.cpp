@@ -428,6 +428,19 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
     } else if (kind == "initial") {
         tb("Loss/train", "train_loss");
         tb("Loss/valid", "val_loss");
+    } else if (kind == "gpu" || kind == "gpu_epoch") {
+        // NVML samples of each rank's GPU (about one a second) and their per-epoch sums: one series
+        // per rank and field, named as the trainer's TensorBoard tags (gpu/rank0/power_w).
+        const double rank = fieldValue("rank");
+        if (std::isnan(rank)) {
+            warn(MetricWarning::Kind::MissingField, QStringLiteral("no 'rank'"));
+            return;
+        }
+        const QString prefix = QStringLiteral("%1/rank%2/").arg(QLatin1String(kind.data(), qsizetype(kind.size()))).arg(qint64(rank));
+        for (int i = 0; i < nfields; ++i)
+            if (fields[i].key != "rank")
+                store(&m_out.ensureSeries(prefix + QString::fromUtf8(fields[i].key.data(), qsizetype(fields[i].key.size()))),
+                      fields[i].value);
     } else if (kind == "scalar") {
         // An imported TensorBoard scalar: the series is its tag, as TensorBoard names it.
         if (tag.empty() || !hasField("value")) {

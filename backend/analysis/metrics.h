@@ -76,7 +76,10 @@ enum class XAxis { Step, RelativeTime, WallTime };
 /// - `epoch/<field>` for the epoch records (`epoch/train_loss`, `epoch/val_loss`, `epoch/epoch_s`,
 ///   `epoch/samples_per_s`, …);
 /// - the NERSC TensorBoard tags: `Loss/train` and `Loss/valid` (step-0 losses, then each epoch's),
-///   `Learning Rate` and `Avg iters per sec` (each epoch's), at the epoch's last step.
+///   `Learning Rate` and `Avg iters per sec` (each epoch's), at the epoch's last step;
+/// - `gpu/rank<N>/<field>` and `gpu_epoch/rank<N>/<field>` for the GPU telemetry (power_w,
+///   util_pct, mem_used_mib; energy_wh, mean_util_pct, …);
+/// - an imported TensorBoard scalar's own tag (`scalar` records).
 class RunMetrics {
 public:
     QStringList tags() const;

@@ -21,8 +21,10 @@ QStringList trainerSourceFiles(const QString& sourceDir)
     QStringList files;
     for (const QString& f : {QStringLiteral("CMakeLists.txt"), QStringLiteral("configs/unet.yaml")})
         if (QFileInfo(base.filePath(f)).isFile()) files << f;
-    QDirIterator it(base.filePath(QStringLiteral("trainer")), QDir::Files, QDirIterator::Subdirectories);
-    while (it.hasNext()) files << base.relativeFilePath(it.next());
+    for (const QString& dir : {QStringLiteral("trainer"), QStringLiteral("tbevents")}) {
+        QDirIterator it(base.filePath(dir), QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext()) files << base.relativeFilePath(it.next());
+    }
     files.sort();
     return files;
 }

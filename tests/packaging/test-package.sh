@@ -37,7 +37,8 @@ for f in usr/bin/scaledesk usr/bin/scaledesk-train \
          usr/share/icons/hicolor/256x256/apps/org.scaledesk.ScaleDesk.png \
          usr/share/scaledesk/configs/unet.yaml usr/share/scaledesk/configs/profiles/perlmutter.yaml \
          usr/share/scaledesk/trainer-src/CMakeLists.txt usr/share/scaledesk/trainer-src/trainer/CMakeLists.txt \
-         usr/share/scaledesk/trainer-src/trainer/src/main.cpp usr/share/scaledesk/trainer-src/configs/unet.yaml; do
+         usr/share/scaledesk/trainer-src/trainer/src/main.cpp usr/share/scaledesk/trainer-src/configs/unet.yaml \
+         usr/share/scaledesk/trainer-src/tbevents/tensorboard.proto; do
   [ -e "$root/$f" ] || fail "missing $f"
 done
 head -c 4 "$root/usr/share/icons/hicolor/48x48/apps/org.scaledesk.ScaleDesk.png" | grep -q PNG || fail "the 48 px icon is not a PNG"

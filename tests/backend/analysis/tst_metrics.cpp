@@ -177,6 +177,36 @@ private slots:
         QTest::addColumn<int>("chunk");
         for (int c : {1, 2, 3, 7, 64, 100, 4096}) QTest::newRow(qPrintable(QString::number(c))) << c;
     }
+    // GPU telemetry (one series per rank and field) and imported TensorBoard scalars (their own
+    // tags); a record without its rank or its tag is warned about, not guessed.
+    void gpuAndScalarRecordsBecomeTheirSeries()
+    {
+        const QByteArray bytes =
+            R"({"kind":"gpu","t":10.0,"step":3,"rank":1,"gpu":1,"power_w":250.5,"util_pct":87,"mem_used_mib":40960}
+{"kind":"gpu","t":11.0,"step":4,"rank":1,"gpu":1,"power_w":null,"util_pct":90,"mem_used_mib":40961}
+{"kind":"gpu_epoch","t":12.0,"step":4,"rank":0,"energy_wh":0.07,"mean_util_pct":88.5}
+{"kind":"scalar","t":13.0,"step":100,"tag":"accuracy/top1","value":0.5}
+{"kind":"gpu","t":14.0,"step":5,"power_w":1}
+{"kind":"scalar","t":15.0,"step":101,"value":0.5}
+)";
+        const RunMetrics m = parseAll(bytes, 1 << 20);
+        const Series* power = m.series(QStringLiteral("gpu/rank1/power_w"));
+        QVERIFY(power);
+        QCOMPARE(power->size(), std::size_t(2));
+        QCOMPARE(power->values()[0], 250.5);
+        QVERIFY(std::isnan(power->values()[1]));  // an unsupported reading is null, kept as NaN
+        QCOMPARE(power->steps()[1], 4.0);
+        QVERIFY(m.series(QStringLiteral("gpu/rank1/util_pct")));
+        QVERIFY(!m.series(QStringLiteral("gpu/rank1/rank")));
+        QCOMPARE(m.series(QStringLiteral("gpu_epoch/rank0/energy_wh"))->values()[0], 0.07);
+        QCOMPARE(m.series(QStringLiteral("accuracy/top1"))->steps()[0], 100.0);
+        QCOMPARE(m.warnings.size(), 2);
+        QCOMPARE(m.warnings[0].line, qint64(5));
+        QVERIFY(m.warnings[0].message.contains(QStringLiteral("'rank'")));
+        QCOMPARE(m.warnings[1].line, qint64(6));
+        QVERIFY(m.warnings[1].message.contains(QStringLiteral("'tag'")));
+    }
+
     void chunkingNeverChangesTheResult()
     {
         QFETCH(int, chunk);

@@ -12,10 +12,15 @@
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+
+#ifdef SCALEDESK_HAVE_TBEVENTS
+#include "eventfile.h"
+#endif
 
 using namespace scaledesk::test;
 using json = nlohmann::json;
@@ -185,6 +190,59 @@ TEST_F(TrainCli, LogLinesMatchTheNerscFormats)
     EXPECT_EQ(manifest["status"], "finished");
     EXPECT_EQ(manifest["seed"], "4");
     EXPECT_EQ(manifest["world_size"], 1);
+}
+
+// Rank 0 keeps a TensorBoard event file in logs/, as the NERSC trainer does: the NERSC tags at the
+// same steps and with the same values as metrics.jsonl (as float, TensorBoard's type), and a
+// step/<field> scalar for each step record.
+TEST_F(TrainCli, TensorBoardEventsMirrorTheMetrics)
+{
+#ifndef SCALEDESK_HAVE_TBEVENTS
+    GTEST_SKIP() << "built without protobuf: the trainer writes no event files";
+#else
+    const std::string runDir = path("tb");
+    const auto r = train("--config cpu-tiny --seed 3 --run_dir tb");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(runDir + "/logs")) files.push_back(e.path().string());
+    ASSERT_EQ(files.size(), 1u);
+    EXPECT_EQ(fs::path(files[0]).filename().string().rfind("events.out.tfevents.", 0), 0u) << files[0];
+    EXPECT_NE(r.output.find("TensorBoard: " + std::string("tb/logs/events.out.tfevents.")), std::string::npos) << r.output;
+    const scaledesk::tb::EventFileContents c = scaledesk::tb::readEventFile(files[0]);
+    ASSERT_TRUE(c.problems.empty()) << c.problems.front().message;
+    EXPECT_EQ(c.fileVersion, "brain.Event:2");
+    auto at = [&](const std::string& tag, int64_t step) -> std::optional<double> {
+        for (const auto& p : c.scalars)
+            if (p.tag == tag && p.step == step) return p.value;
+        return std::nullopt;
+    };
+    const json initial = records(runDir, "initial").at(0);
+    ASSERT_TRUE(at("Loss/train", 0));
+    EXPECT_EQ(*at("Loss/train", 0), double(float(initial["train_loss"].get<double>())));
+    EXPECT_EQ(*at("Loss/valid", 0), double(float(initial["val_loss"].get<double>())));
+    const auto epochs = records(runDir, "epoch");
+    ASSERT_EQ(epochs.size(), 2u);
+    for (const json& e : epochs) {
+        const int64_t step = e["step"].get<int64_t>();
+        for (const auto& [tag, field] : std::vector<std::pair<std::string, std::string>>{
+                 {"Loss/train", "train_loss"}, {"Loss/valid", "val_loss"}, {"Learning Rate", "lr"}, {"Avg iters per sec", "iters_per_s"}}) {
+            ASSERT_TRUE(at(tag, step)) << tag << " at step " << step;
+            EXPECT_EQ(*at(tag, step), double(float(e[field].get<double>()))) << tag;
+        }
+        ASSERT_TRUE(at("epoch/epoch_s", step));
+    }
+    const auto steps = records(runDir, "step");
+    ASSERT_EQ(steps.size(), 16u);  // 2 epochs of 16 samples at a global batch of 2
+    int stepLosses = 0;
+    for (const auto& p : c.scalars) stepLosses += p.tag == "step/loss";
+    EXPECT_EQ(stepLosses, 16);
+    for (const json& s : steps) {
+        ASSERT_TRUE(at("step/loss", s["step"].get<int64_t>()));
+        EXPECT_EQ(*at("step/step_s", s["step"].get<int64_t>()), double(float(s["step_s"].get<double>())));
+    }
+    // Wall times are the records' own.
+    for (const auto& p : c.scalars) EXPECT_GT(p.wallTime, 1.7e9);
+#endif
 }
 
 TEST_F(TrainCli, LossFallsOnGeneratedData)

@@ -7,6 +7,7 @@
 #include "run/gpusampler.h"
 #include "run/nvmllibrary.h"
 #include "run/runfiles.h"
+#include "run/tensorboardlog.h"
 
 #include <ATen/autocast_mode.h>
 #include <nlohmann/json.hpp>
@@ -419,6 +420,7 @@ private:
         }
         log.openFile((runDir / "out.log").string());
         metrics.open((runDir / "metrics.jsonl").string());
+        log.info(tensorboard.open(runDir.string(), unixNow()));
         const bool newCsv = !fs::exists(runDir / "epochs.csv") || fs::file_size(runDir / "epochs.csv") == 0;
         epochsCsv.open((runDir / "epochs.csv").string());
         if (newCsv) {
@@ -569,12 +571,19 @@ private:
                {"world_size", o.worldSize}});
     }
 
+    // Rank 0's record: a line of metrics.jsonl and, with its scalars, an event of logs/ (TensorBoard).
+    void writeMetric(const json& record)
+    {
+        metrics.writeLine(record.dump());
+        tensorboard.record(record);
+    }
+
     void event(const std::string& name, int64_t step, int64_t epoch, json extra = json::object())
     {
         if (!rank0) return;
         json j = {{"kind", "event"}, {"event", name}, {"t", unixNow()}, {"step", step}, {"epoch", epoch}};
         for (auto& [k, v] : extra.items()) j[k] = v;
-        metrics.writeLine(j.dump());
+        writeMetric(j);
     }
 
     void saveState(const CheckpointState& s)
@@ -632,13 +641,12 @@ private:
         const double initTrain = evaluate(trainSource, Stream::InitialTrain, 0, plan.localBatch, false);
         const double initValid = evaluate(validSource, Stream::InitialValid, 0, plan.localBatch, false);
         if (rank0)
-            metrics.writeLine(json{{"kind", "initial"},
-                                   {"step", 0},
-                                   {"epoch", 0},
-                                   {"t", unixNow()},
-                                   {"train_loss", jsonNumber(initTrain)},
-                                   {"val_loss", jsonNumber(initValid)}}
-                                  .dump());
+            writeMetric(json{{"kind", "initial"},
+                             {"step", 0},
+                             {"epoch", 0},
+                             {"t", unixNow()},
+                             {"train_loss", jsonNumber(initTrain)},
+                             {"val_loss", jsonNumber(initValid)}});
     }
 
     // All ranks must stop at the same step: the stop request is agreed on by an allreduce.
@@ -712,22 +720,21 @@ private:
             commTotal += comms.commSeconds;
             exposedTotal += comms.exposedSeconds;
             if (rank0) {
-                metrics.writeLine(json{{"kind", "step"},
-                                       {"step", iters},
-                                       {"epoch", epoch + 1},
-                                       {"t", unixNow()},
-                                       {"loss", jsonNumber(lossValue)},
-                                       {"lr", lr},
-                                       {"step_s", seconds(t0, t4)},
-                                       {"data_s", data},
-                                       {"forward_s", fwd},
-                                       {"backward_s", bwd},
-                                       {"optim_s", opt},
-                                       {"compute_s", fwd + bwd + opt},
-                                       {"comm_s", comms.commSeconds},
-                                       {"comm_exposed_s", comms.exposedSeconds},
-                                       {"samples", int64_t(input.size(0)) * o.worldSize}}
-                                      .dump());
+                writeMetric(json{{"kind", "step"},
+                                 {"step", iters},
+                                 {"epoch", epoch + 1},
+                                 {"t", unixNow()},
+                                 {"loss", jsonNumber(lossValue)},
+                                 {"lr", lr},
+                                 {"step_s", seconds(t0, t4)},
+                                 {"data_s", data},
+                                 {"forward_s", fwd},
+                                 {"backward_s", bwd},
+                                 {"optim_s", opt},
+                                 {"compute_s", fwd + bwd + opt},
+                                 {"comm_s", comms.commSeconds},
+                                 {"comm_exposed_s", comms.exposedSeconds},
+                                 {"samples", int64_t(input.size(0)) * o.worldSize}});
             }
             // Rank 0's own GPU samples as they come (other ranks' arrive at the epoch's end).
             if (rank0 && gpu) writeGpuSamples(0, gpu->takeSamples());
@@ -820,7 +827,7 @@ private:
                 epochRecord["gpu_energy_wh"] = jsonNumber(gpuTotals.energyWh);
                 epochRecord["gpu_util_pct"] = jsonNumber(gpuTotals.meanUtilPct);
             }
-            metrics.writeLine(epochRecord.dump());
+            writeMetric(epochRecord);
             const std::vector<std::string> row = {std::to_string(epoch + 1),
                                                   std::to_string(iters),
                                                   csvNumber(epochTime + valTime),
@@ -886,16 +893,15 @@ private:
     void writeGpuSamples(int rank, const std::vector<GpuSample>& samples, int gpuIndex = -1)
     {
         for (const GpuSample& s : samples)
-            metrics.writeLine(json{{"kind", "gpu"},
-                                   {"t", s.t},
-                                   {"step", s.step},
-                                   {"rank", rank},
-                                   {"gpu", gpuIndex >= 0 ? gpuIndex : int(gpu->gpu())},
-                                   {"power_w", jsonNumber(s.powerW)},
-                                   {"util_pct", jsonNumber(s.utilPct)},
-                                   {"mem_used_mib", jsonNumber(s.memUsedMiB)},
-                                   {"mem_total_mib", jsonNumber(s.memTotalMiB)}}
-                                  .dump());
+            writeMetric(json{{"kind", "gpu"},
+                             {"t", s.t},
+                             {"step", s.step},
+                             {"rank", rank},
+                             {"gpu", gpuIndex >= 0 ? gpuIndex : int(gpu->gpu())},
+                             {"power_w", jsonNumber(s.powerW)},
+                             {"util_pct", jsonNumber(s.utilPct)},
+                             {"mem_used_mib", jsonNumber(s.memUsedMiB)},
+                             {"mem_total_mib", jsonNumber(s.memTotalMiB)}});
     }
 
     // Every rank's waiting samples reach rank 0, which writes them. The communicator has no
@@ -977,19 +983,18 @@ private:
                 utilSum += f[6];
                 ++utilRanks;
             }
-            metrics.writeLine(json{{"kind", "gpu_epoch"},
-                                   {"t", unixNow()},
-                                   {"step", iters},
-                                   {"epoch", epoch + 1},
-                                   {"rank", r},
-                                   {"gpu", int(f[1])},
-                                   {"samples", int64_t(f[2])},
-                                   {"window_s", f[3]},
-                                   {"energy_wh", jsonNumber(f[4])},
-                                   {"mean_power_w", jsonNumber(f[5])},
-                                   {"mean_util_pct", jsonNumber(f[6])},
-                                   {"max_mem_used_mib", jsonNumber(f[7])}}
-                                  .dump());
+            writeMetric(json{{"kind", "gpu_epoch"},
+                             {"t", unixNow()},
+                             {"step", iters},
+                             {"epoch", epoch + 1},
+                             {"rank", r},
+                             {"gpu", int(f[1])},
+                             {"samples", int64_t(f[2])},
+                             {"window_s", f[3]},
+                             {"energy_wh", jsonNumber(f[4])},
+                             {"mean_power_w", jsonNumber(f[5])},
+                             {"mean_util_pct", jsonNumber(f[6])},
+                             {"max_mem_used_mib", jsonNumber(f[7])}});
         }
         if (utilRanks > 0) totals.meanUtilPct = utilSum / double(utilRanks);
         return totals;
@@ -1012,6 +1017,7 @@ private:
     const fs::path checkpointPath;
     torch::Device device{torch::kCPU};
     LineFile metrics, epochsCsv;
+    TensorBoardLog tensorboard;  ///< rank 0's logs/events.out.tfevents.*
     std::shared_ptr<VolumeSource> trainSource, validSource;
     UNet model{nullptr};
     std::unique_ptr<torch::optim::Adam> optimizer;
