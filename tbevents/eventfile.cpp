@@ -63,7 +63,10 @@ EventFileContents readEventBytes(const char* data, std::size_t size)
             out.problems.push_back({offset, "a record of " + std::to_string(record.size()) + " bytes is not an Event message: skipped"});
             continue;
         }
-        if (event.has_file_version()) out.fileVersion = event.file_version();
+        if (event.has_file_version()) {
+            out.fileVersion = event.file_version();
+            out.fileVersionWallTime = event.wall_time();
+        }
         if (!event.has_summary()) continue;
         for (const Summary::Value& v : event.summary().value()) {
             double value = 0;

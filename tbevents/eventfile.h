@@ -20,7 +20,8 @@ struct ScalarPoint {
 
 /// What one event file holds, as far as scalars go, and what could not be read.
 struct EventFileContents {
-    std::string fileVersion;  ///< "brain.Event:2" in files that PyTorch and TensorFlow write
+    std::string fileVersion;         ///< "brain.Event:2" in files that PyTorch and TensorFlow write
+    double fileVersionWallTime = 0;  ///< the wall time of the event that carried it (the file's creation)
     std::vector<ScalarPoint> scalars;
     std::uint64_t records = 0;            ///< sound records read
     std::vector<RecordProblem> problems;  ///< bad framing (by offset) and records that are not Events

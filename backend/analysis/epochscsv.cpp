@@ -17,6 +17,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 struct ColumnRef {
     const char* name;
     double EpochRow::*field;
+    bool optional = false;  ///< not warned about when missing (telemetry, which older files and CPU runs lack)
 };
 const ColumnRef kColumns[] = {
     {"step", &EpochRow::step},
@@ -35,6 +36,8 @@ const ColumnRef kColumns[] = {
     {"val_loss", &EpochRow::valLoss},
     {"lr", &EpochRow::lr},
     {"t_end", &EpochRow::tEnd},
+    {"gpu_energy_wh", &EpochRow::gpuEnergyWh, true},
+    {"gpu_util_pct", &EpochRow::gpuUtilPct, true},
 };
 
 double number(const QByteArray& cell, bool* ok)
@@ -58,7 +61,8 @@ double number(const QByteArray& cell, bool* ok)
 
 EpochRow::EpochRow()
     : step(kNaN), wallS(kNaN), trainS(kNaN), valS(kNaN), samplesGlobal(kNaN), steps(kNaN), throughput(kNaN), dataWaitS(kNaN),
-      computeS(kNaN), allreduceWaitS(kNaN), maxRankWallS(kNaN), minRankWallS(kNaN), trainLoss(kNaN), valLoss(kNaN), lr(kNaN), tEnd(kNaN)
+      computeS(kNaN), allreduceWaitS(kNaN), maxRankWallS(kNaN), minRankWallS(kNaN), trainLoss(kNaN), valLoss(kNaN), lr(kNaN), tEnd(kNaN),
+      gpuEnergyWh(kNaN), gpuUtilPct(kNaN)
 {}
 
 EpochTable parseEpochsCsv(const QByteArray& bytes, const QString& fileName)
@@ -81,7 +85,7 @@ EpochTable parseEpochsCsv(const QByteArray& bytes, const QString& fileName)
         return t;
     }
     for (const auto& c : kColumns)
-        if (!at.contains(c.name)) t.missingColumns << QString::fromLatin1(c.name);
+        if (!at.contains(c.name) && !c.optional) t.missingColumns << QString::fromLatin1(c.name);
     if (!t.missingColumns.isEmpty())
         t.warnings << QStringLiteral("%1:1: missing column(s) %2; what needs them is left empty")
                           .arg(fileName, t.missingColumns.join(QStringLiteral(", ")));

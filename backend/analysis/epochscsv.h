@@ -12,6 +12,7 @@ struct EpochRow {
     int epoch = 0;
     double step, wallS, trainS, valS, samplesGlobal, steps, throughput, dataWaitS, computeS, allreduceWaitS, maxRankWallS, minRankWallS,
         trainLoss, valLoss, lr, tEnd;
+    double gpuEnergyWh, gpuUtilPct;  ///< the epoch's GPU energy summed over ranks, and mean utilisation (NVML)
     EpochRow();
 };
 

@@ -58,13 +58,13 @@ QString pct(double v) { return std::isnan(v) ? QStringLiteral("–") : QString::
 
 ReportRunRow::ReportRunRow()
     : epochS(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), stepsPerEpoch(kNaN), computeS(kNaN), commS(kNaN), dataS(kNaN), otherS(kNaN),
-      bestValLoss(kNaN), timeToTargetS(kNaN), validationS(kNaN)
+      bestValLoss(kNaN), timeToTargetS(kNaN), validationS(kNaN), energyWh(kNaN), gpuUtilPct(kNaN)
 {}
 
 ReportGroupRow::ReportGroupRow()
     : epochS(kNaN), epochSStd(kNaN), epochSMin(kNaN), epochSMax(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), speedup(kNaN),
       throughputSpeedup(kNaN), ideal(kNaN), efficiency(kNaN), strongEfficiency(kNaN), weakEfficiency(kNaN), computeS(kNaN), commS(kNaN),
-      dataS(kNaN), otherS(kNaN), validationS(kNaN), stepsPerEpoch(kNaN), timeToTargetS(kNaN)
+      dataS(kNaN), otherS(kNaN), validationS(kNaN), stepsPerEpoch(kNaN), timeToTargetS(kNaN), energyWh(kNaN), gpuUtilPct(kNaN)
 {}
 
 ScalingReport::ScalingReport() : target(kNaN) {}
@@ -104,7 +104,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
             double fullSteps = 0;
             for (const auto& e : in.epochs.rows)
                 if (std::isfinite(e.steps)) fullSteps = std::max(fullSteps, e.steps);
-            QList<double> wall, samples, steps, compute, comm, data, validation;
+            QList<double> wall, samples, steps, compute, comm, data, validation, util;
             bool noTrainTime = false;
             for (const auto& e : in.epochs.rows) {
                 if (e.epoch <= options.warmupEpochs || !std::isfinite(e.wallS)) continue;
@@ -130,6 +130,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
                 compute << e.computeS;
                 comm << e.allreduceWaitS;
                 data << e.dataWaitS;
+                util << e.gpuUtilPct;
             }
             if (wall.isEmpty()) {
                 rep.warnings << QStringLiteral("%1: only %2 epoch(s), all warm-up (%3 left out); not used")
@@ -147,6 +148,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
                 row.commS = mean(comm);
                 row.dataS = mean(data);
                 row.validationS = mean(validation);
+                row.gpuUtilPct = mean(util);
                 // What the measured parts of training leave (with validation in epochS, it is apart too).
                 row.otherS = row.epochS - row.computeS - row.commS - row.dataS - (options.includeValidation ? row.validationS : 0.0);
                 if (noTrainTime && !options.includeValidation)
@@ -159,8 +161,11 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
                                         .arg(options.minStepsPerEpoch);
             }
         }
-        for (const auto& e : in.epochs.rows)
+        for (const auto& e : in.epochs.rows) {
             if (std::isfinite(e.valLoss) && !(e.valLoss >= row.bestValLoss)) row.bestValLoss = e.valLoss;
+            // Energy is the run's whole cost, warm-up included (itwinai reports the total).
+            if (std::isfinite(e.gpuEnergyWh)) row.energyWh = (std::isnan(row.energyWh) ? 0.0 : row.energyWh) + e.gpuEnergyWh;
+        }
         rep.runs << row;
         tables << &in.epochs;
     }
@@ -207,7 +212,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         ReportGroupRow g;
         g.strategy = key.first;
         g.world = key.second;
-        QList<double> t, x, s, c, m, d, o, v, st, ttt;
+        QList<double> t, x, s, c, m, d, o, v, st, ttt, en, ut;
         QList<QMap<QString, QString>> configs;
         QStringList configIds;
         for (int i : members) {
@@ -224,6 +229,8 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
             o << row.otherS;
             v << row.validationS;
             st << row.stepsPerEpoch;
+            en << row.energyWh;
+            ut << row.gpuUtilPct;
             if (std::isfinite(row.timeToTargetS)) {
                 ttt << row.timeToTargetS;
                 ++g.reachedTarget;
@@ -269,6 +276,8 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         g.stepsPerEpoch = mean(st);
         g.otherS = mean(o);
         g.timeToTargetS = mean(ttt);
+        g.energyWh = mean(en);
+        g.gpuUtilPct = mean(ut);
         rep.groups << g;
     }
     // Speedup and efficiency against each strategy's smallest world size that has data.
@@ -334,7 +343,7 @@ QString ScalingReport::runsCsv() const
 {
     QStringList lines{QStringLiteral("run_id,strategy,nodes,ranks_per_node,world_size,repetition,state,used,epochs_used,epoch_s,"
                                      "samples_per_epoch,throughput_samples_s,steps_per_epoch,compute_s,exposed_comm_s,data_wait_s,"
-                                     "other_s,best_val_loss,time_to_target_s,validation_s")};
+                                     "other_s,best_val_loss,time_to_target_s,validation_s,gpu_energy_wh,gpu_util_pct")};
     for (const auto& r : runs)
         lines << QStringList{csvField(r.runId),
                              csvField(r.strategy),
@@ -355,7 +364,9 @@ QString ScalingReport::runsCsv() const
                              csvNumber(r.otherS),
                              csvNumber(r.bestValLoss),
                              csvNumber(r.timeToTargetS),
-                             csvNumber(r.validationS)}
+                             csvNumber(r.validationS),
+                             csvNumber(r.energyWh),
+                             csvNumber(r.gpuUtilPct)}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -365,7 +376,7 @@ QString ScalingReport::groupsCsv() const
     QStringList lines{QStringLiteral("strategy,world_size,nodes,repetitions,epoch_s_mean,epoch_s_std,epoch_s_min,epoch_s_max,"
                                      "samples_per_epoch,throughput_samples_s,speedup,throughput_speedup,ideal_speedup,efficiency,"
                                      "strong_efficiency,weak_efficiency,compute_s,exposed_comm_s,data_wait_s,other_s,"
-                                     "time_to_target_s,reached_target,validation_s")};
+                                     "time_to_target_s,reached_target,validation_s,gpu_energy_wh,gpu_util_pct")};
     for (const auto& g : groups)
         lines << QStringList{csvField(g.strategy),
                              QString::number(g.world),
@@ -389,7 +400,9 @@ QString ScalingReport::groupsCsv() const
                              csvNumber(g.otherS),
                              csvNumber(g.timeToTargetS),
                              QString::number(g.reachedTarget),
-                             csvNumber(g.validationS)}
+                             csvNumber(g.validationS),
+                             csvNumber(g.energyWh),
+                             csvNumber(g.gpuUtilPct)}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -437,6 +450,21 @@ QString ScalingReport::markdown() const
                   .arg(pct(g.otherS / e), num(g.validationS),
                        g.reachedTarget ? QStringLiteral("%1 (%2/%3)").arg(num(g.timeToTargetS)).arg(g.reachedTarget).arg(g.repetitions)
                                        : QStringLiteral("not reached"));
+    }
+    if (std::any_of(groups.begin(), groups.end(), [](const ReportGroupRow& g) { return std::isfinite(g.energyWh); })) {
+        md << QString() << QStringLiteral("## GPU energy and utilisation") << QString()
+           << QStringLiteral("Energy: NVML power integrated over each epoch on every rank's GPU, summed over the ranks and the run's "
+                             "epochs (warm-up included), in Wh, as itwinai reports it; the mean over repetitions. Utilisation: "
+                             "NVML's GPU utilisation, the mean over the ranks and the epochs after warm-up.")
+           << QString() << QStringLiteral("| strategy | ranks | reps | energy per run (Wh) | GPU utilisation |")
+           << QStringLiteral("|---|---|---|---|---|");
+        for (const auto& g : groups)
+            md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 |")
+                      .arg(g.strategy)
+                      .arg(g.world)
+                      .arg(g.repetitions)
+                      .arg(num(g.energyWh),
+                           std::isfinite(g.gpuUtilPct) ? num(g.gpuUtilPct, 3) + QStringLiteral(" %") : QStringLiteral("–"));
     }
     md << QString() << QStringLiteral("## Runs") << QString();
     md << QStringLiteral("| run | state | used | epochs | epoch time (s) | best val loss | time-to-target (s) |")

@@ -35,6 +35,8 @@ struct ReportRunRow {
     int epochsUsed = 0;
     double epochS, samplesPerEpoch, throughput, stepsPerEpoch, computeS, commS, dataS, otherS, bestValLoss, timeToTargetS;
     double validationS;  ///< validation time per epoch (val_s), apart from epochS unless includeValidation
+    double energyWh;     ///< GPU energy of the whole run (every epoch's gpu_energy_wh, all ranks); NaN without telemetry
+    double gpuUtilPct;   ///< mean GPU utilisation over the epochs after warm-up; NaN without telemetry
     ReportRunRow();
 };
 
@@ -54,6 +56,7 @@ struct ReportGroupRow {
     double validationS;                     ///< validation per epoch, mean over repetitions
     double stepsPerEpoch;                   ///< mean over repetitions
     double timeToTargetS;                   ///< mean over the repetitions that reached the target
+    double energyWh, gpuUtilPct;            ///< mean over the repetitions that have telemetry
     int reachedTarget = 0;
     ReportGroupRow();
 };

@@ -34,6 +34,8 @@
 #include <QFileInfo>
 #include <QFontMetricsF>
 #include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
@@ -1020,6 +1022,34 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(w.scalingView()->report().runs.size(), qsizetype(4), 30000);
         QCOMPARE(w.scalingView()->report().sweep, QStringLiteral("demo"));
         QVERIFY(tasks.contains(QStringLiteral("demo")));
+        // A true weak-scaling sweep, from what the runs wrote: the 2-rank run trains twice the 1-rank
+        // run's global batch per step, at NERSC's scaled learning rate: cpu-demo's sqrt scaling makes
+        // the 2-rank run's peak √(8/4) × 1e-3, reached by a linear warm-up over 16 steps (NERSC warms
+        // up only a global batch above base_batch_size: the 1-rank run starts its cosine at 1e-3).
+        QCOMPARE(w.scalingView()->report().scalingMeasured, QStringLiteral("weak"));
+        auto stepRecords = [&](const QString& id) {
+            QList<QJsonObject> out;
+            QFile f(controller.workspace().runDir(id) + QStringLiteral("/metrics.jsonl"));
+            if (!f.open(QIODevice::ReadOnly)) return out;
+            for (const QByteArray& line : f.readAll().split('\n')) {
+                const QJsonObject o = QJsonDocument::fromJson(line).object();
+                if (o.value(QStringLiteral("kind")).toString() == QLatin1String("step")) out << o;
+            }
+            return out;
+        };
+        const QList<QJsonObject> one = stepRecords(QStringLiteral("demo-ddp-1x1-r1")), two = stepRecords(QStringLiteral("demo-ddp-1x2-r1"));
+        QVERIFY(one.size() >= 8 && two.size() >= 8);
+        QCOMPARE(two.first().value(QStringLiteral("samples")).toDouble(), 2 * one.first().value(QStringLiteral("samples")).toDouble());
+        QVERIFY(std::abs(one.first().value(QStringLiteral("lr")).toDouble() - 1e-3) < 1e-6);
+        for (int i = 0; i < 8; ++i) {
+            const double step = two[i].value(QStringLiteral("step")).toDouble();
+            const double expected = step / 16 * std::sqrt(8.0 / 4.0) * 1e-3;
+            QVERIFY2(std::abs(two[i].value(QStringLiteral("lr")).toDouble() - expected) < 1e-12 * 1e3 * expected,
+                     qPrintable(QStringLiteral("step %1: lr %2, expected %3")
+                                    .arg(step)
+                                    .arg(two[i].value(QStringLiteral("lr")).toDouble())
+                                    .arg(expected)));
+        }
         // Validation in epoch time (as `report --include-validation`): each run's epoch time grows
         // by its validation time.
         const ReportRunRow trainOnly = w.scalingView()->report().runs.first();

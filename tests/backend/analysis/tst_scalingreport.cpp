@@ -210,7 +210,7 @@ private slots:
         QVERIFY(near(one->throughput, 64.0 / 8));
         QVERIFY(near(one->otherS, 8 - 0.8 - 4 - 1.6));  // training's parts only
         QVERIFY(rep.markdown().contains(QStringLiteral("training time of an epoch (`train_s`")));
-        QVERIFY(rep.groupsCsv().section(QLatin1Char('\n'), 0, 0).endsWith(QStringLiteral(",validation_s")));
+        QVERIFY(rep.groupsCsv().section(QLatin1Char('\n'), 0, 0).endsWith(QStringLiteral(",validation_s,gpu_energy_wh,gpu_util_pct")));
 
         ReportOptions withVal;
         withVal.includeValidation = true;
@@ -273,6 +273,41 @@ private slots:
         QVERIFY(grown.markdown().contains(QStringLiteral("Scaling: weak (launched as weak;")));
     }
 
+    // GPU energy (itwinai's total per run, warm-up included) and mean utilisation (after warm-up),
+    // by hand: 1 rank 10 + 2 + 3 Wh; 2 ranks 4 + 1 + 1 Wh, and 8 + 2 + 2 Wh. Runs without telemetry
+    // have none, and the report says nothing about energy then.
+    void energyIsTheRunsTotal()
+    {
+        auto withGpu = [](const QByteArray& csv, const QList<std::pair<double, double>>& gpu) {
+            QList<QByteArray> lines = csv.trimmed().split('\n');
+            lines[0] += ",gpu_energy_wh,gpu_util_pct";
+            for (int i = 1; i < lines.size(); ++i)
+                lines[i] += QStringLiteral(",%1,%2").arg(gpu[i - 1].first).arg(gpu[i - 1].second).toUtf8();
+            return lines.join('\n') + '\n';
+        };
+        const QByteArray three = epochs({{100, 20, 0.5, 1100}, {10, 20, 0.35, 1110}, {12, 20, 0.30, 1122}});
+        const QList<ReportRun> runs{
+            run(QStringLiteral("ddp"), 1, 1, RunState::Completed, withGpu(three, {{10, 20}, {2, 80}, {3, 90}})),
+            run(QStringLiteral("ddp"), 2, 1, RunState::Completed, withGpu(three, {{4, 30}, {1, 60}, {1, 70}})),
+            run(QStringLiteral("ddp"), 2, 2, RunState::Completed, withGpu(three, {{8, 30}, {2, 50}, {2, 60}})),
+        };
+        const ScalingReport rep = buildScalingReport(QStringLiteral("e"), runs);
+        QVERIFY2(!rep.warnings.join(QLatin1Char('\n')).contains(QStringLiteral("column")),
+                 qPrintable(rep.warnings.join(QLatin1Char('\n'))));
+        QVERIFY(near(rep.runs[0].energyWh, 15));
+        QVERIFY(near(rep.runs[0].gpuUtilPct, 85));
+        QVERIFY(near(group(rep, QStringLiteral("ddp"), 2)->energyWh, (6 + 12) / 2.0));
+        QVERIFY(near(group(rep, QStringLiteral("ddp"), 2)->gpuUtilPct, (65 + 55) / 2.0));
+        QVERIFY(rep.runsCsv().section(QLatin1Char('\n'), 1, 1).endsWith(QStringLiteral(",15,85")));
+        QVERIFY(rep.markdown().contains(QStringLiteral("## GPU energy and utilisation")));
+        QVERIFY(rep.markdown().contains(QStringLiteral("| ddp | 2 | 2 | 9 | 60 % |")));
+
+        const ScalingReport none = buildScalingReport(QStringLiteral("s"), sweep());
+        QVERIFY(std::isnan(none.runs[0].energyWh) && std::isnan(none.groups[0].gpuUtilPct));
+        QVERIFY(!none.markdown().contains(QStringLiteral("GPU energy")));
+        QVERIFY(none.runsCsv().section(QLatin1Char('\n'), 1, 1).endsWith(QStringLiteral(",,")));
+    }
+
     void csvHasOneRowPerGroupAndRun()
     {
         const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep());
@@ -283,7 +318,7 @@ private slots:
         QStringList row;
         for (const QString& g : groups)
             if (g.startsWith(QStringLiteral("ddp,4,"))) row = g.split(QLatin1Char(','));
-        QCOMPARE(row.size(), 23);
+        QCOMPARE(row.size(), 25);
         const QList<double> expect{4, 1, 1, 4, 0, 4, 4, 64, 16, 3, 3, 4, 0.75, 0.75, 3, 2, 0.8, 0.4, 0.8};
         for (int i = 0; i < expect.size(); ++i)
             QVERIFY2(near(row[i + 1].toDouble(), expect[i]), qPrintable(QStringLiteral("column %1: %2").arg(i + 1).arg(row[i + 1])));

@@ -88,6 +88,9 @@ private slots:
             }
         QVERIFY(QFile::exists(dir + QStringLiteral("/groups.csv")));
         QVERIFY(QFile::exists(dir + QStringLiteral("/report.md")));
+        QFile md(dir + QStringLiteral("/report.md"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        QVERIFY2(md.readAll().contains("Scaling: weak (launched as weak;"), "the default sweep is a weak one");
         const QString png = m_tmp.filePath(QStringLiteral("compare.png"));
         const auto c = m_cli.run({QStringLiteral("compare"), QStringLiteral("loc-ddp-1x1-r1"), QStringLiteral("loc-fused-1x2-r1"),
                                   QStringLiteral("--series"), QStringLiteral("step/loss"), QStringLiteral("--out"), png});
@@ -132,6 +135,7 @@ private slots:
         const QJsonArray rows = QJsonDocument::fromJson(list.out.toUtf8()).array();
         QCOMPARE(rows.size(), 2);
         for (const auto& row : rows) QVERIFY(!row.toObject().value(QStringLiteral("origin")).toString().isEmpty());
+        QVERIFY(QFile::exists(runDir + QStringLiteral("/logs")));  // the trainer's TensorBoard events
         // The trainer's Loss/valid and the Python trainer's, on one chart and in one table.
         const QString png = m_tmp.filePath(QStringLiteral("imported.png"));
         const auto c = other.run({QStringLiteral("compare"), QStringLiteral("loc-ddp-1x2-r1"), QStringLiteral("base-1GPU-00"),
@@ -139,6 +143,78 @@ private slots:
         QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
         QFile f(png);
         QVERIFY(f.open(QIODevice::ReadOnly) && f.read(4) == QByteArray("\x89PNG"));
+        // Round trip: the trainer's own TensorBoard events, read back by the importer, equal its
+        // metrics.jsonl value for value (as float, TensorBoard's type), for every tag and step.
+        const auto tb =
+            other.run({QStringLiteral("import"), runDir + QStringLiteral("/logs"), QStringLiteral("--id"), QStringLiteral("tb-copy")});
+        QVERIFY2(tb.exitCode == 0, qPrintable(tb.all()));
+        QMap<QPair<QString, qint64>, double> events;
+        for (const QByteArray& line : other.mirrored(QStringLiteral("tb-copy"), QStringLiteral("metrics.jsonl")).split('\n')) {
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            if (o.value(QStringLiteral("kind")).toString() == QLatin1String("scalar"))
+                events.insert({o.value(QStringLiteral("tag")).toString(), qint64(o.value(QStringLiteral("step")).toDouble())},
+                              o.value(QStringLiteral("value")).toDouble());
+        }
+        int compared = 0;
+        for (const QByteArray& line : m_cli.mirrored(QStringLiteral("loc-ddp-1x2-r1"), QStringLiteral("metrics.jsonl")).split('\n')) {
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            const QString kind = o.value(QStringLiteral("kind")).toString();
+            if (kind != QLatin1String("step") && kind != QLatin1String("epoch")) continue;
+            const qint64 step = qint64(o.value(QStringLiteral("step")).toDouble());
+            for (auto it = o.begin(); it != o.end(); ++it) {
+                if (!it.value().isDouble() || it.key() == QLatin1String("step") || it.key() == QLatin1String("t") ||
+                    it.key() == QLatin1String("epoch"))
+                    continue;
+                const QString tag = kind + QLatin1Char('/') + it.key();
+                QVERIFY2(events.contains({tag, step}), qPrintable(QStringLiteral("%1 at step %2").arg(tag).arg(step)));
+                QCOMPARE(events.value({tag, step}), double(float(it.value().toDouble())));
+                ++compared;
+            }
+            if (kind == QLatin1String("epoch")) {
+                QCOMPARE(events.value({QStringLiteral("Loss/valid"), step}), double(float(o.value(QStringLiteral("val_loss")).toDouble())));
+                QCOMPARE(events.value({QStringLiteral("Learning Rate"), step}), double(float(o.value(QStringLiteral("lr")).toDouble())));
+                compared += 2;
+            }
+        }
+        QVERIFY2(compared > 100, qPrintable(QString::number(compared)));
+        // The table: the NERSC run's final Loss/valid is its event file's 0.004844, next to the trainer's.
+        const QString table = m_tmp.filePath(QStringLiteral("imported.csv"));
+        QVERIFY(other
+                    .run({QStringLiteral("compare"), QStringLiteral("loc-ddp-1x2-r1"), QStringLiteral("base-1GPU-00"),
+                          QStringLiteral("--out"), table})
+                    .exitCode == 0);
+        QFile t(table);
+        QVERIFY(t.open(QIODevice::ReadOnly));
+        const QList<QByteArray> tableRows = t.readAll().trimmed().split('\n');
+        QCOMPARE(tableRows.size(), 3);
+        const int finalCol = int(tableRows[0].split(',').indexOf("Loss/valid final"));
+        QVERIFY(finalCol > 0);
+        QVERIFY(tableRows[1].startsWith("loc-ddp-1x2-r1,") && !tableRows[1].split(',')[finalCol].isEmpty());
+        QVERIFY(tableRows[2].startsWith("base-1GPU-00,"));
+        QCOMPARE(QString::number(tableRows[2].split(',')[finalCol].toDouble(), 'g', 4), QStringLiteral("0.004844"));
+        // The points on the step and relative-time axes: the last is epoch 10's, at step 10,240 and
+        // 2 h 18 min 32 s after the log's first line (00:32:26.118 → the event at 02:50:57.8).
+        for (const auto& [axis, x] : {std::pair{QStringLiteral("step"), 10240.0}, std::pair{QStringLiteral("relative"), 8311.7}}) {
+            const QString csv = m_tmp.filePath(QStringLiteral("valid-%1.csv").arg(axis));
+            QVERIFY(other
+                        .run({QStringLiteral("compare"), QStringLiteral("loc-ddp-1x2-r1"), QStringLiteral("base-1GPU-00"),
+                              QStringLiteral("--series"), QStringLiteral("Loss/valid"), QStringLiteral("--x"), axis,
+                              QStringLiteral("--out"), csv})
+                        .exitCode == 0);
+            QFile s(csv);
+            QVERIFY(s.open(QIODevice::ReadOnly));
+            QList<QByteArray> nersc;
+            bool trainer = false;
+            for (const QByteArray& line : s.readAll().trimmed().split('\n')) {
+                if (line.startsWith("base-1GPU-00,")) nersc << line;
+                trainer = trainer || line.startsWith("loc-ddp-1x2-r1,");
+            }
+            QVERIFY(trainer);
+            QCOMPARE(nersc.size(), 11);
+            const QList<QByteArray> last = nersc.last().split(',');
+            QVERIFY2(std::abs(last[1].toDouble() - x) < 0.5, nersc.last().constData());
+            QCOMPARE(QString::number(last[2].toDouble(), 'g', 4), QStringLiteral("0.004844"));
+        }
         for (const QString& action : {QStringLiteral("cancel"), QStringLiteral("requeue")}) {
             const auto refused = other.run({action, QStringLiteral("base-1GPU-00")});
             QCOMPARE(refused.exitCode, 1);
@@ -148,7 +224,73 @@ private slots:
         const auto missing = other.run({QStringLiteral("import"), m_tmp.filePath(QStringLiteral("no such run"))});
         QCOMPARE(missing.exitCode, 1);
         QVERIFY2(missing.err.contains(QStringLiteral("no such run: no such file or folder")), qPrintable(missing.err));
-        QCOMPARE(QDir(other.workspace + QStringLiteral("/runs")).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size(), 2);
+        QCOMPARE(QDir(other.workspace + QStringLiteral("/runs")).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size(), 3);
+    }
+
+    // GPU telemetry end to end, through the real dlopen path into the tests' stand-in NVML (GPU 0:
+    // a fixed 250 W and 87 %, GPU 1: 300 W and 50 %): the report's energy of each run is the
+    // integral of that power over the windows the trainer sampled (every epoch of every rank),
+    // computed here by hand. The sweep is a strong one, and the report says so.
+    void reportEnergyIsTheIntegralOfThePower()
+    {
+#ifndef SCALEDESK_FAKE_NVML
+        QSKIP("the trainer tests' stand-in NVML is not built");
+#else
+        Cli gpu = m_cli;
+        gpu.env.insert(QStringLiteral("SCALEDESK_NVML_LIBRARY"), QStringLiteral(SCALEDESK_FAKE_NVML));
+        // cpu-tiny with epochs of a few seconds, so that each holds utilisation readings (one a second).
+        QFile unet(QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"));
+        QVERIFY(unet.open(QIODevice::ReadOnly));
+        const QString yaml = m_tmp.filePath(QStringLiteral("gpu.yaml"));
+        QFile out(yaml);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(unet.readAll() +
+                  "\ngpu-tiny:\n  <<: *cpu\n  base_channels: 4\n  global_batch_size: 2\n  base_batch_size: 2\n"
+                  "  Nsamples: 400\n  Nsamples_val: 8\n  num_epochs: 2\n");
+        out.close();
+        const auto r = gpu.run(
+            {QStringLiteral("submit"), QStringLiteral("--config-file"), yaml, QStringLiteral("--config"), QStringLiteral("gpu-tiny"),
+             QStringLiteral("--sweep"), QStringLiteral("gpu"), QStringLiteral("--ranks-per-node"), QStringLiteral("1,2"),
+             QStringLiteral("--scaling"), QStringLiteral("strong"), QStringLiteral("--global-batch"), QStringLiteral("2"),
+             QStringLiteral("--make-data"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("600")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        const QString dir = m_tmp.filePath(QStringLiteral("gpu-report"));
+        const auto rep = gpu.run({QStringLiteral("report"), QStringLiteral("--sweep"), QStringLiteral("gpu"), QStringLiteral("--out"), dir,
+                                  QStringLiteral("--format"), QStringLiteral("csv,md")});
+        QVERIFY2(rep.exitCode == 0, qPrintable(rep.all()));
+        QFile runsCsv(dir + QStringLiteral("/runs.csv"));
+        QVERIFY(runsCsv.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = runsCsv.readAll().trimmed().split('\n');
+        const QList<QByteArray> header = lines.first().split(',');
+        const int idCol = int(header.indexOf("run_id")), energyCol = int(header.indexOf("gpu_energy_wh")),
+                  utilCol = int(header.indexOf("gpu_util_pct"));
+        QVERIFY(energyCol > 0 && utilCol > 0);
+        QCOMPARE(lines.size(), 3);
+        for (int i = 1; i < lines.size(); ++i) {
+            const QList<QByteArray> cells = lines[i].split(',');
+            const QString id = QString::fromUtf8(cells[idCol]);
+            // By hand: each GPU's power over each sampled window (gpu_epoch: one per rank and epoch).
+            double joules = 0;
+            int windows = 0;
+            for (const QByteArray& line : m_cli.mirrored(id, QStringLiteral("metrics.jsonl")).split('\n')) {
+                const QJsonObject o = QJsonDocument::fromJson(line).object();
+                if (o.value(QStringLiteral("kind")).toString() != QLatin1String("gpu_epoch")) continue;
+                joules += (o.value(QStringLiteral("gpu")).toInt() == 0 ? 250.0 : 300.0) * o.value(QStringLiteral("window_s")).toDouble();
+                ++windows;
+            }
+            const int ranks = id.contains(QStringLiteral("1x2")) ? 2 : 1;
+            QCOMPARE(windows, 2 * ranks);  // cpu-tiny: 2 epochs
+            const double reported = cells[energyCol].toDouble();
+            QVERIFY2(std::abs(reported - joules / 3600.0) <= 1e-9 + 1e-6 * joules / 3600.0,
+                     qPrintable(QStringLiteral("%1: report %2 Wh, by hand %3 Wh").arg(id).arg(reported).arg(joules / 3600.0)));
+            QCOMPARE(cells[utilCol].toDouble(), ranks == 1 ? 87.0 : (87.0 + 50.0) / 2);
+        }
+        QFile md(dir + QStringLiteral("/report.md"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        const QByteArray text = md.readAll();
+        QVERIFY(text.contains("## GPU energy and utilisation"));
+        QVERIFY2(text.contains("Scaling: strong (launched as strong;"), text.constData());
+#endif
     }
 
     void hostileRunNameNeverExecutes()
@@ -372,8 +514,8 @@ private slots:
         QTest::addColumn<QString>("says");
         QTest::newRow("misspelt command") << QStringList{QStringLiteral("stauts")}
                                           << QStringLiteral("unknown command 'stauts'; did you mean 'status'?");
-        QTest::newRow("unknown command") << QStringList{QStringLiteral("improt"), QStringLiteral("x")}
-                                         << QStringLiteral("unknown command 'improt' (the commands are listed below)");
+        QTest::newRow("unknown command") << QStringList{QStringLiteral("frobnicate"), QStringLiteral("x")}
+                                         << QStringLiteral("unknown command 'frobnicate' (the commands are listed below)");
         QTest::newRow("command one letter off")
             << QStringList{QStringLiteral("rport")} << QStringLiteral("unknown command 'rport'; did you mean 'report'?");
         QTest::newRow("unknown option") << QStringList{QStringLiteral("--bogus")} << QStringLiteral("--bogus");

@@ -103,6 +103,41 @@ private slots:
         QCOMPARE(c.scalars[2].tag, std::string("step/step_s"));
     }
 
+    // The writer's bytes are TensorBoard's: the fixture's events (PyTorch's SummaryWriter), written
+    // again by EventFileWriter from what the reader read, give the fixture's file byte for byte
+    // (framing, both masked CRCs and the protobuf encoding of every event).
+    void theWriterWritesTheSummaryWritersBytes()
+    {
+        const QByteArray original = fixture();
+        const EventFileContents c = read(original);
+        QVERIFY(c.problems.empty());
+        QTemporaryDir dir;
+        std::string path;
+        {
+            EventFileWriter w;
+            w.open(QFile::encodeName(dir.path()).toStdString(), c.fileVersionWallTime);
+            for (const ScalarPoint& p : c.scalars) w.addScalar(p.tag, p.step, p.value, p.wallTime);
+            path = w.path();
+        }
+        QFile f(QString::fromStdString(path));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray written = f.readAll();
+        QCOMPARE(written.size(), original.size());
+        const auto offsets = recordOffsets(original);
+        for (std::size_t i = 0; i < offsets.size(); ++i) {
+            const qsizetype end = i + 1 < offsets.size() ? offsets[i + 1] : original.size();
+            QVERIFY2(written.mid(offsets[i], end - offsets[i]) == original.mid(offsets[i], end - offsets[i]),
+                     qPrintable(QStringLiteral("record %1 at offset %2 differs").arg(i).arg(offsets[i])));
+        }
+        // And the framing alone: frameRecord() of each record's data is the file's record.
+        for (std::size_t i = 0; i < offsets.size(); ++i) {
+            const qsizetype end = i + 1 < offsets.size() ? offsets[i + 1] : original.size();
+            const QByteArray data = original.mid(offsets[i] + 12, end - offsets[i] - 16);
+            const std::string framed = frameRecord(std::string_view(data.constData(), std::size_t(data.size())));
+            QVERIFY(QByteArray(framed.data(), qsizetype(framed.size())) == original.mid(offsets[i], end - offsets[i]));
+        }
+    }
+
     // A record whose data fails its CRC is reported at its offset and skipped; the rest are read.
     void aDataCrcMismatchSkipsOneRecord()
     {

@@ -146,7 +146,9 @@ const std::vector<std::string>& epochsCsvColumns()
                                                      "train_loss",
                                                      "val_loss",
                                                      "lr",
-                                                     "t_end"};
+                                                     "t_end",
+                                                     "gpu_energy_wh",
+                                                     "gpu_util_pct"};
     return columns;
 }
 

@@ -13,9 +13,11 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <sched.h>
@@ -422,6 +424,13 @@ private:
         metrics.open((runDir / "metrics.jsonl").string());
         log.info(tensorboard.open(runDir.string(), unixNow()));
         const bool newCsv = !fs::exists(runDir / "epochs.csv") || fs::file_size(runDir / "epochs.csv") == 0;
+        epochsCsvWidth = epochsCsvColumns().size();
+        if (!newCsv) {
+            std::ifstream existing(runDir / "epochs.csv");
+            std::string header;
+            std::getline(existing, header);
+            epochsCsvWidth = std::min(epochsCsvWidth, std::size_t(std::count(header.begin(), header.end(), ',') + 1));
+        }
         epochsCsv.open((runDir / "epochs.csv").string());
         if (newCsv) {
             std::string header;
@@ -844,9 +853,12 @@ private:
                                                   csvNumber(trainLoss),
                                                   csvNumber(valLoss),
                                                   csvNumber(lastLr),
-                                                  csvNumber(now)};
+                                                  csvNumber(now),
+                                                  gpuTotals.ranks > 0 ? csvNumber(gpuTotals.energyWh) : std::string(),
+                                                  gpuTotals.ranks > 0 ? csvNumber(gpuTotals.meanUtilPct) : std::string()};
             std::string text;
-            for (const auto& cell : row) text += (text.empty() ? "" : ",") + cell;
+            // A run resumed from an older trainer's file keeps that file's columns.
+            for (std::size_t i = 0; i < row.size() && i < epochsCsvWidth; ++i) text += (i == 0 ? "" : ",") + row[i];
             epochsCsv.writeLine(text);
         }
         saveState(CheckpointState{epoch + 1, 0, iters, 0.0, settings});
@@ -871,13 +883,13 @@ private:
         std::string why;
         auto nvml = NvmlLibrary::open(o.nvmlLibrary.empty() ? NvmlLibrary::defaultPath() : o.nvmlLibrary, why);
         if (!nvml) {
-            log.info("GPU telemetry: no NVML (" + why + "); nothing recorded");
+            log.info("no GPU telemetry: no NVML (" + why + "); nothing recorded");
             return;
         }
         // A CPU run samples the GPU its local rank would use: on a GPU node that shows it idle.
         const int cudaIndex = device.is_cuda() ? int(device.index()) : o.dist.localRank;
         if (!nvml->selectCudaDevice(cudaIndex, std::getenv("CUDA_VISIBLE_DEVICES"), why)) {
-            log.info("GPU telemetry: no GPU to sample (" + why + "); nothing recorded");
+            log.info("no GPU telemetry: no GPU to sample (" + why + "); nothing recorded");
             return;
         }
         const std::string every = " every " + pythonFloatRepr(o.gpuSampleSeconds) + " s";
@@ -1017,7 +1029,8 @@ private:
     const fs::path checkpointPath;
     torch::Device device{torch::kCPU};
     LineFile metrics, epochsCsv;
-    TensorBoardLog tensorboard;  ///< rank 0's logs/events.out.tfevents.*
+    std::size_t epochsCsvWidth = 0;  ///< columns of epochs.csv as its header has them
+    TensorBoardLog tensorboard;      ///< rank 0's logs/events.out.tfevents.*
     std::shared_ptr<VolumeSource> trainSource, validSource;
     UNet model{nullptr};
     std::unique_ptr<torch::optim::Adam> optimizer;
