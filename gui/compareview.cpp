@@ -131,6 +131,20 @@ void CompareView::reload()
 void CompareView::loaded(std::vector<CompareRun> runs)
 {
     m_runs = std::move(runs);
+    // Every tag the runs have can be charted (an imported TensorBoard run's own tags, the GPU
+    // telemetry): listed after the usual ones, unchecked.
+    QStringList all;
+    for (const CompareRun& r : m_runs) all << r.metrics.tags();
+    all.removeDuplicates();
+    all.sort();
+    m_tags->blockSignals(true);
+    for (const QString& t : all)
+        if (m_tags->findItems(t, Qt::MatchExactly).isEmpty()) {
+            auto* item = new QListWidgetItem(t, m_tags);
+            item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+            item->setCheckState(Qt::Unchecked);
+        }
+    m_tags->blockSignals(false);
     redraw();
     const Comparison c = compareRuns(m_runs);
     QStringList headers{tr("Run")};
@@ -173,6 +187,13 @@ void CompareView::setTags(const QStringList& tags)
         m_tags->item(i)->setCheckState(tags.contains(m_tags->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
     m_tags->blockSignals(false);
     redraw();
+}
+
+QStringList CompareView::tagChoices() const
+{
+    QStringList out;
+    for (int i = 0; i < m_tags->count(); ++i) out << m_tags->item(i)->text();
+    return out;
 }
 
 QString CompareView::smoothingText() const { return QString::number(m_smoothing->value() / 100.0, 'f', 2); }

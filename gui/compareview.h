@@ -31,6 +31,8 @@ public:
     SeriesChart* chart() const { return m_charts.value(0); }
     QList<SeriesChart*> charts() const { return m_charts; }
     void setTags(const QStringList& tags);
+    /// The tags offered: the usual ones, then every other tag of the runs shown.
+    QStringList tagChoices() const;
     QSlider* smoothingSlider() const { return m_smoothing; }
     QString smoothingText() const;  ///< the weight shown beside the slider
     QString hint() const;           ///< what the view says to do next ("" when two or more runs are in)

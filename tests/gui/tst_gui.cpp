@@ -1251,6 +1251,33 @@ private slots:
         QVERIFY(!finished.at(1).at(0).toBool());
         QTRY_VERIFY2(boxText.contains(QStringLiteral("in the workspace already")), qPrintable(boxText));
         QCOMPARE(model->rowCount(), 1);
+        answer.stop();
+        // A run with a tag of its own (a TensorBoard scalar): Compare offers it, and charts it.
+        const QString other = m_tmp.filePath(QStringLiteral("elsewhere/top1-run"));
+        QVERIFY(QDir().mkpath(other));
+        QFile manifest(other + QStringLiteral("/manifest.json"));
+        QVERIFY(manifest.open(QIODevice::WriteOnly));
+        manifest.write(R"({"run_id":"top1-run","strategy":"ddp","world_size":1,"status":"finished"})");
+        manifest.close();
+        QFile metrics(other + QStringLiteral("/metrics.jsonl"));
+        QVERIFY(metrics.open(QIODevice::WriteOnly));
+        for (int i = 0; i < 5; ++i)
+            metrics.write(QStringLiteral(R"({"kind":"scalar","tag":"accuracy/top1","step":%1,"t":%2,"value":%3})"
+                                         "\n")
+                              .arg(100 * i)
+                              .arg(1700000000 + i)
+                              .arg(0.5 + 0.1 * i)
+                              .toUtf8());
+        metrics.close();
+        controller.importRuns({other}, {});
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 3, 30000);
+        QVERIFY2(finished.at(2).at(0).toBool(), qPrintable(finished.at(2).at(1).toString()));
+        w.compareView()->setRuns({QStringLiteral("base-1GPU-00"), QStringLiteral("top1-run")});
+        QTRY_VERIFY(w.compareView()->tagChoices().contains(QStringLiteral("accuracy/top1")));
+        QVERIFY(w.compareView()->tagChoices().startsWith(QStringLiteral("Loss/valid")));
+        w.compareView()->setTags({QStringLiteral("accuracy/top1")});
+        QTRY_COMPARE(w.compareView()->chart()->pointsShown(), 5);
+        QTRY_COMPARE(model->rowCount(), 2);
     }
 
     void theKeyboardReachesEverything()
