@@ -1,0 +1,208 @@
+#include "analysis/perfmodel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace scaledesk {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Least squares of t ≈ a·x1 + c·x2, each row weighted by 1/t (relative errors, so a 1 KiB message
+// counts as much as a 1 GiB one). False when the points do not determine both coefficients.
+bool fitTwo(const QList<CommSample>& s, double* a, double* c, double* rms)
+{
+    double s11 = 0, s12 = 0, s22 = 0, r1 = 0, r2 = 0;
+    for (const CommSample& p : s) {
+        const double w = 1.0 / p.seconds;
+        const double x1 = 2.0 * (p.ranks - 1) * w, x2 = 2.0 * (p.ranks - 1) / p.ranks * p.bytes * w, y = 1.0;
+        s11 += x1 * x1;
+        s12 += x1 * x2;
+        s22 += x2 * x2;
+        r1 += x1 * y;
+        r2 += x2 * y;
+    }
+    const double det = s11 * s22 - s12 * s12;
+    if (!(std::abs(det) > 1e-12 * std::max(1e-300, s11 * s22))) return false;
+    *a = (r1 * s22 - r2 * s12) / det;
+    *c = (s11 * r2 - s12 * r1) / det;
+    double sq = 0;
+    for (const CommSample& p : s) {
+        const double pred = *a * 2.0 * (p.ranks - 1) + *c * 2.0 * (p.ranks - 1) / p.ranks * p.bytes;
+        sq += std::pow((pred - p.seconds) / p.seconds, 2);
+    }
+    *rms = std::sqrt(sq / s.size());
+    return true;
+}
+}  // namespace
+
+AllreduceModel::AllreduceModel() : alphaS(kNaN), betaBytesPerS(kNaN), alphaInterS(kNaN), betaInterBytesPerS(kNaN), relativeRms(kNaN) {}
+
+bool AllreduceModel::acrossNodesMeasured() const { return std::isfinite(alphaInterS) && std::isfinite(betaInterBytesPerS); }
+
+double AllreduceModel::time(int ranks, int nodes, double bytes) const
+{
+    if (ranks <= 1) return 0.0;
+    const bool inter = nodes > 1 && acrossNodesMeasured();
+    const double alpha = inter ? alphaInterS : alphaS, beta = inter ? betaInterBytesPerS : betaBytesPerS;
+    return 2.0 * (ranks - 1) * alpha + 2.0 * (ranks - 1) / ranks * bytes / beta;
+}
+
+double AllreduceModel::bucketedTime(int ranks, int nodes, double bytes, double bucketBytes) const
+{
+    if (ranks <= 1 || bytes <= 0) return 0.0;
+    const double buckets = bucketBytes > 0 ? std::ceil(bytes / bucketBytes) : 1.0;
+    // ⌈S/B⌉ messages: as many latencies, and the bandwidth of S bytes in all.
+    return buckets * time(ranks, nodes, 0.0) + (time(ranks, nodes, bytes) - time(ranks, nodes, 0.0));
+}
+
+Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& samples)
+{
+    QList<CommSample> intra, inter;
+    for (const CommSample& s : samples) {
+        if (s.ranks < 2 || !(s.seconds > 0) || !(s.bytes >= 0))
+            return Error{ErrorCode::Usage,
+                         QStringLiteral("an allreduce sample needs 2 or more ranks and a positive time (got %1 ranks, %2 s)")
+                             .arg(s.ranks)
+                             .arg(s.seconds),
+                         QString()};
+        (s.nodes > 1 ? inter : intra) << s;
+    }
+    AllreduceModel m;
+    double a = 0, c = 0, rms = 0;
+    auto fit = [&](const QList<CommSample>& part, const char* what, double* alpha, double* beta) -> Status {
+        if (!fitTwo(part, &a, &c, &rms) || !(c > 0))
+            return Error{ErrorCode::Usage,
+                         QStringLiteral("the allreduce %1 needs samples of at least two message sizes (and rank counts) that fit a "
+                                        "positive bandwidth; %2 given")
+                             .arg(QLatin1String(what))
+                             .arg(part.size()),
+                         QString()};
+        *alpha = std::max(0.0, a);
+        *beta = 1.0 / c;
+        m.relativeRms = std::isnan(m.relativeRms) ? rms : std::max(m.relativeRms, rms);
+        return Done{};
+    };
+    if (intra.isEmpty() && inter.isEmpty()) return Error{ErrorCode::Usage, QStringLiteral("no allreduce samples"), QString()};
+    if (!intra.isEmpty())
+        if (auto ok = fit(intra, "within a node", &m.alphaS, &m.betaBytesPerS); !ok) return ok.error();
+    if (!inter.isEmpty()) {
+        if (auto ok = fit(inter, "across nodes", &m.alphaInterS, &m.betaInterBytesPerS); !ok) return ok.error();
+        if (intra.isEmpty()) {  // only across nodes measured: that is the only link there is to use
+            m.alphaS = m.alphaInterS;
+            m.betaBytesPerS = m.betaInterBytesPerS;
+        }
+    }
+    m.samples = int(samples.size());
+    return m;
+}
+
+ComputeModel::ComputeModel() : fixedS(kNaN), perSampleS(kNaN), backwardShare(kNaN), dataS(kNaN), relativeRms(kNaN) {}
+
+Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples)
+{
+    QList<ComputeSample> ok;
+    for (const ComputeSample& s : samples)
+        if (s.localBatch > 0 && s.computeS > 0) ok << s;
+    if (ok.isEmpty()) return Error{ErrorCode::Usage, QStringLiteral("no step with a local batch and a compute time to fit"), QString()};
+    ComputeModel m;
+    // Weighted (relative) least squares of compute ≈ fixed + perSample·b.
+    double s11 = 0, s12 = 0, s22 = 0, r1 = 0, r2 = 0;
+    double minB = ok.first().localBatch, maxB = minB, share = 0, data = 0;
+    for (const ComputeSample& s : ok) {
+        const double w = 1.0 / s.computeS;
+        s11 += w * w;
+        s12 += w * w * s.localBatch;
+        s22 += w * w * s.localBatch * s.localBatch;
+        r1 += w;
+        r2 += w * s.localBatch;
+        minB = std::min(minB, s.localBatch);
+        maxB = std::max(maxB, s.localBatch);
+        share += s.backwardS / s.computeS;
+        data += s.dataS;
+    }
+    if (maxB > minB) {
+        const double det = s11 * s22 - s12 * s12;
+        m.fixedS = (r1 * s22 - r2 * s12) / det;
+        m.perSampleS = (s11 * r2 - s12 * r1) / det;
+    } else {  // one local batch: proportional to it (no fixed part can be told apart)
+        m.fixedS = 0.0;
+        m.perSampleS = r2 / s22;
+    }
+    m.backwardShare = share / ok.size();
+    m.dataS = data / ok.size();
+    double sq = 0;
+    for (const ComputeSample& s : ok) sq += std::pow((m.time(s.localBatch) - s.computeS) / s.computeS, 2);
+    m.relativeRms = std::sqrt(sq / ok.size());
+    m.samples = int(ok.size());
+    return m;
+}
+
+double measuredOverlap(const QList<QPair<double, double>>& commAndExposed)
+{
+    double comm = 0, exposed = 0;
+    for (const auto& [c, e] : commAndExposed)
+        if (std::isfinite(c) && std::isfinite(e)) {
+            comm += c;
+            exposed += e;
+        }
+    return comm > 0 ? std::clamp(1.0 - exposed / comm, 0.0, 1.0) : kNaN;
+}
+
+StrategyComm::StrategyComm() : measuredOverlap(kNaN) {}
+
+StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, double localBatch) const
+{
+    StepPrediction p;
+    p.computeS = compute.time(localBatch);
+    p.dataS = std::isfinite(compute.dataS) ? compute.dataS : 0.0;
+    const StrategyComm sc = strategies.value(strategy);
+    const double bucket = sc.name.isEmpty() ? (strategy == QLatin1String("fused") ? 64e6 : 25e6) : sc.bucketBytes;
+    p.commS = comm.bucketedTime(ranks, nodes, gradientBytes, bucket);
+    if (ranks <= 1) {
+        p.exposedS = 0.0;
+    } else if (std::isfinite(sc.measuredOverlap)) {
+        p.exposedS = (1.0 - sc.measuredOverlap) * p.commS;
+    } else if (strategy == QLatin1String("ddp")) {
+        // Buckets go out while backward runs; the last one cannot hide behind anything.
+        const double backward = p.computeS * (std::isfinite(compute.backwardShare) ? compute.backwardShare : 0.0);
+        const double last = comm.time(ranks, nodes, std::min(bucket, gradientBytes));
+        p.exposedS = std::max(last, p.commS - backward);
+    } else {
+        p.exposedS = p.commS;  // fused and zero1 communicate after backward
+    }
+    p.stepS = p.computeS + p.dataS + p.exposedS;
+    return p;
+}
+
+EpochPrediction::EpochPrediction()
+    : localBatch(kNaN), globalBatch(kNaN), steps(kNaN), epochS(kNaN), throughput(kNaN), speedup(kNaN), efficiency(kNaN), nodeHours(kNaN)
+{}
+
+EpochPrediction PerfModel::epoch(const QString& strategy, int ranks, int nodes, bool weak, int baseRanks, double baseLocalBatch,
+                                 double baseSamplesPerEpoch, double epochs) const
+{
+    auto at = [&](int n, int nodeCount) {
+        EpochPrediction e;
+        e.ranks = n;
+        e.nodes = nodeCount;
+        const double baseGlobal = baseLocalBatch * baseRanks;
+        e.localBatch = weak ? baseLocalBatch : baseGlobal / n;
+        e.globalBatch = e.localBatch * n;
+        const double samples = weak ? baseSamplesPerEpoch * n / baseRanks : baseSamplesPerEpoch;
+        e.steps = samples / e.globalBatch;
+        e.epochS = e.steps * step(strategy, n, nodeCount, e.localBatch).stepS;
+        e.throughput = samples / e.epochS;
+        e.nodeHours = e.epochS * epochs * nodeCount / 3600.0;
+        return e;
+    };
+    const EpochPrediction base = at(baseRanks, 1);
+    EpochPrediction e = at(ranks, nodes);
+    // The report's definitions (itwinai §7.4): speedup T(n0)/T(n); efficiency X(n) / (X(n0)·n/n0).
+    e.speedup = base.epochS / e.epochS;
+    e.efficiency = e.throughput / (base.throughput * double(ranks) / baseRanks);
+    return e;
+}
+
+}  // namespace scaledesk

@@ -1,0 +1,111 @@
+#pragma once
+
+#include "core/expected.h"
+#include "core/status.h"
+
+#include <QList>
+#include <QMap>
+#include <QString>
+
+namespace scaledesk {
+
+/// One allreduce measured: `bytes` reduced over `ranks` ranks on `nodes` nodes took `seconds`
+/// (a communication benchmark point, or a run's allreduce per step divided by its buckets).
+struct CommSample {
+    int ranks = 2;
+    int nodes = 1;
+    double bytes = 0;
+    double seconds = 0;
+};
+
+/// The α–β model of a ring allreduce of S bytes over n ranks:
+///     t(n, S) = 2(n−1)·α + 2(n−1)/n · S/β
+/// α (s) is the per-message latency and β (bytes/s) the link bandwidth. A run that spans nodes
+/// uses the across-node α and β where they were measured (the ring is as slow as its slowest link),
+/// else the within-node ones. Gradients go in buckets: S bytes in buckets of B cost
+/// ⌈S/B⌉ latencies and S/β of bandwidth.
+struct AllreduceModel {
+    double alphaS, betaBytesPerS;            ///< within a node
+    double alphaInterS, betaInterBytesPerS;  ///< across nodes; NaN when not measured
+    double relativeRms;                      ///< the fit's root-mean-square relative residual
+    int samples = 0;
+    AllreduceModel();
+    bool acrossNodesMeasured() const;
+    /// One allreduce of `bytes` over `ranks` ranks on `nodes` nodes.
+    double time(int ranks, int nodes, double bytes) const;
+    /// `bytes` of gradients in buckets of `bucketBytes` (0: one message).
+    double bucketedTime(int ranks, int nodes, double bytes, double bucketBytes) const;
+};
+
+/// Least squares of the α–β model on the samples: within a node from the one-node samples, across
+/// nodes from the others. Needs at least two distinct (n, S) points per part it fits; an error
+/// says what is missing.
+Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& samples);
+
+/// A run's mean step at one local batch: what the trainer's step records say.
+struct ComputeSample {
+    double localBatch = 0;
+    double computeS = 0;   ///< forward + backward + optimizer per step
+    double backwardS = 0;  ///< the part of it that backward takes (what DDP can overlap with)
+    double dataS = 0;      ///< waiting for data per step
+};
+
+/// Compute time per step, affine in the local batch: t(b) = fixed + perSample·b; backward is
+/// the same share of it as measured.
+struct ComputeModel {
+    double fixedS, perSampleS, backwardShare, dataS, relativeRms;
+    int samples = 0;
+    ComputeModel();
+    double time(double localBatch) const { return fixedS + perSampleS * localBatch; }
+};
+
+/// Least squares over the samples' (b, compute) points; one local batch only fits a line through
+/// the origin (no fixed part), which the result's `samples` shows.
+Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples);
+
+/// How a strategy's communication meets its step:
+/// - ddp: bucketed allreduce launched during backward; exposed = max(last bucket, comm − backward);
+/// - fused (Horovod): one fusion buffer after backward; exposed = comm;
+/// - zero1 (DeepSpeed ZeRO-1): reduce-scatter then allgather, each half of a ring allreduce's
+///   bandwidth and latency, after backward; exposed = comm.
+/// A measured overlap (1 − exposed/comm, from runs with more than one rank) replaces the rule.
+struct StrategyComm {
+    QString name;
+    double bucketBytes = 25e6;
+    double measuredOverlap;  ///< NaN: the rule above
+    StrategyComm();
+};
+
+/// The overlap a strategy achieved in runs of more than one rank: 1 − Σ exposed / Σ communication
+/// over the (communication, exposed) seconds of their steps. NaN without communication.
+double measuredOverlap(const QList<QPair<double, double>>& commAndExposed);
+
+/// What a step of `strategy` at `ranks` ranks costs, and what an epoch does.
+struct StepPrediction {
+    double computeS, dataS, commS, exposedS, stepS;
+};
+
+struct EpochPrediction {
+    int ranks = 1, nodes = 1;
+    double localBatch, globalBatch, steps, epochS, throughput, speedup, efficiency, nodeHours;
+    EpochPrediction();
+};
+
+/// The fitted model of one (profile, config): compute, data wait, the allreduce, the gradients'
+/// size, and each strategy's communication.
+struct PerfModel {
+    ComputeModel compute;
+    AllreduceModel comm;
+    double gradientBytes = 0;  ///< parameters × 4 (fp32 gradients)
+    QMap<QString, StrategyComm> strategies;
+
+    StepPrediction step(const QString& strategy, int ranks, int nodes, double localBatch) const;
+    /// Weak scaling: the local batch stays, the global batch and the samples per epoch grow with
+    /// the ranks (NERSC's rule), so steps per epoch stay. Strong: the global batch and the samples
+    /// stay, the local batch shrinks. `base*` is the smallest point (its ranks, local batch and
+    /// samples per epoch); speedup and efficiency are against it.
+    EpochPrediction epoch(const QString& strategy, int ranks, int nodes, bool weak, int baseRanks, double baseLocalBatch,
+                          double baseSamplesPerEpoch, double epochs = 1) const;
+};
+
+}  // namespace scaledesk
