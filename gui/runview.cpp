@@ -250,9 +250,8 @@ void RunView::showRun(const QString& runId)
     m_charts[0]->setCurves(
         {perStep ? curve(QStringLiteral("step/loss"), tr("train (step)"), c) : curve(QStringLiteral("Loss/train"), tr("train (epoch)"), c),
          curve(QStringLiteral("Loss/valid"), tr("validation"), referenceColor())});
-    m_charts[1]->setCurves({m.series(QStringLiteral("step/lr")) || perStep
-                                ? curve(QStringLiteral("step/lr"), tr("learning rate"), c)
-                                : curve(QStringLiteral("Learning Rate"), tr("learning rate (epoch)"), c)});
+    m_charts[1]->setCurves({perStep ? curve(QStringLiteral("step/lr"), tr("learning rate"), c)
+                                    : curve(QStringLiteral("Learning Rate"), tr("learning rate (epoch)"), c)});
     m_charts[2]->setCurves({curve(QStringLiteral("epoch/samples_per_s"), tr("samples/s (epoch)"), c)});
     m_charts[3]->setCurves({curve(QStringLiteral("step/compute_s"), tr("compute"), strategyColor(QStringLiteral("ddp"))),
                             curve(QStringLiteral("step/comm_exposed_s"), tr("exposed comm"), strategyColor(QStringLiteral("fused"))),

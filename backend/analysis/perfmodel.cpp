@@ -158,7 +158,7 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
     p.computeS = compute.time(localBatch);
     p.dataS = std::isfinite(compute.dataS) ? compute.dataS : 0.0;
     const StrategyComm sc = strategies.value(strategy);
-    const double bucket = sc.name.isEmpty() ? (strategy == QLatin1String("fused") ? 64e6 : 25e6) : sc.bucketBytes;
+    const double bucket = strategies.contains(strategy) ? sc.bucketBytes : (strategy == QLatin1String("fused") ? 64e6 : 25e6);
     p.commS = comm.bucketedTime(ranks, nodes, gradientBytes, bucket);
     if (ranks <= 1) {
         p.exposedS = 0.0;

@@ -70,7 +70,6 @@ Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples);
 ///   bandwidth and latency, after backward; exposed = comm.
 /// A measured overlap (1 − exposed/comm, from runs with more than one rank) replaces the rule.
 struct StrategyComm {
-    QString name;
     double bucketBytes = 25e6;
     double measuredOverlap;  ///< NaN: the rule above
     StrategyComm();
@@ -96,8 +95,8 @@ struct EpochPrediction {
 struct PerfModel {
     ComputeModel compute;
     AllreduceModel comm;
-    double gradientBytes = 0;  ///< parameters × 4 (fp32 gradients)
-    QMap<QString, StrategyComm> strategies;
+    double gradientBytes = 0;                ///< parameters × 4 (fp32 gradients)
+    QMap<QString, StrategyComm> strategies;  ///< by strategy name; one not here: its default bucket and its rule
 
     StepPrediction step(const QString& strategy, int ranks, int nodes, double localBatch) const;
     /// Weak scaling: the local batch stays, the global batch and the samples per epoch grow with

@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 
 namespace scaledesk {
 
@@ -215,10 +214,11 @@ Expected<Prepared> prepareLogs(const Found& f, const ImportOptions& options)
         QStringList notes;
         const QTimeZone zone = logZone(log, scalars, &notes);
         p.info.warnings << notes;
-        auto when = [&](QDateTime t) {
+        auto inZone = [&](QDateTime t) {
             t.setTimeZone(zone);
-            return unixOf(t);
+            return t;
         };
+        auto when = [&](const QDateTime& t) { return unixOf(inZone(t)); };
         r.configName = log.config.value(QStringLiteral("Configuration name"));
         r.strategy = QStringLiteral("ddp");  // the NERSC trainer's data parallelism is PyTorch DDP
         const double globalBatch = log.config.value(QStringLiteral("global_batch_size")).toDouble();
@@ -290,16 +290,9 @@ Expected<Prepared> prepareLogs(const Found& f, const ImportOptions& options)
         for (const char* key : {"Nsamples", "Nsamples_val", "num_epochs", "data_size"})
             if (log.config.contains(QLatin1String(key)))
                 manifest.insert(QLatin1String(key), log.config.value(QLatin1String(key)).toDouble());
-        if (log.start.isValid()) {
-            QDateTime t = log.start;
-            t.setTimeZone(zone);
-            manifest.insert(QStringLiteral("start_utc"), t.toUTC().toString(Qt::ISODateWithMs));
-        }
-        if (!log.epochs.isEmpty() && log.epochs.last().end.isValid()) {
-            QDateTime t = log.epochs.last().end;
-            t.setTimeZone(zone);
-            manifest.insert(QStringLiteral("end_utc"), t.toUTC().toString(Qt::ISODateWithMs));
-        }
+        if (log.start.isValid()) manifest.insert(QStringLiteral("start_utc"), inZone(log.start).toUTC().toString(Qt::ISODateWithMs));
+        if (!log.epochs.isEmpty() && log.epochs.last().end.isValid())
+            manifest.insert(QStringLiteral("end_utc"), inZone(log.epochs.last().end).toUTC().toString(Qt::ISODateWithMs));
         // The configuration block, as the log gave it (strings: the Python reprs are kept).
         QJsonObject config;
         for (auto it = log.config.begin(); it != log.config.end(); ++it) config.insert(it.key(), it.value());

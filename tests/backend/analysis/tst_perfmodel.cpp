@@ -113,8 +113,6 @@ private slots:
         QVERIFY(near(strong.efficiency, 79.36 / 79.6672 / 4));
         QVERIFY(near(strong.nodeHours, 10 * 79.6672 / 3600));
         // A measured overlap replaces the rule: 70 % hidden leaves 30 % of 0.1524 s.
-        m.strategies.insert(QStringLiteral("ddp"), StrategyComm{});
-        m.strategies[QStringLiteral("ddp")].name = QStringLiteral("ddp");
         m.strategies[QStringLiteral("ddp")].measuredOverlap = 0.7;
         QVERIFY(near(m.step(QStringLiteral("ddp"), 4, 1, 4).exposedS, 0.3 * 0.1524));
     }
