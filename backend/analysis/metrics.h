@@ -5,9 +5,12 @@
 #include <QString>
 #include <QStringList>
 
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace scaledesk {
@@ -31,6 +34,13 @@ struct MetricWarning {
 };
 QString metricWarningKindName(MetricWarning::Kind kind);
 
+/// The step and time columns that every series of one record kind shares while each of its
+/// records carries all of them (the trainer's step records: a dozen fields, one x). Stored once,
+/// not once per series: the points of a large file are a third of the memory to write.
+struct SharedX {
+    std::vector<double> step, time;
+};
+
 /// One tag of one run: x as the step and as Unix time, and the value. NaN and ±inf values are
 /// kept (a diverged loss is shown, not dropped); steps are strictly increasing, because a resumed
 /// run's repeated steps replace the older ones.
@@ -41,10 +51,10 @@ public:
     Series(Series&&) noexcept;
     Series& operator=(Series&&) noexcept;
 
-    std::size_t size() const { return m_step.size(); }
-    bool empty() const { return m_step.empty(); }
-    const std::vector<double>& steps() const { return m_step; }
-    const std::vector<double>& times() const { return m_time; }
+    std::size_t size() const { return m_value.size(); }
+    bool empty() const { return m_value.empty(); }
+    const std::vector<double>& steps() const { return m_shared ? m_shared->step : m_step; }
+    const std::vector<double>& times() const { return m_shared ? m_shared->time : m_time; }
     const std::vector<double>& values() const { return m_value; }
 
     /// Appends a point. A step at or before the last one first drops every point from that step
@@ -62,9 +72,46 @@ public:
     const MinMaxIndex& index() const;
 
 private:
+    friend class SeriesGroup;
+    void detach();  ///< takes its own copy of the shared step and time columns
+    void pushValue(double value)
+    {
+        m_value.push_back(value);
+        if (m_index) indexAppended();
+    }
+    void indexAppended();
+
+    std::shared_ptr<SharedX> m_shared;  ///< set: steps and times are the group's (same length)
     std::vector<double> m_step, m_time, m_value;
     std::size_t m_truncations = 0;
     mutable std::unique_ptr<MinMaxIndex> m_index;
+};
+
+/// The series of one record kind that share its x columns. A record adds one row of x and a value
+/// to each member; a member missing from a record, or a resume (a step at or before the last),
+/// gives the member its own columns again, so the shared ones stay exactly its x.
+class SeriesGroup {
+public:
+    SeriesGroup();
+    /// Starts a record's row.
+    void beginRow(double step, double time);
+    /// Stores a value of the current row; returns the points dropped by a resume (append()'s rule).
+    std::size_t add(Series& series, double value);
+    /// Ends the row: members without a value in it take their own columns.
+    void endRow();
+    void reserve(std::size_t rows);
+    /// Appends `later`'s rows and members' values when both hold the same tags, all of them
+    /// members, and later's steps come after these; returns false (and changes nothing) otherwise.
+    bool join(const SeriesGroup& later, const std::vector<std::pair<Series*, const Series*>>& pairs);
+    /// Gives every member its own columns and starts over with none.
+    void dissolve();
+    const std::vector<Series*>& members() const { return m_members; }
+
+private:
+    std::shared_ptr<SharedX> m_x;
+    std::vector<Series*> m_members;
+    double m_step = 0, m_time = 0;
+    bool m_resumed = false;  ///< this row's step is at or before the last: no sharing for it
 };
 
 /// Which x a view uses.
@@ -87,13 +134,23 @@ public:
     Series& ensureSeries(const QString& tag);  ///< creates the tag when new
     /// Unix time of the first record (the x origin of RelativeTime); NaN before any.
     double startTime() const { return m_startTime; }
-    void noteTime(double t);
+    void noteTime(double t)
+    {
+        if (m_startTime != m_startTime && std::isfinite(t)) m_startTime = t;  // NaN until the first
+    }
     QList<MetricWarning> warnings;
     qint64 linesParsed = 0;
     qint64 pointsStored = 0;
 
+    /// The x-sharing group of a record kind ("step", "epoch"), created when new.
+    SeriesGroup& group(const std::string& kind);
+    const std::map<std::string, SeriesGroup>& groups() const { return m_groups; }
+    /// Makes room for `scale` times the points each series (and group) holds now.
+    void reserveScaled(double scale);
+
 private:
     std::map<QString, Series> m_series;  // node-based: a Series* stays valid while others are added
+    std::map<std::string, SeriesGroup> m_groups;
     double m_startTime;
 
 public:

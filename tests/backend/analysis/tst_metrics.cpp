@@ -9,7 +9,11 @@
 #include <QTest>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
+#include <utility>
+#include <vector>
 
 using namespace scaledesk;
 
@@ -327,6 +331,80 @@ private slots:
         QCOMPARE(m.warnings.size(), 1);
         QCOMPARE(m.warnings[0].kind, MetricWarning::Kind::RepeatedSteps);
         QVERIFY2(m.warnings[0].message.contains(QStringLiteral("step 5")), qPrintable(m.warnings[0].message));
+    }
+
+    // The fields of a record kind share one step and time column while every record has them all.
+    // Whatever the records do (a field missing once, a field that first comes late, a key given
+    // twice, a resume, a file read in parts whose groups differ), each series must equal what
+    // appending its points one by one (its own columns, the plain rule) gives.
+    void sharedColumnsGiveWhatAppendingOneByOneGives()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("metrics.jsonl"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        std::map<QString, Series> expected;
+        QByteArray chunk;
+        auto put = [&](const char* kind, int step, double t, const std::vector<std::pair<QByteArray, double>>& fields) {
+            QByteArray line =
+                "{\"kind\":\"" + QByteArray(kind) + "\",\"step\":" + QByteArray::number(step) + ",\"t\":" + QByteArray::number(t, 'g', 17);
+            for (const auto& [key, value] : fields) {
+                line += ",\"" + key + "\":" + QByteArray::number(value, 'g', 17);
+                expected[QLatin1String(kind) + QLatin1Char('/') + QString::fromLatin1(key)].append(step, t, value);
+            }
+            chunk += line + "}\n";
+            if (chunk.size() > (1 << 20)) {
+                f.write(chunk);
+                chunk.clear();
+            }
+        };
+        const int n = 700000;  // ~70 MB: two parts of at least 32 MiB
+        int step = 0;
+        for (int i = 1; i <= n; ++i) {
+            step = i == 600000 ? step - 500 : step + 1;  // a resume in the second part
+            const double t = 1000.0 + i * 0.25;
+            std::vector<std::pair<QByteArray, double>> fields{{"loss", 1.0 / i}, {"lr", 0.001 * (i % 7)}};
+            if (i != 200000) fields.push_back({"a", double(i)});  // missing once: "a" takes its own columns
+            fields.push_back({"b", i * 0.5});
+            if (i == 250000) fields.push_back({"b", -1.0});           // given twice: the later value wins
+            if (i >= 100000) fields.push_back({"late", double(-i)});  // first seen after the first record
+            if (i >= 400000) fields.push_back({"second_half", 2.0});  // only in the second part
+            put("step", step, t, fields);
+            if (i % 1000 == 0) put("epoch", step, t, {{"train_loss", 0.5}, {"val_loss", 0.25 + i}});  // the same in every part
+        }
+        f.write(chunk);
+        f.close();
+        QVERIFY(f.size() > 2 * (32 << 20));
+
+        QByteArray all;
+        {
+            QFile in(path);
+            QVERIFY(in.open(QIODevice::ReadOnly));
+            all = in.readAll();
+        }
+        for (int way = 0; way < 3; ++way) {
+            const char* label = std::array{"one parser fed in chunks", "one load", "a load in two parts"}[std::size_t(way)];
+            const RunMetrics got = way == 0 ? parseAll(all, 1 << 16) : loadRunMetrics(path, way);
+            QStringList want;
+            for (const auto& [tag, s] : expected) want << tag;
+            QStringList have = got.tags();
+            for (const QString& tag : {QStringLiteral("Loss/train"), QStringLiteral("Loss/valid")}) have.removeAll(tag);
+            QCOMPARE(have, want);
+            for (const auto& [tag, s] : expected) {
+                const Series* g = got.series(tag);
+                const QByteArray what = QByteArray(label) + ": " + tag.toUtf8();
+                QVERIFY2(g && g->size() == s.size(), what.constData());
+                QVERIFY2(g->steps() == s.steps(), what.constData());
+                QVERIFY2(g->times() == s.times(), what.constData());
+                QVERIFY2(g->values() == s.values(), what.constData());
+            }
+            // The epoch records have the same fields throughout: their series still share one x,
+            // across the join of the parts too.
+            QCOMPARE(got.groups().at("epoch").members().size(), std::size_t(2));
+            QCOMPARE(got.series(QStringLiteral("epoch/val_loss"))->steps().data(),
+                     got.series(QStringLiteral("epoch/train_loss"))->steps().data());
+        }
+        QCOMPARE(expected[QStringLiteral("step/b")].values()[250000 - 1], -1.0);
     }
 
     void infinitiesAndNaNsAreShownNotDropped()
