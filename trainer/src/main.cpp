@@ -1,6 +1,7 @@
 // scaledesk-train: command line of the U-Net trainer (spec §5 flags plus ScaleDesk's).
 #include "data/hdf5volume.h"
 #include "data/makedata.h"
+#include "dist/benchcomm.h"
 #include "dist/comm.h"
 #include "run/checkpoint.h"
 #include "run/config.h"
@@ -226,6 +227,17 @@ int main(int argc, char** argv)
         ->capture_default_str()
         ->check(kPositive);
 
+    BenchCommOptions benchComm;
+    std::string benchSizes = "4K,64K,1M,4M,16M,64M";
+    CLI::App* bench =
+        app.add_subcommand("bench-comm",
+                           "measure allreduce time over this job's ranks at each size (launch it as the training is launched: mpirun "
+                           "-np N or srun); rank 0 prints a table and appends JSON lines to --out for `scaledesk plan --comm`");
+    bench->add_option("--sizes", benchSizes, "comma-separated sizes in bytes (K, M, G: powers of 1024)")->capture_default_str();
+    bench->add_option("--reps", benchComm.reps, "timed calls per size (after two untimed ones)")->capture_default_str()->check(kPositive);
+    bench->add_option("--out", benchComm.out, "append the JSON lines to this file (rank 0)");
+    bench->fallthrough();  // --backend and --comm_timeout are the training's options
+
     CLI11_PARSE(app, argc, argv);
     v.enableAmp.given = ampFlag->count() > 0;
     v.enableApex.given = apexFlag->count() > 0;
@@ -259,6 +271,17 @@ int main(int argc, char** argv)
             scaledesk::train::makeData(makeData);
             std::cout << "wrote " << makeData.outDir << "/train.h5 (box " << makeData.trainBox << ") and " << makeData.outDir
                       << "/valid.h5 (box " << makeData.valBox << ")" << std::endl;
+            return 0;
+        }
+        if (bench->parsed()) {
+            benchComm.sizes = parseByteSizes(benchSizes);
+            const DistEnv dist = discoverDistEnv();
+            rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
+            {
+                const auto comm = makeCommunicator(backend, dist, std::chrono::seconds(commTimeout), torch::cuda::is_available());
+                runBenchComm(*comm, benchComm);
+            }
+            shutdownMpi();
             return 0;
         }
         options.sharedStreams = dataStreams == "shared";

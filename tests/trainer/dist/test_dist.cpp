@@ -133,6 +133,38 @@ TEST_F(Dist, MpirunTwoAndThreeRanks)
     }
 }
 
+// The planner's communication benchmark: every size timed over the ranks, one JSON line each.
+TEST_F(Dist, BenchCommTimesEverySizeOverTheRanks)
+{
+    const std::string out = path("bench-comm.jsonl");
+    for (const std::string backend : {"mpi", "gloo"}) {
+        const std::vector<std::string> args = {"--backend", backend, "bench-comm", "--sizes", "4K,256K", "--reps", "3", "--out", out};
+        const Job job = backend == "mpi" ? runMpi(2, args) : runEnv(2, args);
+        for (int code : job.exitCodes) EXPECT_EQ(code, 0) << all(job);
+        EXPECT_NE(job.outputs[0].find("allreduce over 2 ranks on 1 node(s), " + backend), std::string::npos) << all(job);
+    }
+    const std::vector<std::string> lines = readLines(out);
+    ASSERT_EQ(lines.size(), 4u) << readFile(out);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const json j = json::parse(lines[i]);
+        EXPECT_EQ(j.at("kind"), "allreduce");
+        EXPECT_EQ(j.at("backend"), i < 2 ? "mpi" : "gloo");
+        EXPECT_EQ(j.at("ranks"), 2);
+        EXPECT_EQ(j.at("nodes"), 1);
+        EXPECT_EQ(j.at("bytes"), i % 2 == 0 ? 4096 : 262144);
+        EXPECT_GT(j.at("seconds").get<double>(), 0.0);
+        EXPECT_GE(j.at("seconds").get<double>(), j.at("min_s").get<double>());
+        EXPECT_EQ(j.at("reps"), 3);
+    }
+    // One rank has nothing to reduce with; a size that is not one is named.
+    const Job one = runEnv(1, {"--backend", "gloo", "bench-comm"});
+    EXPECT_NE(one.exitCodes[0], 0);
+    EXPECT_NE(one.outputs[0].find("needs at least two ranks"), std::string::npos) << all(one);
+    const ProcessResult bad = runCommand(shellQuote(kBin) + " bench-comm --sizes 4K,6,lots 2>&1");
+    EXPECT_NE(bad.exitCode, 0);
+    EXPECT_NE(bad.output.find("--sizes: '6' is not a size in bytes"), std::string::npos) << bad.output;
+}
+
 TEST_F(Dist, GlooEnvTwoAndThreeRanks)
 {
     for (int ranks : {2, 3}) {

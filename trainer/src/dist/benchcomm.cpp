@@ -1,0 +1,138 @@
+#include "dist/benchcomm.h"
+
+#include "dist/comm.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace scaledesk::train {
+
+std::vector<long long> parseByteSizes(const std::string& list)
+{
+    std::vector<long long> sizes;
+    std::stringstream in(list);
+    for (std::string item; std::getline(in, item, ',');) {
+        if (item.empty()) continue;
+        long long scale = 1;
+        std::string digits = item;
+        switch (digits.back()) {
+        case 'K':
+        case 'k':
+            scale = 1LL << 10;
+            digits.pop_back();
+            break;
+        case 'M':
+        case 'm':
+            scale = 1LL << 20;
+            digits.pop_back();
+            break;
+        case 'G':
+        case 'g':
+            scale = 1LL << 30;
+            digits.pop_back();
+            break;
+        default: break;
+        }
+        std::size_t used = 0;
+        long long n = -1;
+        try {
+            n = std::stoll(digits, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != digits.size() || n <= 0 || (n * scale) % 4 != 0)
+            throw std::invalid_argument("--sizes: '" + item + "' is not a size in bytes (a positive multiple of 4; K, M, G allowed)");
+        sizes.push_back(n * scale);
+    }
+    if (sizes.empty()) throw std::invalid_argument("--sizes: no sizes given");
+    return sizes;
+}
+
+namespace {
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Distinct host names over the ranks: each rank's name's hash, gathered.
+int countNodes(Communicator& comm, std::vector<std::string>* mine)
+{
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    mine->assign(1, host);
+    const auto hash = static_cast<int64_t>(std::hash<std::string>{}(host)&0x7fffffffffffffffULL);
+    torch::Tensor all = torch::zeros({comm.size()}, torch::kInt64);
+    torch::Tensor shard = all.narrow(0, comm.rank(), 1);
+    shard.fill_(hash);
+    comm.allgather(all, shard);
+    std::set<int64_t> distinct;
+    for (int r = 0; r < comm.size(); ++r) distinct.insert(all[r].item<int64_t>());
+    return int(distinct.size());
+}
+}  // namespace
+
+void runBenchComm(Communicator& comm, const BenchCommOptions& options)
+{
+    if (comm.size() < 2) throw CommError("bench-comm: an allreduce needs at least two ranks (launch it with mpirun -np N or srun -n N)");
+    std::vector<std::string> hosts;
+    const int nodes = countNodes(comm, &hosts);
+    const bool rank0 = comm.rank() == 0;
+    std::ofstream file;
+    if (rank0 && !options.out.empty() && options.out != "-") {
+        file.open(options.out, std::ios::app);
+        if (!file) throw std::runtime_error("bench-comm: cannot write " + options.out);
+    }
+    if (rank0) {
+        std::printf("allreduce over %d ranks on %d node(s), %s, float32, median of %d\n", comm.size(), nodes, comm.backend().c_str(),
+                    options.reps);
+        std::printf("| bytes | median s | min s | bus GB/s |\n|---|---|---|---|\n");
+    }
+    using Clock = std::chrono::steady_clock;
+    for (const long long bytes : options.sizes) {
+        torch::Tensor buffer = torch::ones({bytes / 4}, torch::kFloat32);
+        std::vector<double> times;
+        for (int r = 0; r < options.reps + 2; ++r) {
+            comm.barrier();
+            const auto t0 = Clock::now();
+            comm.allreduce(buffer);
+            const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (r >= 2) times.push_back(s);  // the first two set up buffers and connections
+        }
+        // Every rank's time counts: an allreduce is as slow as its slowest rank.
+        torch::Tensor worst = torch::tensor({median(times)}, torch::kFloat64);
+        torch::Tensor all = torch::zeros({comm.size()}, torch::kFloat64);
+        all.narrow(0, comm.rank(), 1).copy_(worst);
+        comm.allgather(all, all.narrow(0, comm.rank(), 1));
+        const double seconds = all.max().item<double>();
+        const double fastest = *std::min_element(times.begin(), times.end());
+        if (!rank0) continue;
+        const int n = comm.size();
+        std::printf("| %lld | %.6g | %.6g | %.3f |\n", bytes, seconds, fastest, 2.0 * (n - 1) / n * double(bytes) / seconds / 1e9);
+        const nlohmann::json line{{"kind", "allreduce"},
+                                  {"backend", comm.backend()},
+                                  {"ranks", n},
+                                  {"nodes", nodes},
+                                  {"host", hosts.front()},
+                                  {"bytes", bytes},
+                                  {"seconds", seconds},
+                                  {"min_s", fastest},
+                                  {"reps", options.reps},
+                                  {"t", std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()}};
+        if (file.is_open()) file << line.dump() << '\n' << std::flush;
+    }
+    std::fflush(stdout);
+}
+
+}  // namespace scaledesk::train

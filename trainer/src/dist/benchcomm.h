@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace scaledesk::train {
+
+class Communicator;
+
+/// What `scaledesk-train bench-comm` measures: allreduce of float32 buffers of each size, the
+/// median (and minimum) of `reps` timed calls after two untimed ones, every rank taking part.
+struct BenchCommOptions {
+    std::vector<long long> sizes{4096, 65536, 1 << 20, 4 << 20, 16 << 20, 64 << 20};  ///< bytes
+    int reps = 10;
+    std::string out;  ///< JSON lines written here by rank 0 ("" or "-": standard output only)
+};
+
+/// Parses "4K,64K,1M,16M" (K, M, G: powers of 1024; plain numbers are bytes) into byte counts,
+/// each a positive multiple of 4; throws std::invalid_argument naming the bad item.
+std::vector<long long> parseByteSizes(const std::string& list);
+
+/// Runs the benchmark on `comm` (every rank calls it). Rank 0 prints a table and writes one JSON
+/// line per size: {"kind":"allreduce","backend","ranks","nodes","hosts","bytes","seconds","min_s",
+/// "reps","t"}, the input of `scaledesk plan --comm` (docs/planner.md). Nodes are the distinct host
+/// names of the ranks. Needs at least two ranks; throws CommError otherwise.
+void runBenchComm(Communicator& comm, const BenchCommOptions& options);
+
+}  // namespace scaledesk::train
