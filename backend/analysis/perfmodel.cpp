@@ -139,6 +139,18 @@ Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples)
     return m;
 }
 
+Expected<AllreduceModel> fitCollective(const QList<CommSample>& samples, CommSample::Op op)
+{
+    QList<CommSample> mine;
+    for (CommSample s : samples)
+        if (s.op == op) {
+            if (op != CommSample::Op::Allreduce) s.seconds *= 2;  // half an allreduce each
+            s.op = CommSample::Op::Allreduce;
+            mine << s;
+        }
+    return fitAllreduce(mine);
+}
+
 double measuredOverlap(const QList<QPair<double, double>>& commAndExposed)
 {
     double comm = 0, exposed = 0;
@@ -159,7 +171,10 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
     p.dataS = std::isfinite(compute.dataS) ? compute.dataS : 0.0;
     const StrategyComm sc = strategies.value(strategy);
     const double bucket = strategies.contains(strategy) ? sc.bucketBytes : (strategy == QLatin1String("fused") ? 64e6 : 25e6);
-    p.commS = comm.bucketedTime(ranks, nodes, gradientBytes, bucket);
+    const bool zeroMeasured = strategy == QLatin1String("zero1") && reduceScatter.samples > 0 && allgather.samples > 0;
+    // ZeRO-1 sends the whole flat gradient and parameter vectors, one message each.
+    p.commS = zeroMeasured ? (reduceScatter.time(ranks, nodes, gradientBytes) + allgather.time(ranks, nodes, gradientBytes)) / 2
+                           : comm.bucketedTime(ranks, nodes, gradientBytes, bucket);
     if (ranks <= 1) {
         p.exposedS = 0.0;
     } else if (std::isfinite(sc.measuredOverlap)) {

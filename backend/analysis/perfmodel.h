@@ -16,6 +16,10 @@ struct CommSample {
     int nodes = 1;
     double bytes = 0;
     double seconds = 0;
+    /// The collective: an allreduce, or one of ZeRO-1's two halves of it. A ring reduce-scatter or
+    /// allgather of S bytes costs (n−1)·α + (n−1)/n · S/β, half an allreduce: such samples are
+    /// fitted as allreduces of twice their time, so one AllreduceModel describes each collective.
+    enum class Op { Allreduce, ReduceScatter, Allgather } op = Op::Allreduce;
 };
 
 /// The α–β model of a ring allreduce of S bytes over n ranks:
@@ -41,6 +45,9 @@ struct AllreduceModel {
 /// nodes from the others. Needs at least two distinct (n, S) points per part it fits; an error
 /// says what is missing.
 Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& samples);
+/// fitAllreduce() of the samples of one collective (reduce-scatter and allgather samples count
+/// twice their time); an error when there are none.
+Expected<AllreduceModel> fitCollective(const QList<CommSample>& samples, CommSample::Op op);
 
 /// A run's mean step at one local batch: what the trainer's step records say.
 struct ComputeSample {
@@ -66,8 +73,10 @@ Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples);
 /// How a strategy's communication meets its step:
 /// - ddp: bucketed allreduce launched during backward; exposed = max(last bucket, comm − backward);
 /// - fused (Horovod): one fusion buffer after backward; exposed = comm;
-/// - zero1 (DeepSpeed ZeRO-1): reduce-scatter then allgather, each half of a ring allreduce's
-///   bandwidth and latency, after backward; exposed = comm.
+/// - zero1 (DeepSpeed ZeRO-1): one reduce-scatter of the gradients and one allgather of the
+///   parameters, after backward; exposed = comm. Each costs half a ring allreduce, unless the two
+///   collectives were measured themselves (PerfModel::reduceScatter, ::allgather): a library's
+///   reduce-scatter can be far slower than its allreduce.
 /// A measured overlap (1 − exposed/comm, from runs with more than one rank) replaces the rule.
 struct StrategyComm {
     double bucketBytes = 25e6;
@@ -95,8 +104,9 @@ struct EpochPrediction {
 struct PerfModel {
     ComputeModel compute;
     AllreduceModel comm;
-    double gradientBytes = 0;                ///< parameters × 4 (fp32 gradients)
-    QMap<QString, StrategyComm> strategies;  ///< by strategy name; one not here: its default bucket and its rule
+    AllreduceModel reduceScatter, allgather;  ///< as allreduce-equivalents; `samples` 0: not measured
+    double gradientBytes = 0;                 ///< parameters × 4 (fp32 gradients)
+    QMap<QString, StrategyComm> strategies;   ///< by strategy name; one not here: its default bucket and its rule
 
     StepPrediction step(const QString& strategy, int ranks, int nodes, double localBatch) const;
     /// Weak scaling: the local batch stays, the global batch and the samples per epoch grow with

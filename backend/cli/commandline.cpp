@@ -32,6 +32,7 @@ std::vector<std::unique_ptr<cli::Command>> allCommands()
     c.push_back(cli::compareCommand());
     c.push_back(cli::tailCommand());
     c.push_back(cli::importCommand());
+    c.push_back(cli::planCommand());
     c.push_back(cli::demoCommand());
     return c;
 }

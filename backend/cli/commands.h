@@ -50,5 +50,6 @@ std::unique_ptr<Command> compareCommand();
 std::unique_ptr<Command> demoCommand();
 std::unique_ptr<Command> tailCommand();
 std::unique_ptr<Command> importCommand();
+std::unique_ptr<Command> planCommand();
 
 }  // namespace scaledesk::cli

@@ -231,9 +231,14 @@ int main(int argc, char** argv)
     std::string benchSizes = "4K,64K,1M,4M,16M,64M";
     CLI::App* bench =
         app.add_subcommand("bench-comm",
-                           "measure allreduce time over this job's ranks at each size (launch it as the training is launched: mpirun "
+                           "time the collectives of the strategies (allreduce; reduce-scatter and allgather) over this job's ranks at each "
+                           "size (launch it as the training is launched: mpirun "
                            "-np N or srun); rank 0 prints a table and appends JSON lines to --out for `scaledesk plan --comm`");
     bench->add_option("--sizes", benchSizes, "comma-separated sizes in bytes (K, M, G: powers of 1024)")->capture_default_str();
+    bench->add_option("--ops", benchComm.ops, "collectives to time, comma-separated")
+        ->delimiter(',')
+        ->capture_default_str()
+        ->check(CLI::IsMember({"allreduce", "reduce_scatter", "allgather"}));
     bench->add_option("--reps", benchComm.reps, "timed calls per size (after two untimed ones)")->capture_default_str()->check(kPositive);
     bench->add_option("--out", benchComm.out, "append the JSON lines to this file (rank 0)");
     bench->fallthrough();  // --backend and --comm_timeout are the training's options

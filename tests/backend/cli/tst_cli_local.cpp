@@ -104,6 +104,43 @@ private slots:
         QVERIFY2(bad.err.contains(QStringLiteral("/proc/nope")), qPrintable(bad.err));
     }
 
+    // `scaledesk plan` on the sweep's real runs: a row per strategy and node count, the measured
+    // point beside its prediction, points past 8× the largest measured rank count flagged, and a
+    // benchmark file that cannot be read named with its line.
+    void planPredictsFromTheSweepsRuns()
+    {
+        const QString dir = m_tmp.filePath(QStringLiteral("plan"));
+        const auto r = m_cli.run({QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("loc"), QStringLiteral("--nodes"),
+                                  QStringLiteral("1,2,32"), QStringLiteral("--out"), dir});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QFile csv(dir + QStringLiteral("/plan.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 1 + 2 * 3);  // ddp and fused × 1, 2, 32 nodes
+        const QStringList header = lines[0].split(QLatin1Char(','));
+        auto cell = [&](int row, const char* column) { return lines[row].split(QLatin1Char(','))[header.indexOf(QLatin1String(column))]; };
+        QCOMPARE(cell(1, "strategy"), QStringLiteral("ddp"));
+        QCOMPARE(cell(1, "ranks"), QStringLiteral("2"));                             // 2 ranks per node, as the sweep's largest runs had
+        QVERIFY2(cell(1, "measured_epoch_s").toDouble() > 0, qPrintable(lines[1]));  // loc-ddp-1x2-r1 ran this point
+        QVERIFY2(cell(1, "epoch_s").toDouble() > 0 && cell(1, "epoch_low_s").toDouble() <= cell(1, "epoch_s").toDouble() &&
+                     cell(1, "epoch_high_s").toDouble() >= cell(1, "epoch_s").toDouble(),
+                 qPrintable(lines[1]));
+        QCOMPARE(cell(2, "extrapolated"), QStringLiteral("no"));   // 4 ranks
+        QCOMPARE(cell(3, "extrapolated"), QStringLiteral("yes"));  // 64 ranks > 8 × 2
+        QVERIFY2(r.out.contains(QStringLiteral("the steps of loc-ddp-1x2-r1")), qPrintable(r.out));
+        QVERIFY(QFile::exists(dir + QStringLiteral("/plan.md")));
+        const QString bad = m_tmp.filePath(QStringLiteral("bad-comm.jsonl"));
+        QFile b(bad);
+        QVERIFY(b.open(QIODevice::WriteOnly));
+        b.write(
+            "{\"kind\":\"allreduce\",\"ranks\":2,\"nodes\":1,\"bytes\":4096,\"seconds\":0.001}\n{\"kind\":\"allreduce\",\"ranks\":2}\n");
+        b.close();
+        const auto e = m_cli.run({QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("loc"), QStringLiteral("--nodes"),
+                                  QStringLiteral("2"), QStringLiteral("--comm"), bad});
+        QCOMPARE(e.exitCode, 1);
+        QVERIFY2(e.err.contains(bad + QStringLiteral(":2")) && e.err.contains(QStringLiteral("'nodes'")), qPrintable(e.err));
+    }
+
     // `scaledesk import`: a run folder the real trainer wrote (copied elsewhere, as a colleague would
     // send it) and the NERSC tutorial's Python run, into another workspace; compared side by side on
     // the tag they share; read-only to every action.

@@ -141,14 +141,16 @@ TEST_F(Dist, BenchCommTimesEverySizeOverTheRanks)
         const std::vector<std::string> args = {"--backend", backend, "bench-comm", "--sizes", "4K,256K", "--reps", "3", "--out", out};
         const Job job = backend == "mpi" ? runMpi(2, args) : runEnv(2, args);
         for (int code : job.exitCodes) EXPECT_EQ(code, 0) << all(job);
-        EXPECT_NE(job.outputs[0].find("allreduce over 2 ranks on 1 node(s), " + backend), std::string::npos) << all(job);
+        EXPECT_NE(job.outputs[0].find("collectives over 2 ranks on 1 node(s), " + backend), std::string::npos) << all(job);
     }
+    // Each backend: each collective, each size.
     const std::vector<std::string> lines = readLines(out);
-    ASSERT_EQ(lines.size(), 4u) << readFile(out);
+    ASSERT_EQ(lines.size(), 12u) << readFile(out);
+    const std::vector<std::string> ops = {"allreduce", "reduce_scatter", "allgather"};
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const json j = json::parse(lines[i]);
-        EXPECT_EQ(j.at("kind"), "allreduce");
-        EXPECT_EQ(j.at("backend"), i < 2 ? "mpi" : "gloo");
+        EXPECT_EQ(j.at("kind"), ops[i / 2 % 3]) << lines[i];
+        EXPECT_EQ(j.at("backend"), i < 6 ? "mpi" : "gloo");
         EXPECT_EQ(j.at("ranks"), 2);
         EXPECT_EQ(j.at("nodes"), 1);
         EXPECT_EQ(j.at("bytes"), i % 2 == 0 ? 4096 : 262144);

@@ -94,43 +94,55 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
         file.open(options.out, std::ios::app);
         if (!file) throw std::runtime_error("bench-comm: cannot write " + options.out);
     }
+    const int n = comm.size();
     if (rank0) {
-        std::printf("allreduce over %d ranks on %d node(s), %s, float32, median of %d\n", comm.size(), nodes, comm.backend().c_str(),
-                    options.reps);
-        std::printf("| bytes | median s | min s | bus GB/s |\n|---|---|---|---|\n");
+        std::printf("collectives over %d ranks on %d node(s), %s, float32, median of %d\n", n, nodes, comm.backend().c_str(), options.reps);
+        std::printf("| collective | bytes | median s | min s | bus GB/s |\n|---|---|---|---|---|\n");
     }
     using Clock = std::chrono::steady_clock;
-    for (const long long bytes : options.sizes) {
-        torch::Tensor buffer = torch::ones({bytes / 4}, torch::kFloat32);
-        std::vector<double> times;
-        for (int r = 0; r < options.reps + 2; ++r) {
-            comm.barrier();
-            const auto t0 = Clock::now();
-            comm.allreduce(buffer);
-            const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-            if (r >= 2) times.push_back(s);  // the first two set up buffers and connections
+    for (const std::string& op : options.ops) {
+        for (const long long asked : options.sizes) {
+            // Whole float32 elements, a whole number of them per rank.
+            const long long count = std::max<long long>(n, asked / 4 / n * n);
+            const long long bytes = count * 4;
+            torch::Tensor buffer = torch::ones({count}, torch::kFloat32);
+            torch::Tensor shard = buffer.narrow(0, comm.rank() * (count / n), count / n);
+            std::vector<double> times;
+            for (int r = 0; r < options.reps + 2; ++r) {
+                comm.barrier();
+                const auto t0 = Clock::now();
+                if (op == "allreduce")
+                    comm.allreduce(buffer);
+                else if (op == "reduce_scatter")
+                    comm.reduceScatter(buffer, shard);
+                else
+                    comm.allgather(buffer, shard);
+                const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+                if (r >= 2) times.push_back(s);  // the first two set up buffers and connections
+            }
+            // Every rank's time counts: a collective is as slow as its slowest rank.
+            torch::Tensor all = torch::zeros({n}, torch::kFloat64);
+            all.narrow(0, comm.rank(), 1).fill_(median(times));
+            comm.allgather(all, all.narrow(0, comm.rank(), 1));
+            const double seconds = all.max().item<double>();
+            const double fastest = *std::min_element(times.begin(), times.end());
+            if (!rank0) continue;
+            // Bus bandwidth as nccl-tests define it: an allreduce moves 2(n-1)/n of the buffer, the others (n-1)/n.
+            const double factor = (op == "allreduce" ? 2.0 : 1.0) * (n - 1) / n;
+            std::printf("| %s | %lld | %.6g | %.6g | %.3f |\n", op.c_str(), bytes, seconds, fastest,
+                        factor * double(bytes) / seconds / 1e9);
+            const nlohmann::json line{{"kind", op},
+                                      {"backend", comm.backend()},
+                                      {"ranks", n},
+                                      {"nodes", nodes},
+                                      {"host", hosts.front()},
+                                      {"bytes", bytes},
+                                      {"seconds", seconds},
+                                      {"min_s", fastest},
+                                      {"reps", options.reps},
+                                      {"t", std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()}};
+            if (file.is_open()) file << line.dump() << '\n' << std::flush;
         }
-        // Every rank's time counts: an allreduce is as slow as its slowest rank.
-        torch::Tensor worst = torch::tensor({median(times)}, torch::kFloat64);
-        torch::Tensor all = torch::zeros({comm.size()}, torch::kFloat64);
-        all.narrow(0, comm.rank(), 1).copy_(worst);
-        comm.allgather(all, all.narrow(0, comm.rank(), 1));
-        const double seconds = all.max().item<double>();
-        const double fastest = *std::min_element(times.begin(), times.end());
-        if (!rank0) continue;
-        const int n = comm.size();
-        std::printf("| %lld | %.6g | %.6g | %.3f |\n", bytes, seconds, fastest, 2.0 * (n - 1) / n * double(bytes) / seconds / 1e9);
-        const nlohmann::json line{{"kind", "allreduce"},
-                                  {"backend", comm.backend()},
-                                  {"ranks", n},
-                                  {"nodes", nodes},
-                                  {"host", hosts.front()},
-                                  {"bytes", bytes},
-                                  {"seconds", seconds},
-                                  {"min_s", fastest},
-                                  {"reps", options.reps},
-                                  {"t", std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()}};
-        if (file.is_open()) file << line.dump() << '\n' << std::flush;
     }
     std::fflush(stdout);
 }

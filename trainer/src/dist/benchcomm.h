@@ -7,10 +7,12 @@ namespace scaledesk::train {
 
 class Communicator;
 
-/// What `scaledesk-train bench-comm` measures: allreduce of float32 buffers of each size, the
+/// What `scaledesk-train bench-comm` measures: each collective the strategies use (allreduce for
+/// ddp and fused; reduce-scatter and allgather for zero1) on float32 buffers of each size, the
 /// median (and minimum) of `reps` timed calls after two untimed ones, every rank taking part.
 struct BenchCommOptions {
     std::vector<long long> sizes{4096, 65536, 1 << 20, 4 << 20, 16 << 20, 64 << 20};  ///< bytes
+    std::vector<std::string> ops{"allreduce", "reduce_scatter", "allgather"};
     int reps = 10;
     std::string out;  ///< JSON lines written here by rank 0 ("" or "-": standard output only)
 };
@@ -20,9 +22,10 @@ struct BenchCommOptions {
 std::vector<long long> parseByteSizes(const std::string& list);
 
 /// Runs the benchmark on `comm` (every rank calls it). Rank 0 prints a table and writes one JSON
-/// line per size: {"kind":"allreduce","backend","ranks","nodes","hosts","bytes","seconds","min_s",
-/// "reps","t"}, the input of `scaledesk plan --comm` (docs/planner.md). Nodes are the distinct host
-/// names of the ranks. Needs at least two ranks; throws CommError otherwise.
+/// line per collective and size: {"kind": "allreduce" | "reduce_scatter" | "allgather", "backend",
+/// "ranks", "nodes", "host", "bytes" (the full buffer), "seconds" (the slowest rank's median),
+/// "min_s", "reps", "t"}, the input of `scaledesk plan --comm` (docs/planner.md). Nodes are the
+/// distinct host names of the ranks. Needs at least two ranks; throws CommError otherwise.
 void runBenchComm(Communicator& comm, const BenchCommOptions& options);
 
 }  // namespace scaledesk::train

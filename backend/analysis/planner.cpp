@@ -1,0 +1,473 @@
+#include "analysis/planner.h"
+
+#include "analysis/axisticks.h"
+#include "analysis/epochscsv.h"
+#include "analysis/metrics.h"
+#include "runs/runstore.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+#include <QSet>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+namespace scaledesk {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Error planError(const QString& message, const QString& location = QString()) { return Error{ErrorCode::Usage, message, location}; }
+
+// Mean of a step series' values after step `after` (all of them when none is later).
+double meanAfter(const RunMetrics& m, const char* tag, double after, int* count = nullptr)
+{
+    const Series* s = m.series(QLatin1String(tag));
+    if (!s || s->empty()) return kNaN;
+    double sum = 0;
+    int n = 0;
+    for (int pass = 0; pass < 2 && n == 0; ++pass)
+        for (std::size_t i = 0; i < s->size(); ++i)
+            if ((pass == 1 || s->steps()[i] > after) && std::isfinite(s->values()[i])) {
+                sum += s->values()[i];
+                ++n;
+            }
+    if (count) *count = n;
+    return n > 0 ? sum / n : kNaN;
+}
+}  // namespace
+
+PlanRunInput::PlanRunInput()
+    : localBatch(kNaN), samplesPerEpoch(kNaN), computeS(kNaN), backwardS(kNaN), dataS(kNaN), commS(kNaN), exposedS(kNaN), epochS(kNaN),
+      epochCv(kNaN), gradientBytes(kNaN), bucketBytes(kNaN)
+{}
+
+PlanOptions::PlanOptions() : gpuHourPrice(kNaN) {}
+
+PlanPoint::PlanPoint()
+    : localBatch(kNaN), stepS(kNaN), computeS(kNaN), exposedCommS(kNaN), epochS(kNaN), epochLowS(kNaN), epochHighS(kNaN), throughput(kNaN),
+      speedup(kNaN), efficiency(kNaN), efficiencyLow(kNaN), efficiencyHigh(kNaN), nodeHours(kNaN), gpuHours(kNaN), cost(kNaN),
+      measuredEpochS(kNaN)
+{}
+
+Plan::Plan() : baseLocalBatch(kNaN), baseSamplesPerEpoch(kNaN) {}
+
+Expected<QList<CommSample>> loadCommSamples(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return planError(QStringLiteral("cannot read (%1)").arg(f.errorString()), path);
+    QList<CommSample> samples;
+    int line = 0;
+    while (!f.atEnd()) {
+        ++line;
+        const QByteArray text = f.readLine().trimmed();
+        if (text.isEmpty()) continue;
+        QJsonParseError pe;
+        const QJsonDocument doc = QJsonDocument::fromJson(text, &pe);
+        if (!doc.isObject())
+            return planError(QStringLiteral("not a JSON object (%1)").arg(pe.errorString()), QStringLiteral("%1:%2").arg(path).arg(line));
+        const QJsonObject o = doc.object();
+        const QString kind = o.value(QLatin1String("kind")).toString();
+        CommSample s;
+        if (kind == QLatin1String("allreduce"))
+            s.op = CommSample::Op::Allreduce;
+        else if (kind == QLatin1String("reduce_scatter"))
+            s.op = CommSample::Op::ReduceScatter;
+        else if (kind == QLatin1String("allgather"))
+            s.op = CommSample::Op::Allgather;
+        else
+            continue;
+        for (const char* key : {"ranks", "nodes", "bytes", "seconds"}) {
+            const QJsonValue v = o.value(QLatin1String(key));
+            if (!v.isDouble() || !(v.toDouble() > 0))
+                return planError(QStringLiteral("field '%1' is missing or not a positive number").arg(QLatin1String(key)),
+                                 QStringLiteral("%1:%2").arg(path).arg(line));
+        }
+        s.ranks = o.value(QLatin1String("ranks")).toInt();
+        s.nodes = o.value(QLatin1String("nodes")).toInt();
+        s.bytes = o.value(QLatin1String("bytes")).toDouble();
+        s.seconds = o.value(QLatin1String("seconds")).toDouble();
+        samples << s;
+    }
+    if (samples.isEmpty())
+        return planError(QStringLiteral("no collective timings (lines of kind \"allreduce\", \"reduce_scatter\" or \"allgather\")"), path);
+    return samples;
+}
+
+Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& benchmark,
+                        const QStringList& benchmarkSources, const PlanOptions& options)
+{
+    Plan plan;
+    plan.sweep = sweep;
+    std::vector<PlanRunInput> used;
+    for (const PlanRunInput& r : runs)
+        if (r.steps > 0 && r.computeS > 0 && r.localBatch > 0 && r.samplesPerEpoch > 0) used.push_back(r);
+    if (used.empty())
+        return planError(
+            QStringLiteral("no run of sweep '%1' has step records with a compute time, a local batch and samples per epoch to fit")
+                .arg(sweep));
+    if (options.nodes.isEmpty()) return planError(QStringLiteral("no node counts to predict (--nodes)"));
+
+    // Compute: affine in the local batch, from every run.
+    QList<ComputeSample> computeSamples;
+    QSet<double> batches;
+    for (const PlanRunInput& r : used) {
+        computeSamples << ComputeSample{r.localBatch, r.computeS, std::isfinite(r.backwardS) ? r.backwardS : 0.0,
+                                        std::isfinite(r.dataS) ? r.dataS : 0.0};
+        batches.insert(r.localBatch);
+    }
+    auto compute = fitCompute(computeSamples);
+    if (!compute) return compute.error();
+    plan.model.compute = *compute;
+    plan.inputs << QStringLiteral("compute per step: %1 + %2 s per sample of the local batch, fitted on %3 run(s) at local batch(es) %4%5")
+                       .arg(formatNumber(compute->fixedS), formatNumber(compute->perSampleS))
+                       .arg(used.size())
+                       .arg([&] {
+                           QList<double> b = batches.values();
+                           std::sort(b.begin(), b.end());
+                           QStringList t;
+                           for (double x : b) t << formatNumber(x);
+                           return t.join(QStringLiteral(", "));
+                       }())
+                       .arg(batches.size() < 2 ? QStringLiteral(" (one local batch: proportional to it, no fixed part)") : QString());
+    plan.inputs << QStringLiteral("data wait: %1 s per step; backward: %2 % of compute (the runs' step records)")
+                       .arg(formatNumber(compute->dataS), formatNumber(100.0 * compute->backwardShare));
+
+    // Gradients, buckets and overlap by strategy.
+    double gradientBytes = 0;
+    for (const PlanRunInput& r : used)
+        if (std::isfinite(r.gradientBytes)) gradientBytes = std::max(gradientBytes, r.gradientBytes);
+    if (!(gradientBytes > 0))
+        return planError(QStringLiteral("no run of sweep '%1' records its parameter count (manifest.json 'parameters')").arg(sweep));
+    plan.model.gradientBytes = gradientBytes;
+    QStringList strategies = options.strategies;
+    if (strategies.isEmpty())
+        for (const PlanRunInput& r : used)
+            if (!strategies.contains(r.strategy)) strategies << r.strategy;
+    for (const QString& s : strategies) {
+        StrategyComm sc;
+        sc.bucketBytes = s == QLatin1String("fused") ? 64.0 * (1 << 20) : 25.0 * (1 << 20);
+        QList<QPair<double, double>> pairs;
+        QStringList from;
+        for (const PlanRunInput& r : used) {
+            if (r.strategy != s) continue;
+            if (std::isfinite(r.bucketBytes) && r.bucketBytes > 0) sc.bucketBytes = r.bucketBytes;
+            if (r.ranks > 1 && std::isfinite(r.commS) && r.commS > 0) {
+                pairs << qMakePair(r.commS, std::isfinite(r.exposedS) ? r.exposedS : r.commS);
+                from << r.runId;
+            }
+        }
+        sc.measuredOverlap = measuredOverlap(pairs);
+        plan.model.strategies.insert(s, sc);
+        if (s == QLatin1String("zero1")) {
+            plan.inputs << QStringLiteral("zero1: one reduce-scatter of the gradients and one allgather of the parameters per step, "
+                                          "after backward (exposed = communication)");
+            continue;
+        }
+        plan.inputs << (std::isfinite(sc.measuredOverlap)
+                            ? QStringLiteral("%1: buckets of %2 MiB; overlap %3 measured in %4")
+                                  .arg(s, formatNumber(sc.bucketBytes / (1 << 20)), formatNumber(sc.measuredOverlap),
+                                       from.join(QStringLiteral(", ")))
+                            : QStringLiteral("%1: buckets of %2 MiB; overlap by the strategy's rule (no run of it with more than one rank)")
+                                  .arg(s, formatNumber(sc.bucketBytes / (1 << 20))));
+    }
+
+    // The allreduce: the benchmark's timings, and each multi-rank run's per-step communication as
+    // its buckets' allreduces.
+    QList<CommSample> comm = benchmark;
+    QStringList commRuns;
+    for (const PlanRunInput& r : used) {
+        // zero1's steps time a reduce-scatter and an allgather, not allreduces.
+        if (r.ranks < 2 || !(r.commS > 0) || r.strategy == QLatin1String("zero1")) continue;
+        const double bucket = plan.model.strategies.value(r.strategy).bucketBytes;
+        const double k = std::max(1.0, std::ceil(gradientBytes / bucket));
+        comm << CommSample{r.ranks, r.nodes, gradientBytes / k, r.commS / k};
+        commRuns << r.runId;
+    }
+    int rpn = options.ranksPerNode;
+    for (const PlanRunInput& r : used)
+        if (options.ranksPerNode <= 0) rpn = std::max(rpn, std::max(1, r.ranks / std::max(1, r.nodes)));
+    bool needComm = false;
+    for (int n : options.nodes) needComm = needComm || n * rpn > 1;
+    int allreduces = 0;
+    for (const CommSample& c : comm) allreduces += c.op == CommSample::Op::Allreduce;
+    if (allreduces > 0) {
+        auto fitted = fitCollective(comm, CommSample::Op::Allreduce);
+        if (!fitted) {
+            // One message size (a sweep's runs alone: every run reduces the same gradients) cannot
+            // tell latency from bandwidth: the bandwidth alone is taken, latency 0.
+            QSet<double> sizes;
+            double sum = 0, sq = 0;
+            int n = 0;
+            for (const CommSample& c : comm)
+                if (c.op == CommSample::Op::Allreduce && c.ranks > 1 && c.seconds > 0 && c.nodes == 1) {
+                    sizes.insert(c.bytes);
+                    const double b = 2.0 * (c.ranks - 1) / c.ranks * c.bytes / c.seconds;
+                    sum += b;
+                    sq += b * b;
+                    ++n;
+                }
+            if (sizes.size() == 1 && n > 0) {
+                AllreduceModel m;
+                m.alphaS = 0;
+                m.betaBytesPerS = sum / n;
+                m.relativeRms = n > 1 ? std::sqrt(std::max(0.0, sq / n - m.betaBytesPerS * m.betaBytesPerS)) / m.betaBytesPerS : 0.0;
+                m.samples = n;
+                fitted = m;
+                plan.warnings << QStringLiteral(
+                    "one message size measured: latency taken as 0 and the bandwidth from it; a `scaledesk-train "
+                    "bench-comm` file (--comm) gives both");
+            }
+        }
+        if (!fitted && needComm) return fitted.error();
+        if (fitted) {
+            plan.model.comm = *fitted;
+            QStringList from;
+            if (allreduces > commRuns.size())
+                from << QStringLiteral("%1 benchmark timing(s) (%2)")
+                            .arg(allreduces - int(commRuns.size()))
+                            .arg(benchmarkSources.join(QStringLiteral(", ")));
+            if (!commRuns.isEmpty()) from << QStringLiteral("the steps of %1").arg(commRuns.join(QStringLiteral(", ")));
+            plan.inputs << QStringLiteral("allreduce within a node: α = %1 s, β = %2 GB/s%3; residual %4 %, from %5")
+                               .arg(formatNumber(fitted->alphaS), formatNumber(fitted->betaBytesPerS / 1e9))
+                               .arg(fitted->acrossNodesMeasured()
+                                        ? QStringLiteral("; across nodes: α = %1 s, β = %2 GB/s")
+                                              .arg(formatNumber(fitted->alphaInterS), formatNumber(fitted->betaInterBytesPerS / 1e9))
+                                        : QStringLiteral("; across nodes not measured (the within-node values stand in)"))
+                               .arg(formatNumber(100.0 * fitted->relativeRms))
+                               .arg(from.join(QStringLiteral(" and ")));
+        }
+    } else if (needComm) {
+        return planError(QStringLiteral(
+            "no allreduce measured: give a `scaledesk-train bench-comm` file (--comm), or include runs of more than one rank"));
+    }
+    // ZeRO-1's two collectives, where the benchmark timed them.
+    for (auto [op, name, into] : {std::tuple{CommSample::Op::ReduceScatter, "reduce-scatter", &plan.model.reduceScatter},
+                                  std::tuple{CommSample::Op::Allgather, "allgather", &plan.model.allgather}}) {
+        int n = 0;
+        for (const CommSample& c : benchmark) n += c.op == op;
+        if (n == 0) continue;
+        auto fitted = fitCollective(benchmark, op);
+        if (!fitted)
+            return Error{fitted.error().code, QStringLiteral("%1: %2").arg(QLatin1String(name), fitted.error().message), QString()};
+        *into = *fitted;
+        plan.inputs << QStringLiteral("%1 (zero1): as an allreduce of α = %2 s, β = %3 GB/s; residual %4 %, from %5 benchmark timing(s)")
+                           .arg(QLatin1String(name), formatNumber(fitted->alphaS), formatNumber(fitted->betaBytesPerS / 1e9),
+                                formatNumber(100.0 * fitted->relativeRms))
+                           .arg(n);
+    }
+    int measuredMax = 1;
+    for (const PlanRunInput& r : used) measuredMax = std::max(measuredMax, r.ranks);
+    for (const CommSample& c : benchmark) measuredMax = std::max(measuredMax, c.ranks);
+    plan.measuredMaxRanks = measuredMax;
+
+    // The base point: the smallest run; weak or strong as the sweep ran (or as asked).
+    const PlanRunInput* base = &used.front();
+    for (const PlanRunInput& r : used)
+        if (r.ranks < base->ranks) base = &r;
+    plan.baseRanks = base->ranks;
+    plan.baseLocalBatch = base->localBatch;
+    plan.baseSamplesPerEpoch = base->samplesPerEpoch;
+    if (options.scaling == PlanOptions::Scaling::Auto) {
+        const PlanRunInput* top = base;
+        for (const PlanRunInput& r : used)
+            if (r.ranks > top->ranks) top = &r;
+        plan.weak = top == base || top->samplesPerEpoch > base->samplesPerEpoch * 1.01;
+        plan.inputs << (top == base ? QStringLiteral("scaling: weak (one world size measured; NERSC's rule, + one local batch per rank)")
+                                    : QStringLiteral("scaling: %1, as the sweep ran (samples per epoch %2 at %3 ranks, %4 at %5)")
+                                          .arg(plan.weak ? QStringLiteral("weak") : QStringLiteral("strong"))
+                                          .arg(formatNumber(base->samplesPerEpoch))
+                                          .arg(base->ranks)
+                                          .arg(formatNumber(top->samplesPerEpoch))
+                                          .arg(top->ranks));
+    } else {
+        plan.weak = options.scaling == PlanOptions::Scaling::Weak;
+        plan.inputs << QStringLiteral("scaling: %1, as asked").arg(plan.weak ? QStringLiteral("weak") : QStringLiteral("strong"));
+    }
+    plan.inputs << QStringLiteral("base point: %1 rank(s), local batch %2, %3 samples per epoch (%4)")
+                       .arg(base->ranks)
+                       .arg(formatNumber(base->localBatch), formatNumber(base->samplesPerEpoch), base->runId);
+
+    // σ of a step: the compute fit's residuals, or the measured epochs' spread where the fit has
+    // too few points to leave any; the allreduce fit's residuals.
+    double cv = 0;
+    for (const PlanRunInput& r : used)
+        if (std::isfinite(r.epochCv)) cv = std::max(cv, r.epochCv);
+    const double sigmaCompute = std::max(std::isfinite(compute->relativeRms) && compute->samples >= 3 ? compute->relativeRms : 0.0, cv);
+    const double sigmaComm = std::isfinite(plan.model.comm.relativeRms) ? plan.model.comm.relativeRms : 0.0;
+    plan.inputs << QStringLiteral("band: ±2σ, σ = %1 % of compute (%2) and %3 % of communication (the allreduce fit's residual)")
+                       .arg(formatNumber(100 * sigmaCompute))
+                       .arg(compute->samples >= 3 ? QStringLiteral("the compute fit's residual or the epochs' spread, the larger")
+                                                  : QStringLiteral("the measured epochs' spread"))
+                       .arg(formatNumber(100 * sigmaComm));
+
+    for (const QString& s : strategies) {
+        for (int nodes : options.nodes) {
+            PlanPoint p;
+            p.strategy = s;
+            p.nodes = nodes;
+            p.ranks = nodes * rpn;
+            const EpochPrediction e = plan.model.epoch(s, p.ranks, nodes, plan.weak, plan.baseRanks, plan.baseLocalBatch,
+                                                       plan.baseSamplesPerEpoch, options.epochs);
+            const StepPrediction st = plan.model.step(s, p.ranks, nodes, e.localBatch);
+            p.localBatch = e.localBatch;
+            p.stepS = st.stepS;
+            p.computeS = st.computeS;
+            p.exposedCommS = st.exposedS;
+            p.epochS = e.epochS;
+            const double sigma = e.steps * std::hypot(sigmaCompute * (st.computeS + st.dataS), sigmaComm * st.exposedS);
+            p.epochLowS = std::max(0.0, e.epochS - 2 * sigma);
+            p.epochHighS = e.epochS + 2 * sigma;
+            p.throughput = e.throughput;
+            p.speedup = e.speedup;
+            p.efficiency = e.efficiency;
+            p.efficiencyLow = e.efficiency * e.epochS / p.epochHighS;
+            p.efficiencyHigh = p.epochLowS > 0 ? e.efficiency * e.epochS / p.epochLowS : kNaN;
+            p.nodeHours = e.nodeHours;
+            p.gpuHours = e.epochS * options.epochs * p.ranks / 3600.0;
+            p.cost = p.gpuHours * options.gpuHourPrice;
+            p.extrapolated = p.ranks > 8 * measuredMax;
+            double sum = 0;
+            int n = 0;
+            for (const PlanRunInput& r : used)
+                if (r.strategy == s && r.ranks == p.ranks && r.nodes == nodes && std::isfinite(r.epochS)) {
+                    sum += r.epochS;
+                    ++n;
+                }
+            p.measuredEpochS = n > 0 ? sum / n : kNaN;
+            plan.points << p;
+        }
+    }
+    for (const PlanPoint& p : plan.points)
+        if (p.extrapolated) {
+            plan.warnings << QStringLiteral("points beyond %1 ranks (8× the largest measured, %2) are extrapolated: flagged in the tables")
+                                 .arg(8 * measuredMax)
+                                 .arg(measuredMax);
+            break;
+        }
+    return plan;
+}
+
+QString Plan::csv() const
+{
+    QStringList lines{QStringLiteral("strategy,nodes,ranks,local_batch,step_s,compute_s,exposed_comm_s,epoch_s,epoch_low_s,epoch_high_s,"
+                                     "throughput_samples_s,speedup,efficiency,efficiency_low,efficiency_high,node_hours,gpu_hours,cost,"
+                                     "measured_epoch_s,extrapolated")};
+    for (const PlanPoint& p : points)
+        lines << QStringList{csvField(p.strategy),        QString::number(p.nodes),
+                             QString::number(p.ranks),    csvNumber(p.localBatch),
+                             csvNumber(p.stepS),          csvNumber(p.computeS),
+                             csvNumber(p.exposedCommS),   csvNumber(p.epochS),
+                             csvNumber(p.epochLowS),      csvNumber(p.epochHighS),
+                             csvNumber(p.throughput),     csvNumber(p.speedup),
+                             csvNumber(p.efficiency),     csvNumber(p.efficiencyLow),
+                             csvNumber(p.efficiencyHigh), csvNumber(p.nodeHours),
+                             csvNumber(p.gpuHours),       csvNumber(p.cost),
+                             csvNumber(p.measuredEpochS), p.extrapolated ? QStringLiteral("yes") : QStringLiteral("no")}
+                     .join(QLatin1Char(','));
+    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+QString Plan::markdown() const
+{
+    auto num = [](double v) { return std::isfinite(v) ? formatNumber(v) : QStringLiteral("–"); };
+    QStringList md;
+    md << QStringLiteral("# Scaling plan: %1").arg(sweep) << QString()
+       << QStringLiteral("Predicted by the performance model (docs/planner.md) from what the sweep measured; ranges are ±2σ.") << QString();
+    const bool cost = !points.isEmpty() && std::isfinite(points.first().cost);
+    md << QStringLiteral("| strategy | nodes | ranks | epoch | range | efficiency | speedup | node-hours%1 | measured | |")
+              .arg(cost ? QStringLiteral(" | cost") : QString())
+       << QStringLiteral("|---|---|---|---|---|---|---|---|%1---|---|").arg(cost ? QStringLiteral("---|") : QString());
+    for (const PlanPoint& p : points)
+        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5–%6 | %7 % (%8–%9) | %10 | %11%12 | %13 | %14 |")
+                  .arg(p.strategy)
+                  .arg(p.nodes)
+                  .arg(p.ranks)
+                  .arg(formatDuration(p.epochS), formatDuration(p.epochLowS), formatDuration(p.epochHighS), num(100 * p.efficiency),
+                       num(100 * p.efficiencyLow), num(100 * p.efficiencyHigh), num(p.speedup), num(p.nodeHours))
+                  .arg(cost ? QStringLiteral(" | ") + num(p.cost) : QString())
+                  .arg(std::isfinite(p.measuredEpochS) ? formatDuration(p.measuredEpochS) : QStringLiteral("–"))
+                  .arg(p.extrapolated ? QStringLiteral("extrapolated") : QString());
+    md << QString() << QStringLiteral("## Where the numbers come from") << QString();
+    for (const QString& i : inputs) md << QStringLiteral("- ") + i;
+    if (!warnings.isEmpty()) {
+        md << QString() << QStringLiteral("## Warnings") << QString();
+        for (const QString& w : warnings) md << QStringLiteral("- ") + w;
+    }
+    return md.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+Expected<std::vector<PlanRunInput>> loadPlanInputs(const RunStore& store, const QString& sweep, int warmupEpochs, QStringList* warnings)
+{
+    const QList<RunSummary> rows = store.list(sweep);
+    if (rows.isEmpty()) return planError(QStringLiteral("no runs in sweep '%1'").arg(sweep));
+    std::vector<PlanRunInput> out;
+    for (const RunSummary& row : rows) {
+        const QString dir = store.workspace().runDir(row.id);
+        QFile mf(dir + QStringLiteral("/manifest.json"));
+        if (!mf.open(QIODevice::ReadOnly)) {
+            if (warnings) *warnings << QStringLiteral("%1: no manifest.json yet; left out").arg(row.id);
+            continue;
+        }
+        const QJsonObject m = QJsonDocument::fromJson(mf.readAll()).object();
+        PlanRunInput r;
+        r.runId = row.id;
+        // The strategy launched (a 1-rank run's manifest says "none": nothing to synchronise).
+        r.strategy = row.strategy.isEmpty() ? m.value(QLatin1String("strategy")).toString() : row.strategy;
+        r.ranks = m.value(QLatin1String("world_size")).toInt(row.nodes * row.ranksPerNode);
+        r.nodes = m.value(QLatin1String("nodes")).toInt(row.nodes);
+        r.localBatch = m.value(QLatin1String("local_batch_size")).toDouble(kNaN);
+        const double stepsPerEpoch = m.value(QLatin1String("steps_per_epoch")).toDouble(kNaN);
+        r.samplesPerEpoch = stepsPerEpoch * m.value(QLatin1String("global_batch_size")).toDouble(kNaN);
+        r.gradientBytes = 4.0 * m.value(QLatin1String("parameters")).toDouble(kNaN);
+        r.bucketBytes = (r.strategy == QLatin1String("fused") ? m.value(QLatin1String("fusion_mb")).toDouble(kNaN)
+                                                              : m.value(QLatin1String("bucket_cap_mb")).toDouble(kNaN)) *
+            (1 << 20);
+        if (m.value(QLatin1String("noddp")).toBool()) {
+            if (warnings) *warnings << QStringLiteral("%1: a --noddp run (no gradient synchronisation); left out").arg(row.id);
+            continue;
+        }
+        const RunMetrics metrics = loadRunMetrics(dir + QStringLiteral("/metrics.jsonl"));
+        const double after = std::isfinite(stepsPerEpoch) ? stepsPerEpoch * warmupEpochs : 0.0;
+        r.computeS = meanAfter(metrics, "step/compute_s", after, &r.steps);
+        r.backwardS = meanAfter(metrics, "step/backward_s", after);
+        r.dataS = meanAfter(metrics, "step/data_s", after);
+        r.commS = meanAfter(metrics, "step/comm_s", after);
+        r.exposedS = meanAfter(metrics, "step/comm_exposed_s", after);
+        const EpochTable epochs = loadEpochsCsv(dir + QStringLiteral("/epochs.csv"));
+        QList<double> times;
+        for (const EpochRow& e : epochs.rows)
+            if (e.epoch > warmupEpochs && std::isfinite(e.trainS)) times << e.trainS;
+        if (!times.isEmpty()) {
+            double sum = 0, sq = 0;
+            for (double t : times) sum += t;
+            r.epochS = sum / times.size();
+            for (double t : times) sq += (t - r.epochS) * (t - r.epochS);
+            r.epochCv = times.size() > 1 ? std::sqrt(sq / (times.size() - 1)) / r.epochS : kNaN;
+        }
+        if (r.steps == 0 && warnings) *warnings << QStringLiteral("%1: no step records; left out of the fit").arg(row.id);
+        out.push_back(r);
+    }
+    return out;
+}
+
+Status writePlan(const Plan& plan, const QString& dir, QStringList* written)
+{
+    if (!QDir().mkpath(dir)) return planError(QStringLiteral("cannot create the folder"), dir);
+    for (const auto& [name, text] :
+         {std::pair{QStringLiteral("plan.csv"), plan.csv()}, std::pair{QStringLiteral("plan.md"), plan.markdown()}}) {
+        QSaveFile f(dir + QLatin1Char('/') + name);
+        if (!f.open(QIODevice::WriteOnly) || f.write(text.toUtf8()) < 0 || !f.commit())
+            return planError(QStringLiteral("cannot write (%1)").arg(f.errorString()), f.fileName());
+        if (written) *written << f.fileName();
+    }
+    return Done{};
+}
+
+}  // namespace scaledesk

@@ -1,0 +1,87 @@
+#pragma once
+
+#include "analysis/perfmodel.h"
+#include "core/expected.h"
+#include "core/status.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <vector>
+
+namespace scaledesk {
+
+class RunStore;
+
+/// What one run of a sweep tells the planner: its shape, and the mean of its step records after
+/// the warm-up epochs (rank 0's; seconds per step).
+struct PlanRunInput {
+    QString runId, strategy;
+    int ranks = 1, nodes = 1;
+    double localBatch, samplesPerEpoch;
+    double computeS, backwardS, dataS, commS, exposedS;  ///< per step
+    double epochS;                                       ///< measured mean epoch (training), NaN when none
+    double epochCv;                                      ///< the epochs' coefficient of variation (std / mean)
+    double gradientBytes;                                ///< parameters × 4
+    double bucketBytes;                                  ///< the strategy's bucket (ddp, zero1) or fusion buffer (fused)
+    int steps = 0;                                       ///< step records averaged
+    PlanRunInput();
+};
+
+/// Allreduce timings written by `scaledesk-train bench-comm` (JSON lines; other kinds skipped).
+/// An error names the file and line of what cannot be read.
+Expected<QList<CommSample>> loadCommSamples(const QString& path);
+
+struct PlanOptions {
+    QList<int> nodes;      ///< node counts to predict
+    int ranksPerNode = 0;  ///< 0: the most ranks per node the sweep's runs had
+    enum class Scaling { Auto, Weak, Strong } scaling = Scaling::Auto;
+    QStringList strategies;  ///< empty: the sweep's
+    double epochs = 1;       ///< node-hours for this many epochs
+    double gpuHourPrice;     ///< cost = GPU-hours × this; NaN: no cost column
+    PlanOptions();
+};
+
+/// One predicted point, with a band of ±2 σ: σ combines the compute fit's residuals (or, with too
+/// few local batches to have residuals, the measured epochs' spread) with the allreduce fit's.
+struct PlanPoint {
+    QString strategy;
+    int nodes = 1, ranks = 1;
+    double localBatch, stepS, computeS, exposedCommS, epochS, epochLowS, epochHighS, throughput, speedup, efficiency, efficiencyLow,
+        efficiencyHigh, nodeHours, gpuHours, cost;
+    double measuredEpochS;      ///< a run of the sweep at this point (mean over its repetitions), else NaN
+    bool extrapolated = false;  ///< more than 8× the largest rank count measured
+    PlanPoint();
+};
+
+struct Plan {
+    QString sweep;
+    bool weak = true;
+    int baseRanks = 1;
+    double baseLocalBatch, baseSamplesPerEpoch;
+    int measuredMaxRanks = 1;
+    PerfModel model;
+    QList<PlanPoint> points;  ///< by strategy, then nodes
+    QStringList inputs;       ///< where each part of the model came from, in words
+    QStringList warnings;
+    Plan();
+
+    QString csv() const;
+    QString markdown() const;
+};
+
+/// Fits the model to the runs (and the benchmark's timings) and predicts every requested point.
+/// Errors say what is missing: no runs with step records, no communication measured while more than
+/// one rank is asked for.
+Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& benchmark,
+                        const QStringList& benchmarkSources, const PlanOptions& options);
+
+/// The planner's inputs from a sweep's mirrors: manifest.json, epochs.csv and metrics.jsonl of each
+/// finished or running run; runs that cannot be used are named in `warnings`.
+Expected<std::vector<PlanRunInput>> loadPlanInputs(const RunStore& store, const QString& sweep, int warmupEpochs, QStringList* warnings);
+
+/// plan.csv and plan.md into `dir` (created); the paths written go to `written`.
+Status writePlan(const Plan& plan, const QString& dir, QStringList* written);
+
+}  // namespace scaledesk

@@ -1,0 +1,94 @@
+// scaledesk plan --sweep S --nodes 1,2,4,… [--comm FILE…]: predicted epoch time, efficiency and
+// node-hours per strategy, from what the sweep measured (docs/planner.md).
+#include "analysis/axisticks.h"
+#include "analysis/planner.h"
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "cli/terminal.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <limits>
+
+namespace scaledesk::cli {
+
+namespace {
+class PlanCommand final : public Command {
+public:
+    void add(CLI::App& app, SharedOptions&) override
+    {
+        m_app = app.add_subcommand("plan",
+                                   "predict epoch time, speedup, efficiency and node-hours at other node counts from what a sweep "
+                                   "measured (its runs' step records) and allreduce timings of `scaledesk-train bench-comm`; writes "
+                                   "plan.csv and plan.md (docs/planner.md)");
+        m_app->add_option("--sweep", m_sweep, "the sweep whose runs the model is fitted to")->required();
+        m_app->add_option("--nodes", m_nodes, "node counts to predict, comma-separated")
+            ->required()
+            ->delimiter(',')
+            ->check(CLI::PositiveNumber);
+        m_app->add_option("--ranks-per-node", m_ranksPerNode, "ranks per node (default: the most the sweep's runs had)")
+            ->check(CLI::PositiveNumber);
+        m_app->add_option("--comm", m_comm, "JSON lines of `scaledesk-train bench-comm --out` (any number of files)");
+        m_app->add_option("--strategies", m_strategies, "strategies to predict, comma-separated (default: the sweep's)")
+            ->delimiter(',')
+            ->check(CLI::IsMember({"ddp", "fused", "zero1"}));
+        m_app->add_option("--scaling", m_scaling, "weak (local batch kept) or strong (global batch kept); auto: as the sweep ran")
+            ->capture_default_str()
+            ->check(CLI::IsMember({"auto", "weak", "strong"}));
+        m_app->add_option("--epochs", m_epochs, "epochs that the node-hours and cost are for")
+            ->capture_default_str()
+            ->check(CLI::PositiveNumber);
+        m_app->add_option("--gpu-hour-price", m_price, "price of one GPU-hour (rank-hour): adds a cost column")
+            ->check(CLI::NonNegativeNumber);
+        m_app->add_option("--warmup", m_warmup, "epochs at the start of each run left out of the averages")->capture_default_str();
+        m_app->add_option("--out", m_out, "write plan.csv and plan.md into this folder");
+    }
+    bool chosen() const override { return m_app->parsed(); }
+    int run(Context& ctx) override
+    {
+        QStringList warnings;
+        auto inputs = loadPlanInputs(ctx.store, q(m_sweep), m_warmup, &warnings);
+        if (!inputs) return fail(inputs.error());
+        QList<CommSample> bench;
+        QStringList sources;
+        for (const std::string& file : m_comm) {
+            auto samples = loadCommSamples(q(file));
+            if (!samples) return fail(samples.error());
+            bench << *samples;
+            sources << q(file);
+        }
+        PlanOptions o;
+        for (int n : m_nodes) o.nodes << n;
+        o.ranksPerNode = m_ranksPerNode;
+        for (const std::string& s : m_strategies) o.strategies << q(s);
+        o.scaling = m_scaling == "weak" ? PlanOptions::Scaling::Weak
+            : m_scaling == "strong"     ? PlanOptions::Scaling::Strong
+                                        : PlanOptions::Scaling::Auto;
+        o.epochs = m_epochs;
+        o.gpuHourPrice = m_price;
+        auto plan = makePlan(q(m_sweep), *inputs, bench, sources, o);
+        if (!plan) return fail(plan.error());
+        plan->warnings = warnings + plan->warnings;
+        out(plan->markdown().trimmed());
+        if (!m_out.empty()) {
+            QStringList written;
+            if (auto ok = writePlan(*plan, q(m_out), &written); !ok) return fail(ok.error());
+            for (const QString& w : written) out(QStringLiteral("wrote %1").arg(w));
+        }
+        return 0;
+    }
+
+private:
+    CLI::App* m_app = nullptr;
+    std::string m_sweep, m_out, m_scaling = "auto";
+    std::vector<int> m_nodes;
+    std::vector<std::string> m_comm, m_strategies;
+    int m_ranksPerNode = 0, m_warmup = 1;
+    double m_epochs = 1, m_price = std::numeric_limits<double>::quiet_NaN();
+};
+}  // namespace
+
+std::unique_ptr<Command> planCommand() { return std::make_unique<PlanCommand>(); }
+
+}  // namespace scaledesk::cli
