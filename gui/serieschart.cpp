@@ -126,6 +126,9 @@ SeriesChart::SeriesChart(const QString& title, QWidget* parent) : QChartView(new
     connect(chart(), &QChart::plotAreaChanged, this, [this] {
         static_cast<CurvesItem*>(m_curves)->changed();
         retick();  // more or fewer labels fit
+        // The plot area can change without the view being resized (a chart laid out after its
+        // first refresh, axis labels of another width): the columns were cut for the old width.
+        if (plotWidth() != m_decimatedWidth) m_coalesce.start();
     });
 }
 
@@ -371,6 +374,7 @@ void SeriesChart::refresh()
     retick();
     const double x0 = m_x->min(), x1 = m_x->max();
     const int width = plotWidth();
+    m_decimatedWidth = width;
     m_pointsShown = 0;
     // A column whose min and max are less than a pixel apart is one point: Qt Charts' cost is per
     // point, and a spike (max − min spanning pixels) still gets both.

@@ -109,6 +109,7 @@ private:
     bool m_zoomed = false;
     bool m_refreshing = false;
     QTimer m_coalesce;
+    int m_decimatedWidth = 0;  ///< plot width (px) the shown columns were cut for
     int m_pointsShown = 0;
     double m_refreshMs = 0, m_paintMs = 0;
     QGraphicsRectItem* m_crosshairBox = nullptr;

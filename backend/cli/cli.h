@@ -25,8 +25,8 @@ struct CliHooks {
         renderSeries;
 };
 
-/// The `scaledesk` commands (profiles, deploy, submit, status, cancel, requeue, runs, report,
-/// compare, tail, demo). Needs a QCoreApplication (or QApplication); returns the process exit
+/// The `scaledesk` commands (profiles, deploy, submit, status, cancel, requeue, runs, report, plan,
+/// compare, tail, demo, import). Needs a QCoreApplication (or QApplication); returns the process exit
 /// code: 0 success, 1 a failure that was reported, 2 a usage error (with the usage, and the
 /// nearest command for a misspelt one).
 int runCommandLine(int argc, char** argv, const CliHooks& hooks = {});
