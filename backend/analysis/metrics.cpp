@@ -72,19 +72,21 @@ void preferHugePages(std::vector<double>& v)
     const std::uintptr_t from = (begin + kHuge - 1) & ~(kHuge - 1), to = (begin + bytes) & ~(kHuge - 1);
     if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);  // advice: a refusal changes nothing
 }
+// Room for n values; a column that had to grow is offered huge pages.
+void reserveColumn(std::vector<double>& v, std::size_t n)
+{
+    if (n <= v.capacity()) return;
+    v.reserve(n);
+    preferHugePages(v);
+}
 }  // namespace
 
 void Series::reserve(std::size_t n)
 {
-    auto grow = [n](std::vector<double>& v) {
-        const bool grows = n > v.capacity();
-        v.reserve(n);
-        if (grows) preferHugePages(v);
-    };
-    grow(m_value);
+    reserveColumn(m_value, n);
     if (!m_shared) {
-        grow(m_step);
-        grow(m_time);
+        reserveColumn(m_step, n);
+        reserveColumn(m_time, n);
     }
 }
 
@@ -192,11 +194,8 @@ void SeriesGroup::endRow()
 void SeriesGroup::reserve(std::size_t rows)
 {
     if (!m_x) return;
-    for (auto* v : {&m_x->step, &m_x->time}) {
-        const bool grows = rows > v->capacity();
-        v->reserve(rows);
-        if (grows) preferHugePages(*v);
-    }
+    reserveColumn(m_x->step, rows);
+    reserveColumn(m_x->time, rows);
 }
 
 void SeriesGroup::dissolve()
