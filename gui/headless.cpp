@@ -11,22 +11,33 @@
 
 namespace scaledesk::gui {
 
-Status renderReportCharts(const ScalingReport& report, const QString& dir, const QStringList& formats, QStringList* written)
+namespace {
+// Each chart as <dir>/<name>.<format>; the charts are deleted.
+Status exportCharts(const QList<QPair<QString, QChart*>>& charts, const QString& dir, const QStringList& formats, QStringList* written)
 {
-    if (!QDir().mkpath(dir)) return Error{ErrorCode::ExportIo, QStringLiteral("cannot create the folder"), dir};
-    const auto charts = buildScalingCharts(report);
-    Status result = Done{};
+    Status result =
+        QDir().mkpath(dir) ? Status(Done{}) : Status(Error{ErrorCode::ExportIo, QStringLiteral("cannot create the folder"), dir});
     for (const auto& [name, chart] : charts) {
         for (const QString& format : formats) {
+            if (!result) break;
             const QString path = QDir(dir).absoluteFilePath(name + QLatin1Char('.') + format);
-            if (auto ok = exportChart(chart, path, QSize(1200, 800), 150); !ok) {
-                result = ok.error();
-                break;
-            }
-            if (written) *written << path;
+            result = exportChart(chart, path, QSize(1200, 800), 150);
+            if (result && written) *written << path;
         }
     }
     for (const auto& [name, chart] : charts) delete chart;
+    return result;
+}
+}  // namespace
+
+Status renderPlanCharts(const Plan& plan, const QString& dir, const QStringList& formats, QStringList* written)
+{
+    return exportCharts(buildPlanCharts(plan), dir, formats, written);
+}
+
+Status renderReportCharts(const ScalingReport& report, const QString& dir, const QStringList& formats, QStringList* written)
+{
+    Status result = exportCharts(buildScalingCharts(report), dir, formats, written);
     // And all six on one page, with the warnings under them.
     for (const QString& format : formats) {
         if (!result) break;
@@ -70,6 +81,7 @@ CliHooks chartHooks()
     CliHooks h;
     h.renderReport = renderReportCharts;
     h.renderSeries = renderSeriesChart;
+    h.renderPlan = renderPlanCharts;
     return h;
 }
 

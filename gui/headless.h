@@ -1,6 +1,7 @@
 #pragma once
 
 #include "analysis/comparison.h"
+#include "analysis/planner.h"
 #include "cli/cli.h"
 
 namespace scaledesk::gui {
@@ -14,6 +15,9 @@ Status renderSeriesChart(const std::vector<CompareRun>& runs, const QString& tag
 /// Writes the report's six plots into `dir` as `<plot>.<format>`, and all six on one page as
 /// `scaling_report.<format>`.
 Status renderReportCharts(const ScalingReport& report, const QString& dir, const QStringList& formats, QStringList* written);
+
+/// Writes the plan's plots (buildPlanCharts) into `dir` as `<plot>.<format>`.
+Status renderPlanCharts(const Plan& plan, const QString& dir, const QStringList& formats, QStringList* written);
 
 /// The report's six plots and its warnings as one page (PNG, SVG or one-page PDF, by the suffix):
 /// the Scaling view's export.

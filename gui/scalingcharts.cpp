@@ -3,6 +3,7 @@
 #include "analysis/axisticks.h"
 #include "chartstyle.h"
 
+#include <QAreaSeries>
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
@@ -81,14 +82,29 @@ public:
         m_chart->addSeries(s);
         return s;
     }
-    QScatterSeries* dots(const QColor& color)
+    // A translucent band between two lines that only the area draws (add() their points).
+    QPair<QLineSeries*, QLineSeries*> band(const QColor& color)
+    {
+        auto* upper = new QLineSeries;
+        auto* lower = new QLineSeries;
+        auto* area = new QAreaSeries(upper, lower);
+        QColor fill = color;
+        fill.setAlphaF(0.18);
+        area->setBrush(fill);
+        area->setPen(Qt::NoPen);
+        m_chart->addSeries(area);
+        return {upper, lower};
+    }
+    // Markers on a line's points (no legend entry), or named points of their own (with one).
+    QScatterSeries* dots(const QColor& color, const QString& name = QString())
     {
         auto* d = new QScatterSeries;
+        d->setName(name);
         d->setColor(color);
         d->setBorderColor(color);
         d->setMarkerSize(9);
         m_chart->addSeries(d);
-        hideFromLegend(m_chart, d);
+        if (name.isEmpty()) hideFromLegend(m_chart, d);
         return d;
     }
     void add(QXYSeries* s, double ranks, double v)
@@ -212,9 +228,92 @@ void labelSegmentsThatFit(QChart* chart, QStackedBarSeries* series)
         });
 }
 
+// The plan's prediction of each strategy: a dashed line through value(p) and a band from low(p) to
+// high(p), in the strategy's colour.
+void addPredictions(Plot& plot, const Plan& plan, const std::function<double(const PlanPoint&)>& value,
+                    const std::function<double(const PlanPoint&)>& low, const std::function<double(const PlanPoint&)>& high)
+{
+    std::map<QString, QList<const PlanPoint*>> by;
+    for (const PlanPoint& p : plan.points)
+        if (std::isfinite(value(p)) && value(p) > 0) by[p.strategy] << &p;
+    for (const auto& [strategy, points] : by) {
+        const QColor c = strategyColor(strategy);
+        const auto [upper, lower] = plot.band(c);
+        auto* line = plot.line(strategy + QObject::tr(" predicted"), c, Qt::DashLine, 2);
+        for (const PlanPoint* p : points) {
+            plot.add(line, p->ranks, value(*p));
+            const double lo = low(*p), hi = high(*p);
+            plot.add(upper, p->ranks, std::isfinite(hi) ? hi : value(*p));
+            plot.add(lower, p->ranks, std::isfinite(lo) && lo > 0 ? lo : value(*p));
+        }
+    }
+}
 }  // namespace
 
-QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
+QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
+{
+    QList<QPair<QString, QChart*>> charts;
+    QString sub = plan.weak ? QObject::tr(" (weak scaling)") : QObject::tr(" (strong scaling)");
+    for (const PlanPoint& p : plan.points)
+        if (p.extrapolated) {
+            sub += QObject::tr("; beyond %1 ranks extrapolated").arg(8 * plan.measuredMaxRanks);
+            break;
+        }
+    // The sweep's measured points as dots, where a run had the point.
+    auto measured = [&](Plot& plot, const std::function<double(const PlanPoint&)>& value) {
+        std::map<QString, QScatterSeries*> dots;
+        for (const PlanPoint& p : plan.points) {
+            const double v = value(p);
+            if (!std::isfinite(v) || v <= 0) continue;
+            QScatterSeries*& d = dots[p.strategy];
+            if (!d) d = plot.dots(strategyColor(p.strategy), p.strategy + QObject::tr(" measured"));
+            plot.add(d, p.ranks, v);
+        }
+    };
+    {
+        auto* chart = new QChart;
+        styleChart(chart, QObject::tr("Predicted epoch time%1, ±2σ").arg(sub));
+        Plot plot(chart, Scale::Log10);
+        addPredictions(
+            plot, plan, [](const PlanPoint& p) { return p.epochS; }, [](const PlanPoint& p) { return p.epochLowS; },
+            [](const PlanPoint& p) { return p.epochHighS; });
+        measured(plot, [](const PlanPoint& p) { return p.measuredEpochS; });
+        plot.finish(QObject::tr("Epoch time (s)"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
+        charts << qMakePair(QStringLiteral("plan_epoch_time"), chart);
+    }
+    {
+        auto* chart = new QChart;
+        styleChart(chart, QObject::tr("Predicted scaling efficiency%1, ±2σ").arg(sub));
+        Plot plot(chart, Scale::Linear);
+        addPredictions(
+            plot, plan, [](const PlanPoint& p) { return 100 * p.efficiency; }, [](const PlanPoint& p) { return 100 * p.efficiencyLow; },
+            [](const PlanPoint& p) { return 100 * p.efficiencyHigh; });
+        measured(plot, [](const PlanPoint& p) { return 100 * p.measuredEfficiency; });
+        if (!plot.empty()) {
+            auto* full = plot.line(QStringLiteral("100 %"), referenceColor(), Qt::DotLine, 1);
+            plot.add(full, plot.xlo(), 100);
+            plot.add(full, plot.xhi(), 100);
+        }
+        plot.finish(QObject::tr("Efficiency (%)"), [](double lo, double hi) {
+            return linearTicks(std::min(0.0, lo), std::max(110.0, hi * 1.05), 6, AxisFit::Exact, lo >= 0);
+        });
+        charts << qMakePair(QStringLiteral("plan_efficiency"), chart);
+    }
+    {
+        auto* chart = new QChart;
+        styleChart(chart, QObject::tr("Predicted node-hours for %1 epoch(s)%2, ±2σ").arg(formatNumber(plan.epochs), sub));
+        Plot plot(chart, Scale::Log10);
+        addPredictions(
+            plot, plan, [](const PlanPoint& p) { return p.nodeHours; },
+            [](const PlanPoint& p) { return p.nodeHours * p.epochLowS / p.epochS; },
+            [](const PlanPoint& p) { return p.nodeHours * p.epochHighS / p.epochS; });
+        plot.finish(QObject::tr("Node-hours"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
+        charts << qMakePair(QStringLiteral("plan_node_hours"), chart);
+    }
+    return charts;
+}
+
+QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep, const Plan* prediction)
 {
     QList<QPair<QString, QChart*>> charts;
     {
@@ -223,6 +322,10 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         Plot plot(chart, Scale::Log10);
         addStrategyLines(
             plot, rep, true, [](const ReportGroupRow& g) { return g.epochS; }, [](const ReportGroupRow& g) { return g.epochSStd; });
+        if (prediction)
+            addPredictions(
+                plot, *prediction, [](const PlanPoint& p) { return p.epochS; }, [](const PlanPoint& p) { return p.epochLowS; },
+                [](const PlanPoint& p) { return p.epochHighS; });
         plot.finish(QStringLiteral("Epoch time (s)"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
         charts << qMakePair(QStringLiteral("epoch_time"), chart);
     }
@@ -251,6 +354,10 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep)
         styleChart(chart, QStringLiteral("Scaling efficiency") + gaps(rep));
         Plot plot(chart, Scale::Linear);
         addStrategyLines(plot, rep, false, [](const ReportGroupRow& g) { return 100 * g.efficiency; });
+        if (prediction)
+            addPredictions(
+                plot, *prediction, [](const PlanPoint& p) { return 100 * p.efficiency; },
+                [](const PlanPoint& p) { return 100 * p.efficiencyLow; }, [](const PlanPoint& p) { return 100 * p.efficiencyHigh; });
         if (!plot.empty()) {
             auto* full = plot.line(QStringLiteral("100 %"), referenceColor(), Qt::DashLine, 1);
             plot.add(full, plot.xlo(), 100);

@@ -1,13 +1,19 @@
 #include "analysis/perfmodel.h"
 
+#include <QPair>
+#include <QSet>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 namespace scaledesk {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kCurveTolerance = 1.01;  // sizes this close to an end of a measured curve read it there
 
 // Least squares of t ≈ a·x1 + c·x2, each row weighted by 1/t (relative errors, so a 1 KiB message
 // counts as much as a 1 GiB one). False when the points do not determine both coefficients.
@@ -44,6 +50,41 @@ bool AllreduceModel::acrossNodesMeasured() const { return std::isfinite(alphaInt
 double AllreduceModel::time(int ranks, int nodes, double bytes) const
 {
     if (ranks <= 1) return 0.0;
+    // The measured curve: the neighbouring sizes measured at these ranks and nodes. A size within
+    // 1 % of an end of the curve is read at that end (a benchmark rounds sizes to whole elements
+    // per rank; the trainer pads its flat vector to the world size).
+    const CommSample* below = nullptr;
+    const CommSample* above = nullptr;
+    for (const CommSample& m : measured) {
+        if (m.ranks != ranks || m.nodes != nodes) continue;
+        if (m.bytes <= bytes || (!below && m.bytes <= bytes * kCurveTolerance)) below = &m;
+        if (m.bytes >= bytes) {
+            above = &m;
+            break;
+        }
+    }
+    if (below && !above && below->bytes * kCurveTolerance >= bytes) above = below;
+    if (below && above)
+        return above->bytes > below->bytes
+            ? below->seconds + (above->seconds - below->seconds) * (bytes - below->bytes) / (above->bytes - below->bytes)
+            : below->seconds;
+    return lineTime(ranks, nodes, bytes);
+}
+
+bool AllreduceModel::fromMeasuredCurve(int ranks, int nodes, double bytes) const
+{
+    bool below = false, above = false;
+    for (const CommSample& m : measured)
+        if (m.ranks == ranks && m.nodes == nodes) {
+            below = below || m.bytes <= bytes * kCurveTolerance;
+            above = above || m.bytes * kCurveTolerance >= bytes;
+        }
+    return ranks > 1 && below && above;
+}
+
+double AllreduceModel::lineTime(int ranks, int nodes, double bytes) const
+{
+    if (ranks <= 1) return 0.0;
     const bool inter = nodes > 1 && acrossNodesMeasured();
     const double alpha = inter ? alphaInterS : alphaS, beta = inter ? betaInterBytesPerS : betaBytesPerS;
     return 2.0 * (ranks - 1) * alpha + 2.0 * (ranks - 1) / ranks * bytes / beta;
@@ -53,8 +94,8 @@ double AllreduceModel::bucketedTime(int ranks, int nodes, double bytes, double b
 {
     if (ranks <= 1 || bytes <= 0) return 0.0;
     const double buckets = bucketBytes > 0 ? std::ceil(bytes / bucketBytes) : 1.0;
-    // ⌈S/B⌉ messages: as many latencies, and the bandwidth of S bytes in all.
-    return buckets * time(ranks, nodes, 0.0) + (time(ranks, nodes, bytes) - time(ranks, nodes, 0.0));
+    // ⌈S/B⌉ messages of S/⌈S/B⌉ bytes (on the α–β line: as many latencies, and S/β of bandwidth).
+    return buckets * time(ranks, nodes, bytes / buckets);
 }
 
 Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& samples)
@@ -72,12 +113,33 @@ Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& samples)
     AllreduceModel m;
     double a = 0, c = 0, rms = 0;
     auto fit = [&](const QList<CommSample>& part, const char* what, double* alpha, double* beta) -> Status {
-        if (!fitTwo(part, &a, &c, &rms) || !(c > 0))
+        QSet<QPair<int, double>> points;
+        double bytes = 0;
+        for (const CommSample& s : part) {
+            points.insert(qMakePair(s.ranks, s.bytes));
+            bytes += s.bytes;
+        }
+        const bool fitted = points.size() > 1 && fitTwo(part, &a, &c, &rms) && c > 0;
+        if (!fitted && bytes > 0) {
+            // One (n, S), or timings no positive bandwidth fits (noise larger than the spread of
+            // sizes): the bandwidth alone, latency 0; the residual is the timings' spread.
+            double sum = 0, sq = 0;
+            for (const CommSample& s : part) {
+                const double b = 2.0 * (s.ranks - 1) / s.ranks * s.bytes / s.seconds;
+                sum += b;
+                sq += b * b;
+            }
+            const double mean = sum / part.size();
+            *alpha = 0.0;
+            *beta = mean;
+            rms = std::sqrt(std::max(0.0, sq / part.size() - mean * mean)) / mean;
+            m.relativeRms = std::isnan(m.relativeRms) ? rms : std::max(m.relativeRms, rms);
+            m.bandwidthOnly = true;
+            return Done{};
+        }
+        if (!fitted)
             return Error{ErrorCode::Usage,
-                         QStringLiteral("the allreduce %1 needs samples of at least two message sizes (and rank counts) that fit a "
-                                        "positive bandwidth; %2 given")
-                             .arg(QLatin1String(what))
-                             .arg(part.size()),
+                         QStringLiteral("the allreduce %1: every sample has 0 bytes; %2 given").arg(QLatin1String(what)).arg(part.size()),
                          QString()};
         *alpha = std::max(0.0, a);
         *beta = 1.0 / c;
@@ -95,6 +157,19 @@ Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& samples)
         }
     }
     m.samples = int(samples.size());
+    // The measured curve: the mean time at each (ranks, nodes, bytes).
+    std::map<std::tuple<int, int, double>, std::pair<double, int>> mean;
+    for (const CommSample& s : samples) {
+        auto& [sum, count] = mean[{s.ranks, s.nodes, s.bytes}];
+        sum += s.seconds;
+        ++count;
+    }
+    for (const auto& [key, v] : mean) {
+        CommSample c;
+        std::tie(c.ranks, c.nodes, c.bytes) = key;
+        c.seconds = v.first / v.second;
+        m.measured << c;
+    }
     return m;
 }
 
@@ -173,7 +248,11 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
     const double bucket = strategies.contains(strategy) ? sc.bucketBytes : (strategy == QLatin1String("fused") ? 64e6 : 25e6);
     const bool zeroMeasured = strategy == QLatin1String("zero1") && reduceScatter.samples > 0 && allgather.samples > 0;
     // ZeRO-1 sends the whole flat gradient and parameter vectors, one message each.
+    double layoutS = 0;
+    for (double m : sc.messageBytes) layoutS += comm.time(ranks, nodes, m);
+    const bool layout = !sc.messageBytes.isEmpty() && strategy != QLatin1String("zero1");
     p.commS = zeroMeasured ? (reduceScatter.time(ranks, nodes, gradientBytes) + allgather.time(ranks, nodes, gradientBytes)) / 2
+        : layout           ? layoutS
                            : comm.bucketedTime(ranks, nodes, gradientBytes, bucket);
     if (ranks <= 1) {
         p.exposedS = 0.0;
@@ -182,7 +261,7 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
     } else if (strategy == QLatin1String("ddp")) {
         // Buckets go out while backward runs; the last one cannot hide behind anything.
         const double backward = p.computeS * (std::isfinite(compute.backwardShare) ? compute.backwardShare : 0.0);
-        const double last = comm.time(ranks, nodes, std::min(bucket, gradientBytes));
+        const double last = comm.time(ranks, nodes, layout ? sc.messageBytes.last() : std::min(bucket, gradientBytes));
         p.exposedS = std::max(last, p.commS - backward);
     } else {
         p.exposedS = p.commS;  // fused and zero1 communicate after backward
@@ -205,7 +284,7 @@ EpochPrediction PerfModel::epoch(const QString& strategy, int ranks, int nodes, 
         const double baseGlobal = baseLocalBatch * baseRanks;
         e.localBatch = weak ? baseLocalBatch : baseGlobal / n;
         e.globalBatch = e.localBatch * n;
-        const double samples = weak ? baseSamplesPerEpoch * n / baseRanks : baseSamplesPerEpoch;
+        const double samples = baseSamplesPerEpoch;
         e.steps = samples / e.globalBatch;
         e.epochS = e.steps * step(strategy, n, nodeCount, e.localBatch).stepS;
         e.throughput = samples / e.epochS;

@@ -26,24 +26,40 @@ struct CommSample {
 ///     t(n, S) = 2(n−1)·α + 2(n−1)/n · S/β
 /// α (s) is the per-message latency and β (bytes/s) the link bandwidth. A run that spans nodes
 /// uses the across-node α and β where they were measured (the ring is as slow as its slowest link),
-/// else the within-node ones. Gradients go in buckets: S bytes in buckets of B cost
-/// ⌈S/B⌉ latencies and S/β of bandwidth.
+/// else the within-node ones.
+///
+/// Where the timings were measured at the same ranks and nodes, between the smallest and the largest
+/// size measured there, the measured curve itself is used (linear between neighbouring sizes): a
+/// library's collectives change algorithm with the message size, and a straight α–β line cannot
+/// follow a step in the curve (Open MPI on one VM: 0.021 s at 48 MiB, 0.25 s at 64 MiB).
+/// Gradients go in buckets: S bytes in buckets of B are ⌈S/B⌉ messages of S/⌈S/B⌉ bytes.
 struct AllreduceModel {
     double alphaS, betaBytesPerS;            ///< within a node
     double alphaInterS, betaInterBytesPerS;  ///< across nodes; NaN when not measured
     double relativeRms;                      ///< the fit's root-mean-square relative residual
     int samples = 0;
+    /// A part (within or across nodes) measured at one message size and rank count only, or whose
+    /// timings fit no positive bandwidth: latency cannot be told from bandwidth there, so its α was
+    /// taken as 0 and β from the timings.
+    bool bandwidthOnly = false;
+    /// The timings fitted, as (ranks, nodes, bytes) → mean seconds, sorted by ranks, nodes, bytes.
+    QList<CommSample> measured;
     AllreduceModel();
     bool acrossNodesMeasured() const;
     /// One allreduce of `bytes` over `ranks` ranks on `nodes` nodes.
     double time(int ranks, int nodes, double bytes) const;
+    /// The α–β line alone, without the measured curve.
+    double lineTime(int ranks, int nodes, double bytes) const;
+    /// True when time() at these ranks, nodes and bytes reads the measured curve.
+    bool fromMeasuredCurve(int ranks, int nodes, double bytes) const;
     /// `bytes` of gradients in buckets of `bucketBytes` (0: one message).
     double bucketedTime(int ranks, int nodes, double bytes, double bucketBytes) const;
 };
 
 /// Least squares of the α–β model on the samples: within a node from the one-node samples, across
-/// nodes from the others. Needs at least two distinct (n, S) points per part it fits; an error
-/// says what is missing.
+/// nodes from the others. A part with a single (n, S) point (every run of a sweep reduces the same
+/// gradients), or whose points fit no positive bandwidth, gets α = 0 and β = the mean of
+/// 2(n−1)/n · S / t (`bandwidthOnly`). An error when a sample has fewer than 2 ranks or no time.
 Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& samples);
 /// fitAllreduce() of the samples of one collective (reduce-scatter and allgather samples count
 /// twice their time); an error when there are none.
@@ -80,6 +96,10 @@ Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples);
 /// A measured overlap (1 − exposed/comm, from runs with more than one rank) replaces the rule.
 struct StrategyComm {
     double bucketBytes = 25e6;
+    /// The sizes of the messages a step sends, as the trainer lays them out (ddp's buckets, fused's
+    /// buffers): where known, the communication is the sum of their allreduces and ddp's exposed
+    /// last bucket is the last of them; empty: ⌈S/B⌉ equal messages.
+    QList<double> messageBytes;
     double measuredOverlap;  ///< NaN: the rule above
     StrategyComm();
 };
@@ -109,10 +129,11 @@ struct PerfModel {
     QMap<QString, StrategyComm> strategies;   ///< by strategy name; one not here: its default bucket and its rule
 
     StepPrediction step(const QString& strategy, int ranks, int nodes, double localBatch) const;
-    /// Weak scaling: the local batch stays, the global batch and the samples per epoch grow with
-    /// the ranks (NERSC's rule), so steps per epoch stay. Strong: the global batch and the samples
-    /// stay, the local batch shrinks. `base*` is the smallest point (its ranks, local batch and
-    /// samples per epoch); speedup and efficiency are against it.
+    /// An epoch is one pass over the same samples at any size (the trainer's `Nsamples`). Weak
+    /// scaling: the local batch stays and the global batch grows with the ranks (NERSC's rule), so
+    /// an epoch takes fewer steps. Strong: the global batch stays, the local batch shrinks, the
+    /// steps stay. `base*` is the smallest point (its ranks, local batch and samples per epoch);
+    /// speedup and efficiency are against it.
     EpochPrediction epoch(const QString& strategy, int ranks, int nodes, bool weak, int baseRanks, double baseLocalBatch,
                           double baseSamplesPerEpoch, double epochs = 1) const;
 };

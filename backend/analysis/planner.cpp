@@ -7,6 +7,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
@@ -41,6 +42,27 @@ double meanAfter(const RunMetrics& m, const char* tag, double after, int* count 
     if (count) *count = n;
     return n > 0 ? sum / n : kNaN;
 }
+// Where a collective's measured curve replaces its α–β line: each (ranks, nodes) with the range
+// of sizes timed there.
+QString measuredCurveText(const AllreduceModel& m)
+{
+    std::map<std::pair<int, int>, std::pair<double, double>> range;
+    for (const CommSample& c : m.measured) {
+        auto [it, fresh] = range.try_emplace({c.ranks, c.nodes}, c.bytes, c.bytes);
+        it->second.first = std::min(it->second.first, c.bytes);
+        it->second.second = std::max(it->second.second, c.bytes);
+    }
+    QStringList parts;
+    for (const auto& [key, r] : range)
+        if (r.second > r.first)
+            parts << QStringLiteral("%1 rank(s) on %2 node(s), %3–%4 MiB")
+                         .arg(key.first)
+                         .arg(key.second)
+                         .arg(formatNumber(r.first / (1 << 20)), formatNumber(r.second / (1 << 20)));
+    return parts.isEmpty() ? QString()
+                           : QStringLiteral("the measured curve (linear between the sizes timed) where timed: %1; the α–β line elsewhere")
+                                 .arg(parts.join(QStringLiteral("; ")));
+}
 }  // namespace
 
 PlanRunInput::PlanRunInput()
@@ -53,7 +75,7 @@ PlanOptions::PlanOptions() : gpuHourPrice(kNaN) {}
 PlanPoint::PlanPoint()
     : localBatch(kNaN), stepS(kNaN), computeS(kNaN), exposedCommS(kNaN), epochS(kNaN), epochLowS(kNaN), epochHighS(kNaN), throughput(kNaN),
       speedup(kNaN), efficiency(kNaN), efficiencyLow(kNaN), efficiencyHigh(kNaN), nodeHours(kNaN), gpuHours(kNaN), cost(kNaN),
-      measuredEpochS(kNaN)
+      measuredEpochS(kNaN), measuredEfficiency(kNaN)
 {}
 
 Plan::Plan() : baseLocalBatch(kNaN), baseSamplesPerEpoch(kNaN) {}
@@ -98,6 +120,25 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path)
     if (samples.isEmpty())
         return planError(QStringLiteral("no collective timings (lines of kind \"allreduce\", \"reduce_scatter\" or \"allgather\")"), path);
     return samples;
+}
+
+Expected<QList<CommSample>> loadCalibration(const RunStore& store, const QString& profile, QStringList* sources)
+{
+    QList<CommSample> all;
+    QList<RunSummary> rows = store.list();
+    std::sort(rows.begin(), rows.end(), [](const RunSummary& a, const RunSummary& b) { return a.created < b.created; });
+    for (const RunSummary& row : rows) {
+        if (row.profile != profile || row.state != RunState::Completed) continue;
+        const QString file = store.workspace().runDir(row.id) + QStringLiteral("/comm.jsonl");
+        if (!QFile::exists(file)) continue;
+        auto record = store.load(row.id);
+        if (!record || record->task != QLatin1String("bench-comm")) continue;
+        auto samples = loadCommSamples(file);
+        if (!samples) return samples.error();
+        all << *samples;
+        if (sources) *sources << file;
+    }
+    return all;
 }
 
 Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& benchmark,
@@ -164,18 +205,38 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
             }
         }
         sc.measuredOverlap = measuredOverlap(pairs);
+        // The trainer's layout of this strategy's messages: a run of it, else any run (each
+        // records every strategy's layout), if its sizes add up to the gradients.
+        QString layoutFrom;
+        for (int pass = 0; pass < 2 && layoutFrom.isEmpty(); ++pass)
+            for (const PlanRunInput& r : used) {
+                const QList<double> m = r.messageBytes.value(s);
+                double sum = 0;
+                for (double b : m) sum += b;
+                if ((pass == 1 || r.strategy == s) && !m.isEmpty() && std::abs(sum - gradientBytes) <= 0.01 * gradientBytes) {
+                    sc.messageBytes = m;
+                    layoutFrom = r.runId;
+                    break;
+                }
+            }
         plan.model.strategies.insert(s, sc);
         if (s == QLatin1String("zero1")) {
             plan.inputs << QStringLiteral("zero1: one reduce-scatter of the gradients and one allgather of the parameters per step, "
                                           "after backward (exposed = communication)");
             continue;
         }
-        plan.inputs << (std::isfinite(sc.measuredOverlap)
-                            ? QStringLiteral("%1: buckets of %2 MiB; overlap %3 measured in %4")
-                                  .arg(s, formatNumber(sc.bucketBytes / (1 << 20)), formatNumber(sc.measuredOverlap),
-                                       from.join(QStringLiteral(", ")))
-                            : QStringLiteral("%1: buckets of %2 MiB; overlap by the strategy's rule (no run of it with more than one rank)")
-                                  .arg(s, formatNumber(sc.bucketBytes / (1 << 20))));
+        QString buckets = QStringLiteral("buckets of %1 MiB").arg(formatNumber(sc.bucketBytes / (1 << 20)));
+        if (!layoutFrom.isEmpty()) {
+            const auto [lo, hi] = std::minmax_element(sc.messageBytes.begin(), sc.messageBytes.end());
+            buckets = QStringLiteral("%1 message(s) of %2–%3 MiB per step (the trainer's layout, in %4's manifest)")
+                          .arg(sc.messageBytes.size())
+                          .arg(formatNumber(*lo / (1 << 20)), formatNumber(*hi / (1 << 20)), layoutFrom);
+        }
+        plan.inputs
+            << (std::isfinite(sc.measuredOverlap)
+                    ? QStringLiteral("%1: %2; overlap %3 measured in %4")
+                          .arg(s, buckets, formatNumber(sc.measuredOverlap), from.join(QStringLiteral(", ")))
+                    : QStringLiteral("%1: %2; overlap by the strategy's rule (no run of it with more than one rank)").arg(s, buckets));
     }
 
     // The allreduce: the benchmark's timings, and each multi-rank run's per-step communication as
@@ -185,8 +246,9 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     for (const PlanRunInput& r : used) {
         // zero1's steps time a reduce-scatter and an allgather, not allreduces.
         if (r.ranks < 2 || !(r.commS > 0) || r.strategy == QLatin1String("zero1")) continue;
-        const double bucket = plan.model.strategies.value(r.strategy).bucketBytes;
-        const double k = std::max(1.0, std::ceil(gradientBytes / bucket));
+        const StrategyComm sc = plan.model.strategies.value(r.strategy);
+        const double k =
+            !sc.messageBytes.isEmpty() ? double(sc.messageBytes.size()) : std::max(1.0, std::ceil(gradientBytes / sc.bucketBytes));
         comm << CommSample{r.ranks, r.nodes, gradientBytes / k, r.commS / k};
         commRuns << r.runId;
     }
@@ -199,32 +261,11 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     for (const CommSample& c : comm) allreduces += c.op == CommSample::Op::Allreduce;
     if (allreduces > 0) {
         auto fitted = fitCollective(comm, CommSample::Op::Allreduce);
-        if (!fitted) {
-            // One message size (a sweep's runs alone: every run reduces the same gradients) cannot
-            // tell latency from bandwidth: the bandwidth alone is taken, latency 0.
-            QSet<double> sizes;
-            double sum = 0, sq = 0;
-            int n = 0;
-            for (const CommSample& c : comm)
-                if (c.op == CommSample::Op::Allreduce && c.ranks > 1 && c.seconds > 0 && c.nodes == 1) {
-                    sizes.insert(c.bytes);
-                    const double b = 2.0 * (c.ranks - 1) / c.ranks * c.bytes / c.seconds;
-                    sum += b;
-                    sq += b * b;
-                    ++n;
-                }
-            if (sizes.size() == 1 && n > 0) {
-                AllreduceModel m;
-                m.alphaS = 0;
-                m.betaBytesPerS = sum / n;
-                m.relativeRms = n > 1 ? std::sqrt(std::max(0.0, sq / n - m.betaBytesPerS * m.betaBytesPerS)) / m.betaBytesPerS : 0.0;
-                m.samples = n;
-                fitted = m;
-                plan.warnings << QStringLiteral(
-                    "one message size measured: latency taken as 0 and the bandwidth from it; a `scaledesk-train "
-                    "bench-comm` file (--comm) gives both");
-            }
-        }
+        if (fitted && fitted->bandwidthOnly)
+            plan.warnings << QStringLiteral(
+                "latency cannot be told from bandwidth (one message size measured, or timings that fit no positive "
+                "bandwidth): latency taken as 0 and the bandwidth from the timings; `scaledesk calibrate` (or a "
+                "`scaledesk-train bench-comm` file, --comm) times several sizes");
         if (!fitted && needComm) return fitted.error();
         if (fitted) {
             plan.model.comm = *fitted;
@@ -242,6 +283,8 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                                         : QStringLiteral("; across nodes not measured (the within-node values stand in)"))
                                .arg(formatNumber(100.0 * fitted->relativeRms))
                                .arg(from.join(QStringLiteral(" and ")));
+            if (const QString curve = measuredCurveText(*fitted); !curve.isEmpty())
+                plan.inputs << QStringLiteral("allreduce: %1").arg(curve);
         }
     } else if (needComm) {
         return planError(QStringLiteral(
@@ -261,6 +304,61 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                            .arg(QLatin1String(name), formatNumber(fitted->alphaS), formatNumber(fitted->betaBytesPerS / 1e9),
                                 formatNumber(100.0 * fitted->relativeRms))
                            .arg(n);
+        if (const QString curve = measuredCurveText(*fitted); !curve.isEmpty())
+            plan.inputs << QStringLiteral("%1: %2").arg(QLatin1String(name), curve);
+    }
+    // The sizes the strategies send, and whether the benchmark timed them: where a curve steps
+    // (a library changing algorithm) between the two sizes it timed around one, interpolating
+    // cannot say where the step lies, so the exact sizes are asked for.
+    {
+        QList<QPair<QString, double>> sent;  // (collective, bytes)
+        for (const QString& s : strategies) {
+            if (s == QLatin1String("zero1")) {
+                const QList<double> flat = used.front().messageBytes.value(s);
+                const double bytes = flat.isEmpty() ? gradientBytes : flat.first();
+                sent << qMakePair(QStringLiteral("reduce-scatter"), bytes) << qMakePair(QStringLiteral("allgather"), bytes);
+            } else {
+                for (double b : plan.model.strategies.value(s).messageBytes) sent << qMakePair(QStringLiteral("allreduce"), b);
+            }
+        }
+        QStringList steps;
+        QList<qint64> sizes;
+        for (const auto& [what, bytes] : sent) {
+            if (!sizes.contains(qint64(bytes))) sizes << qint64(bytes);
+            const AllreduceModel& m = what == QLatin1String("allreduce") ? plan.model.comm
+                : what == QLatin1String("reduce-scatter")                ? plan.model.reduceScatter
+                                                                         : plan.model.allgather;
+            // The neighbours of `bytes` among the sizes timed at each (ranks, nodes).
+            std::map<std::pair<int, int>, std::pair<const CommSample*, const CommSample*>> around;
+            for (const CommSample& c : m.measured) {
+                auto& [lo, hi] = around[{c.ranks, c.nodes}];
+                if (c.bytes <= bytes && (!lo || c.bytes > lo->bytes)) lo = &c;
+                if (c.bytes >= bytes && (!hi || c.bytes < hi->bytes)) hi = &c;
+            }
+            const CommSample* below = nullptr;
+            const CommSample* above = nullptr;
+            for (const auto& [key, pair] : around)
+                if (pair.first && pair.second && pair.first != pair.second) {
+                    below = pair.first;
+                    above = pair.second;
+                }
+            if (below && above && above->seconds / below->seconds > 3 * above->bytes / below->bytes)
+                steps << QStringLiteral("%1 of %2 MiB lies where the timings jump from %3 s at %4 MiB to %5 s at %6 MiB")
+                             .arg(what, formatNumber(bytes / (1 << 20)), formatNumber(below->seconds),
+                                  formatNumber(below->bytes / (1 << 20)), formatNumber(above->seconds),
+                                  formatNumber(above->bytes / (1 << 20)));
+        }
+        std::sort(sizes.begin(), sizes.end());
+        QStringList list;
+        for (qint64 b : sizes) list << QString::number(b);
+        if (!list.isEmpty() && needComm)
+            plan.inputs << QStringLiteral("message sizes the strategies send (bytes): %1; `scaledesk-train bench-comm --sizes %1` times "
+                                          "exactly these")
+                               .arg(list.join(QLatin1Char(',')));
+        for (const QString& step : steps)
+            plan.warnings << QStringLiteral("%1: the curve steps there and the interpolation cannot say where; time the exact sizes "
+                                            "(bench-comm --sizes, in 'Where the numbers come from')")
+                                 .arg(step);
     }
     int measuredMax = 1;
     for (const PlanRunInput& r : used) measuredMax = std::max(measuredMax, r.ranks);
@@ -274,17 +372,20 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     plan.baseRanks = base->ranks;
     plan.baseLocalBatch = base->localBatch;
     plan.baseSamplesPerEpoch = base->samplesPerEpoch;
+    plan.epochs = options.epochs;
     if (options.scaling == PlanOptions::Scaling::Auto) {
         const PlanRunInput* top = base;
         for (const PlanRunInput& r : used)
             if (r.ranks > top->ranks) top = &r;
-        plan.weak = top == base || top->samplesPerEpoch > base->samplesPerEpoch * 1.01;
+        // Strong when the largest run kept the smallest's global batch (and so shrank its local one).
+        const double baseGlobal = base->localBatch * base->ranks, topGlobal = top->localBatch * top->ranks;
+        plan.weak = top == base || std::abs(topGlobal - baseGlobal) > 0.01 * baseGlobal;
         plan.inputs << (top == base ? QStringLiteral("scaling: weak (one world size measured; NERSC's rule, + one local batch per rank)")
-                                    : QStringLiteral("scaling: %1, as the sweep ran (samples per epoch %2 at %3 ranks, %4 at %5)")
+                                    : QStringLiteral("scaling: %1, as the sweep ran (global batch %2 at %3 ranks, %4 at %5)")
                                           .arg(plan.weak ? QStringLiteral("weak") : QStringLiteral("strong"))
-                                          .arg(formatNumber(base->samplesPerEpoch))
+                                          .arg(formatNumber(baseGlobal))
                                           .arg(base->ranks)
-                                          .arg(formatNumber(top->samplesPerEpoch))
+                                          .arg(formatNumber(topGlobal))
                                           .arg(top->ranks));
     } else {
         plan.weak = options.scaling == PlanOptions::Scaling::Weak;
@@ -333,14 +434,18 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
             p.gpuHours = e.epochS * options.epochs * p.ranks / 3600.0;
             p.cost = p.gpuHours * options.gpuHourPrice;
             p.extrapolated = p.ranks > 8 * measuredMax;
-            double sum = 0;
+            double sum = 0, throughput = 0;
             int n = 0;
             for (const PlanRunInput& r : used)
-                if (r.strategy == s && r.ranks == p.ranks && r.nodes == nodes && std::isfinite(r.epochS)) {
+                if ((r.strategy == s || r.ranks == 1) && r.ranks == p.ranks && r.nodes == nodes && std::isfinite(r.epochS)) {
                     sum += r.epochS;
+                    throughput += r.samplesPerEpoch / r.epochS;
                     ++n;
                 }
             p.measuredEpochS = n > 0 ? sum / n : kNaN;
+            // X(n) / (X(n0) · n/n0), as the scaling report defines it, against the measured base.
+            if (n > 0 && std::isfinite(base->epochS))
+                p.measuredEfficiency = throughput / n / (base->samplesPerEpoch / base->epochS * p.ranks / base->ranks);
             plan.points << p;
         }
     }
@@ -358,18 +463,29 @@ QString Plan::csv() const
 {
     QStringList lines{QStringLiteral("strategy,nodes,ranks,local_batch,step_s,compute_s,exposed_comm_s,epoch_s,epoch_low_s,epoch_high_s,"
                                      "throughput_samples_s,speedup,efficiency,efficiency_low,efficiency_high,node_hours,gpu_hours,cost,"
-                                     "measured_epoch_s,extrapolated")};
+                                     "measured_epoch_s,measured_efficiency,extrapolated")};
     for (const PlanPoint& p : points)
-        lines << QStringList{csvField(p.strategy),        QString::number(p.nodes),
-                             QString::number(p.ranks),    csvNumber(p.localBatch),
-                             csvNumber(p.stepS),          csvNumber(p.computeS),
-                             csvNumber(p.exposedCommS),   csvNumber(p.epochS),
-                             csvNumber(p.epochLowS),      csvNumber(p.epochHighS),
-                             csvNumber(p.throughput),     csvNumber(p.speedup),
-                             csvNumber(p.efficiency),     csvNumber(p.efficiencyLow),
-                             csvNumber(p.efficiencyHigh), csvNumber(p.nodeHours),
-                             csvNumber(p.gpuHours),       csvNumber(p.cost),
-                             csvNumber(p.measuredEpochS), p.extrapolated ? QStringLiteral("yes") : QStringLiteral("no")}
+        lines << QStringList{csvField(p.strategy),
+                             QString::number(p.nodes),
+                             QString::number(p.ranks),
+                             csvNumber(p.localBatch),
+                             csvNumber(p.stepS),
+                             csvNumber(p.computeS),
+                             csvNumber(p.exposedCommS),
+                             csvNumber(p.epochS),
+                             csvNumber(p.epochLowS),
+                             csvNumber(p.epochHighS),
+                             csvNumber(p.throughput),
+                             csvNumber(p.speedup),
+                             csvNumber(p.efficiency),
+                             csvNumber(p.efficiencyLow),
+                             csvNumber(p.efficiencyHigh),
+                             csvNumber(p.nodeHours),
+                             csvNumber(p.gpuHours),
+                             csvNumber(p.cost),
+                             csvNumber(p.measuredEpochS),
+                             csvNumber(p.measuredEfficiency),
+                             p.extrapolated ? QStringLiteral("yes") : QStringLiteral("no")}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -429,6 +545,13 @@ Expected<std::vector<PlanRunInput>> loadPlanInputs(const RunStore& store, const 
         r.bucketBytes = (r.strategy == QLatin1String("fused") ? m.value(QLatin1String("fusion_mb")).toDouble(kNaN)
                                                               : m.value(QLatin1String("bucket_cap_mb")).toDouble(kNaN)) *
             (1 << 20);
+        const QJsonObject layouts = m.value(QLatin1String("comm_message_bytes")).toObject();
+        for (auto it = layouts.begin(); it != layouts.end(); ++it) {
+            QList<double> sizes;
+            for (const QJsonValue& v : it.value().toArray())
+                if (v.toDouble() > 0) sizes << v.toDouble();
+            if (!sizes.isEmpty()) r.messageBytes.insert(it.key(), sizes);
+        }
         if (m.value(QLatin1String("noddp")).toBool()) {
             if (warnings) *warnings << QStringLiteral("%1: a --noddp run (no gradient synchronisation); left out").arg(row.id);
             continue;
@@ -457,16 +580,28 @@ Expected<std::vector<PlanRunInput>> loadPlanInputs(const RunStore& store, const 
     return out;
 }
 
-Status writePlan(const Plan& plan, const QString& dir, QStringList* written)
+Status writePlan(const Plan& plan, const QString& dir, const QStringList& formats, const PlanRenderer& render, QStringList* written)
 {
+    static const QStringList known{QStringLiteral("csv"), QStringLiteral("md"), QStringLiteral("png"), QStringLiteral("svg"),
+                                   QStringLiteral("pdf")};
+    QStringList images;
+    for (const QString& f : formats) {
+        if (!known.contains(f)) return planError(QStringLiteral("unknown plan format '%1' (csv, md, png, svg, pdf)").arg(f));
+        if (known.indexOf(f) >= 2) images << f;
+    }
+    if (!images.isEmpty() && !render)
+        return planError(QStringLiteral("this scaledesk was built without charts (SCALEDESK_BUILD_GUI=OFF): use csv or md"));
     if (!QDir().mkpath(dir)) return planError(QStringLiteral("cannot create the folder"), dir);
-    for (const auto& [name, text] :
-         {std::pair{QStringLiteral("plan.csv"), plan.csv()}, std::pair{QStringLiteral("plan.md"), plan.markdown()}}) {
+    QList<std::pair<QString, QString>> texts;
+    if (formats.contains(QStringLiteral("csv"))) texts << std::pair{QStringLiteral("plan.csv"), plan.csv()};
+    if (formats.contains(QStringLiteral("md"))) texts << std::pair{QStringLiteral("plan.md"), plan.markdown()};
+    for (const auto& [name, text] : texts) {
         QSaveFile f(dir + QLatin1Char('/') + name);
         if (!f.open(QIODevice::WriteOnly) || f.write(text.toUtf8()) < 0 || !f.commit())
             return planError(QStringLiteral("cannot write (%1)").arg(f.errorString()), f.fileName());
         if (written) *written << f.fileName();
     }
+    if (!images.isEmpty()) return render(plan, dir, images, written);
     return Done{};
 }
 

@@ -5,9 +5,11 @@
 #include "core/status.h"
 
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <vector>
 
 namespace scaledesk {
@@ -25,13 +27,21 @@ struct PlanRunInput {
     double epochCv;                                      ///< the epochs' coefficient of variation (std / mean)
     double gradientBytes;                                ///< parameters × 4
     double bucketBytes;                                  ///< the strategy's bucket (ddp, zero1) or fusion buffer (fused)
-    int steps = 0;                                       ///< step records averaged
+    /// The bytes of each collective a step of each strategy sends, as the trainer laid them out
+    /// (manifest.json `comm_message_bytes`); empty from a trainer that did not record them.
+    QMap<QString, QList<double>> messageBytes;
+    int steps = 0;  ///< step records averaged
     PlanRunInput();
 };
 
 /// Allreduce timings written by `scaledesk-train bench-comm` (JSON lines; other kinds skipped).
 /// An error names the file and line of what cannot be read.
 Expected<QList<CommSample>> loadCommSamples(const QString& path);
+
+/// The timings of a profile's calibrations (`scaledesk calibrate`): the mirrored comm.jsonl of each
+/// of its completed bench-comm jobs in the workspace, oldest first; each file used goes to `sources`.
+/// None is an empty list; a file that cannot be read is an error naming it.
+Expected<QList<CommSample>> loadCalibration(const RunStore& store, const QString& profile, QStringList* sources);
 
 struct PlanOptions {
     QList<int> nodes;      ///< node counts to predict
@@ -51,6 +61,7 @@ struct PlanPoint {
     double localBatch, stepS, computeS, exposedCommS, epochS, epochLowS, epochHighS, throughput, speedup, efficiency, efficiencyLow,
         efficiencyHigh, nodeHours, gpuHours, cost;
     double measuredEpochS;      ///< a run of the sweep at this point (mean over its repetitions), else NaN
+    double measuredEfficiency;  ///< its efficiency against the measured base run (the report's definition), else NaN
     bool extrapolated = false;  ///< more than 8× the largest rank count measured
     PlanPoint();
 };
@@ -61,6 +72,7 @@ struct Plan {
     int baseRanks = 1;
     double baseLocalBatch, baseSamplesPerEpoch;
     int measuredMaxRanks = 1;
+    double epochs = 1;  ///< what the node-hours are for
     PerfModel model;
     QList<PlanPoint> points;  ///< by strategy, then nodes
     QStringList inputs;       ///< where each part of the model came from, in words
@@ -81,7 +93,12 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
 /// finished or running run; runs that cannot be used are named in `warnings`.
 Expected<std::vector<PlanRunInput>> loadPlanInputs(const RunStore& store, const QString& sweep, int warmupEpochs, QStringList* warnings);
 
-/// plan.csv and plan.md into `dir` (created); the paths written go to `written`.
-Status writePlan(const Plan& plan, const QString& dir, QStringList* written);
+/// Draws the plan's plots into a folder in each image format (the GUI library's renderer).
+using PlanRenderer = std::function<Status(const Plan& plan, const QString& dir, const QStringList& formats, QStringList* written)>;
+
+/// The plan into `dir` (created) in each of `formats`: csv (plan.csv), md (plan.md), and png, svg,
+/// pdf (the plots, drawn by `render`; an error without one). An unknown format is an error before
+/// anything is written; the paths written go to `written`.
+Status writePlan(const Plan& plan, const QString& dir, const QStringList& formats, const PlanRenderer& render, QStringList* written);
 
 }  // namespace scaledesk

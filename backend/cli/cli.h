@@ -10,6 +10,7 @@
 namespace scaledesk {
 
 struct ScalingReport;
+struct Plan;
 struct CompareRun;
 enum class XAxis;
 
@@ -23,10 +24,13 @@ struct CliHooks {
     /// file (png, svg or pdf by suffix).
     std::function<Status(const std::vector<CompareRun>& runs, const QString& tag, XAxis axis, double smoothing, const QString& path)>
         renderSeries;
+    /// Writes the plan's plots into `dir` in each of `formats` (png, svg, pdf); the paths written go
+    /// to `written`.
+    std::function<Status(const Plan& plan, const QString& dir, const QStringList& formats, QStringList* written)> renderPlan;
 };
 
 /// The `scaledesk` commands (profiles, deploy, submit, status, cancel, requeue, runs, report, plan,
-/// compare, tail, demo, import). Needs a QCoreApplication (or QApplication); returns the process exit
+/// calibrate, compare, tail, demo, import). Needs a QCoreApplication (or QApplication); returns the process exit
 /// code: 0 success, 1 a failure that was reported, 2 a usage error (with the usage, and the
 /// nearest command for a misspelt one).
 int runCommandLine(int argc, char** argv, const CliHooks& hooks = {});

@@ -123,6 +123,38 @@ bool Context::pollRuns(const QStringList& ids, bool verbose)
     return ok;
 }
 
+int Context::launchRuns(const LaunchRequest& req, bool wait, int timeoutS, QStringList* submittedIds)
+{
+    if (auto ok = RunActions::checkLaunch(ws, req); !ok) return fail(ok.error());
+    auto c = connection(req.profile.name);
+    if (!c) return fail(c.error());
+    RunActions actions(store, *(*c)->transport, *(*c)->scheduler);
+    auto launched = actions.launch(req, [](const ProgressStep& m) { progress(QString(), m); });
+    progressDone();
+    if (!launched) return fail(launched.error());
+    (*c)->rememberSecrets();
+    for (const auto& [id, e] : launched->failed) err(QStringLiteral("scaledesk: %1: %2").arg(id, e.text()));
+    for (const QString& id : launched->notTried) err(QStringLiteral("scaledesk: %1: not submitted (--on-failure stop)").arg(id));
+    if (!launched->complete()) err(QStringLiteral("scaledesk: ") + launched->summary());
+    int failures = int(launched->failed.size() + launched->notTried.size());
+    QStringList submitted;
+    for (const auto& r : launched->submitted) submitted << r.id;
+    if (submittedIds) *submittedIds = submitted;
+    if (wait && !submitted.isEmpty()) {
+        if (!waitForRuns(submitted, timeoutS, 2.0)) {
+            err(QStringLiteral("scaledesk: --timeout reached with runs still active"));
+            return 1;
+        }
+        for (const QString& id : submitted)
+            if (auto r = store.load(id); !r || r->state != RunState::Completed) {
+                ++failures;
+                err(QStringLiteral("scaledesk: %1: %2")
+                        .arg(id, r ? QStringLiteral("%1: %2").arg(runStateName(r->state), r->message) : r.error().text()));
+            }
+    }
+    return failures == 0 ? 0 : 1;
+}
+
 bool Context::waitForRuns(const QStringList& ids, int timeoutS, double intervalS)
 {
     QElapsedTimer t;

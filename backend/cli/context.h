@@ -2,6 +2,7 @@
 
 #include "cli/cli.h"
 #include "config/profiles.h"
+#include "runs/runactions.h"
 #include "runs/runstore.h"
 
 #include <QMap>
@@ -46,6 +47,11 @@ public:
     bool pollRuns(const QStringList& ids, bool verbose);
     /// Polls until none of `ids` is active (or `timeoutS` > 0 passes: false).
     bool waitForRuns(const QStringList& ids, int timeoutS, double intervalS);
+    /// Launches `req` through the lifecycle layer (RunActions::launch) on the profile's connection,
+    /// printing progress and each point that failed or was left out; with `wait`, polls until the
+    /// submitted runs end (`timeoutS` > 0: at most that long). The ids submitted go to `submitted`.
+    /// Returns the exit code: 0 when every point was submitted (and, with `wait`, completed).
+    int launchRuns(const LaunchRequest& req, bool wait, int timeoutS, QStringList* submitted = nullptr);
 
 private:
     std::map<QString, Connection> m_connections;

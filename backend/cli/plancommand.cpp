@@ -29,7 +29,9 @@ public:
             ->check(CLI::PositiveNumber);
         m_app->add_option("--ranks-per-node", m_ranksPerNode, "ranks per node (default: the most the sweep's runs had)")
             ->check(CLI::PositiveNumber);
-        m_app->add_option("--comm", m_comm, "JSON lines of `scaledesk-train bench-comm --out` (any number of files)");
+        m_app->add_option("--comm", m_comm,
+                          "JSON lines of `scaledesk-train bench-comm --out` (any number of files; default: the comm.jsonl of every "
+                          "completed `scaledesk calibrate` job of the profile the sweep ran on)");
         m_app->add_option("--strategies", m_strategies, "strategies to predict, comma-separated (default: the sweep's)")
             ->delimiter(',')
             ->check(CLI::IsMember({"ddp", "fused", "zero1"}));
@@ -42,7 +44,13 @@ public:
         m_app->add_option("--gpu-hour-price", m_price, "price of one GPU-hour (rank-hour): adds a cost column")
             ->check(CLI::NonNegativeNumber);
         m_app->add_option("--warmup", m_warmup, "epochs at the start of each run left out of the averages")->capture_default_str();
-        m_app->add_option("--out", m_out, "write plan.csv and plan.md into this folder");
+        m_app->add_option("--out", m_out,
+                          "write the plan into this folder (plan.csv, plan.md, and the plots in the --format's image formats)");
+        m_app
+            ->add_option("--format", m_formats,
+                         "what --out writes, comma-separated: csv, md, png, svg, pdf (plots plan_epoch_time, plan_efficiency and "
+                         "plan_node_hours)")
+            ->capture_default_str();
     }
     bool chosen() const override { return m_app->parsed(); }
     int run(Context& ctx) override
@@ -52,6 +60,17 @@ public:
         if (!inputs) return fail(inputs.error());
         QList<CommSample> bench;
         QStringList sources;
+        if (m_comm.empty()) {
+            // The profile's calibrations (scaledesk calibrate), for the profile the sweep ran on.
+            QString profile;
+            for (const RunSummary& r : ctx.store.list(q(m_sweep)))
+                if (!r.profile.isEmpty()) profile = r.profile;
+            if (!profile.isEmpty()) {
+                auto calibration = loadCalibration(ctx.store, profile, &sources);
+                if (!calibration) return fail(calibration.error());
+                bench = *calibration;
+            }
+        }
         for (const std::string& file : m_comm) {
             auto samples = loadCommSamples(q(file));
             if (!samples) return fail(samples.error());
@@ -73,7 +92,8 @@ public:
         out(plan->markdown().trimmed());
         if (!m_out.empty()) {
             QStringList written;
-            if (auto ok = writePlan(*plan, q(m_out), &written); !ok) return fail(ok.error());
+            const QStringList formats = q(m_formats).split(QLatin1Char(','), Qt::SkipEmptyParts);
+            if (auto ok = writePlan(*plan, q(m_out), formats, ctx.hooks.renderPlan, &written); !ok) return fail(ok.error());
             for (const QString& w : written) out(QStringLiteral("wrote %1").arg(w));
         }
         return 0;
@@ -81,7 +101,7 @@ public:
 
 private:
     CLI::App* m_app = nullptr;
-    std::string m_sweep, m_out, m_scaling = "auto";
+    std::string m_sweep, m_out, m_scaling = "auto", m_formats = "csv,md,png,svg,pdf";
     std::vector<int> m_nodes;
     std::vector<std::string> m_comm, m_strategies;
     int m_ranksPerNode = 0, m_warmup = 1;

@@ -79,29 +79,7 @@ public:
         auto req = request(ctx);
         if (!req) return fail(req.error());
         if (m_dryRun) return dryRun(*req);
-        if (auto ok = RunActions::checkLaunch(ctx.ws, *req); !ok) return fail(ok.error());
-        auto c = ctx.connection(req->profile.name);
-        if (!c) return fail(c.error());
-        RunActions actions(ctx.store, *(*c)->transport, *(*c)->scheduler);
-        auto launched = actions.launch(*req, [](const ProgressStep& m) { progress(QString(), m); });
-        progressDone();
-        if (!launched) return fail(launched.error());
-        (*c)->rememberSecrets();
-        for (const auto& [id, e] : launched->failed) err(QStringLiteral("scaledesk: %1: %2").arg(id, e.text()));
-        for (const QString& id : launched->notTried) err(QStringLiteral("scaledesk: %1: not submitted (--on-failure stop)").arg(id));
-        if (!launched->complete()) err(QStringLiteral("scaledesk: ") + launched->summary());
-        int failures = int(launched->failed.size() + launched->notTried.size());
-        QStringList submitted;
-        for (const auto& r : launched->submitted) submitted << r.id;
-        if (m_wait && !submitted.isEmpty()) {
-            if (!ctx.waitForRuns(submitted, m_timeout, 2.0)) {
-                err(QStringLiteral("scaledesk: --timeout reached with runs still active"));
-                return 1;
-            }
-            for (const QString& id : submitted)
-                if (auto r = ctx.store.load(id); !r || r->state != RunState::Completed) ++failures;
-        }
-        return failures == 0 ? 0 : 1;
+        return ctx.launchRuns(*req, m_wait, m_timeout);
     }
 
 private:

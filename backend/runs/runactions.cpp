@@ -5,6 +5,8 @@
 
 #include <QSet>
 
+#include <algorithm>
+
 namespace scaledesk {
 
 namespace {
@@ -71,7 +73,10 @@ Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
 {
     if (req.points.isEmpty())
         return Error{ErrorCode::SweepInvalid, QStringLiteral("nothing to launch: the sweep has no points"), QString()};
-    if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) return ok;
+    // A calibration (every point a benchmark) trains nothing and needs no config.
+    const bool trains = std::any_of(req.points.begin(), req.points.end(), [](const RunPoint& p) { return p.task.isEmpty(); });
+    if (trains || !req.options.configFile.isEmpty())
+        if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) return ok;
     QSet<QString> ids;
     QStringList taken;
     for (const RunPoint& p : req.points) {

@@ -97,6 +97,7 @@ QJsonObject RunRecord::toJson() const
         {QStringLiteral("offsets"), off},
         {QStringLiteral("mtimes"), mt},
     };
+    if (!task.isEmpty()) j.insert(QStringLiteral("task"), task);
     if (imported())
         j.insert(QStringLiteral("origin"), QJsonObject{{QStringLiteral("kind"), originKind}, {QStringLiteral("path"), originPath}});
     return j;
@@ -125,6 +126,7 @@ bool RunRecord::fromJson(const QJsonObject& j, RunRecord* r, QString* error)
     out.repetition = j.value(QStringLiteral("repetition")).toInt(1);
     out.localBatch = j.value(QStringLiteral("local_batch")).toInt(0);
     out.scaling = str("scaling");
+    out.task = str("task");
     out.remoteDir = str("remote_dir");
     out.jobId = str("job_id");
     out.submitStep = str("submit_step");

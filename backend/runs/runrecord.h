@@ -50,6 +50,7 @@ struct RunRecord {
     int repetition = 1;
     int localBatch = 0;
     QString scaling;     ///< the sweep's scaling type: "weak", "strong", or empty for a single run
+    QString task;        ///< empty: a training run; "bench-comm": a calibration job (RunPoint::task)
     QString remoteDir;   ///< the run folder on the cluster (absolute)
     QString jobId;       ///< empty until the scheduler accepted it
     QString submitStep;  ///< the last step of a submit that was started: "upload", "sbatch", "recorded"

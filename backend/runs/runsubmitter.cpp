@@ -101,15 +101,20 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
 {
     QString why;
     if (!RunStore::validRunId(point.runId, &why)) return Error{ErrorCode::RunId, why, point.runId};
-    QFile config(o.configFile);
-    if (!config.open(QIODevice::ReadOnly)) return Error{ErrorCode::ConfigMissing, config.errorString(), o.configFile};
-    const QByteArray configBytes = config.readAll();
+    // A benchmark job (point.task) with no config file has no config.yaml.
+    const bool withConfig = point.task.isEmpty() || !o.configFile.isEmpty();
+    QByteArray configBytes;
+    if (withConfig) {
+        QFile config(o.configFile);
+        if (!config.open(QIODevice::ReadOnly)) return Error{ErrorCode::ConfigMissing, config.errorString(), o.configFile};
+        configBytes = config.readAll();
+    }
 
     RunRecord rec;
     rec.id = point.runId;
     rec.sweep = point.sweep;
     rec.profile = m_profile.name;
-    rec.configFile = QFileInfo(o.configFile).absoluteFilePath();
+    rec.configFile = withConfig ? QFileInfo(o.configFile).absoluteFilePath() : QString();
     rec.configName = o.configName;
     rec.strategy = point.strategy;
     rec.nodes = point.nodes;
@@ -117,6 +122,7 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
     rec.repetition = point.repetition;
     rec.localBatch = point.localBatch;
     rec.scaling = point.scaling;
+    rec.task = point.task;
     rec.transition(RunState::Draft);
     // Held for the whole submit: a poll (of this process or another) leaves a run alone while its
     // submit is under way, and reconciles it only once the submitting process is gone.
@@ -148,7 +154,7 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
     };
 
     // The exact config the run gets, in the mirror too: comparisons and reports read it there.
-    {
+    if (withConfig) {
         QSaveFile local(m_store.workspace().runDir(rec.id) + QStringLiteral("/config.yaml"));
         if (!local.open(QIODevice::WriteOnly) || local.write(configBytes) != configBytes.size() || !local.commit())
             return fail(
@@ -159,7 +165,8 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
     if (!dir) return fail(dir.error());
     if (auto ok = record([&](RunRecord& r) { r.remoteDir = *dir; }); !ok) return ok.error();
     if (auto ok = m_transport.makeDirs(rec.remoteDir); !ok) return fail(ok.error());
-    if (auto ok = m_transport.writeFile(rec.remoteDir + QStringLiteral("/config.yaml"), configBytes); !ok) return fail(ok.error());
+    if (withConfig)
+        if (auto ok = m_transport.writeFile(rec.remoteDir + QStringLiteral("/config.yaml"), configBytes); !ok) return fail(ok.error());
     const QString script = m_scheduler.renderScript(request(point, o));
     if (auto ok = m_transport.writeFile(rec.remoteDir + QLatin1Char('/') + m_scheduler.scriptName(), script.toUtf8(), 0755); !ok)
         return fail(ok.error());

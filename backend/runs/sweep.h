@@ -32,6 +32,9 @@ struct RunPoint {
     int repetition = 1;
     int localBatch = 0;  ///< passed as --local_batch_size when > 0
     QString scaling;     ///< "weak" or "strong" (a sweep's), empty for a single run
+    /// What the job runs: empty for training; "bench-comm" for the communication benchmark of
+    /// `scaledesk calibrate` (scaledesk-train bench-comm, writing comm.jsonl in the run folder).
+    QString task;
     int worldSize() const { return nodes * ranksPerNode; }
 };
 

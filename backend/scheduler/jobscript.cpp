@@ -21,6 +21,14 @@ QStringList sbatchArguments(const QString& runDir)
 QStringList trainerCommand(const JobRequest& r)
 {
     const RunPoint& p = r.point;
+    if (p.task == QLatin1String("bench-comm"))
+        return QStringList{r.trainerPath,
+                           QStringLiteral("bench-comm"),
+                           QStringLiteral("--out"),
+                           QStringLiteral("comm.jsonl"),
+                           QStringLiteral("--threads"),
+                           QString::number(r.profile.slurm.cpusPerTask)} +
+            r.trainerArgs;
     QStringList train = {r.trainerPath,
                          QStringLiteral("--yaml_config"),
                          QStringLiteral("config.yaml"),

@@ -27,7 +27,8 @@ struct JobRequest {
 /// that reaches the shell is single-quoted.
 QString renderJobScript(const JobRequest& request);
 
-/// The trainer command line of a job (unquoted), shared by the SLURM and the local job scripts.
+/// The trainer command line of a job (unquoted), shared by the SLURM and the local job scripts:
+/// training, or for a point of task "bench-comm", `scaledesk-train bench-comm --out comm.jsonl`.
 QStringList trainerCommand(const JobRequest& request);
 
 /// Shell lines that link `data` to request.dataDir when it is set (empty otherwise).

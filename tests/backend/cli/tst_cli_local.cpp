@@ -4,7 +4,13 @@
 #include "clitest.h"
 
 #include <QDir>
+#include <QFileInfo>
+#include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSet>
 #include <QTemporaryDir>
+#include <QXmlStreamReader>
 
 using namespace scaledesk::test;
 
@@ -129,6 +135,28 @@ private slots:
         QCOMPARE(cell(3, "extrapolated"), QStringLiteral("yes"));  // 64 ranks > 8 × 2
         QVERIFY2(r.out.contains(QStringLiteral("the steps of loc-ddp-1x2-r1")), qPrintable(r.out));
         QVERIFY(QFile::exists(dir + QStringLiteral("/plan.md")));
+        // The plots, in every format by default: the SVG's axis titles and legend, a PNG with ink.
+        for (const char* plot : {"plan_epoch_time", "plan_efficiency", "plan_node_hours"})
+            for (const char* ext : {"png", "svg", "pdf"})
+                QVERIFY2(QFileInfo(dir + QStringLiteral("/%1.%2").arg(QLatin1String(plot), QLatin1String(ext))).size() > 1000, plot);
+        QFile svg(dir + QStringLiteral("/plan_epoch_time.svg"));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        QXmlStreamReader xml(&svg);
+        QStringList texts;
+        while (!xml.atEnd())
+            if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("text"))
+                texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).simplified();
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        for (const QString& want :
+             {QStringLiteral("Epoch time (s)"), QStringLiteral("Ranks (GPUs or CPU ranks)"), QStringLiteral("ddp predicted"),
+              QStringLiteral("fused predicted"), QStringLiteral("ddp measured"), QStringLiteral("Predicted epoch time (weak scaling)")})
+            QVERIFY2(texts.join(QLatin1Char('|')).contains(want),
+                     qPrintable(want + QStringLiteral(" not in ") + texts.join(QLatin1Char('|'))));
+        const QImage png(dir + QStringLiteral("/plan_efficiency.png"));
+        int inked = 0;
+        for (int y = 0; y < png.height(); y += 3)
+            for (int x = 0; x < png.width(); x += 3) inked += png.pixelColor(x, y).lightness() < 200;
+        QVERIFY2(png.width() == 1200 && inked > 2000, qPrintable(QString::number(inked)));
         const QString bad = m_tmp.filePath(QStringLiteral("bad-comm.jsonl"));
         QFile b(bad);
         QVERIFY(b.open(QIODevice::WriteOnly));
@@ -139,6 +167,43 @@ private slots:
                                   QStringLiteral("2"), QStringLiteral("--comm"), bad});
         QCOMPARE(e.exitCode, 1);
         QVERIFY2(e.err.contains(bad + QStringLiteral(":2")) && e.err.contains(QStringLiteral("'nodes'")), qPrintable(e.err));
+    }
+
+    // `scaledesk calibrate` on the local profile: a 2-rank `scaledesk-train bench-comm` job through
+    // the lifecycle layer, its timings mirrored into the workspace, and `plan` using them (the
+    // profile's calibrations) when no --comm is given.
+    void calibrateTimesTheCollectivesAndPlanUsesThem()
+    {
+        const auto r =
+            m_cli.run({QStringLiteral("calibrate"), QStringLiteral("--nodes"), QStringLiteral("1"), QStringLiteral("--ranks-per-node"),
+                       QStringLiteral("2"), QStringLiteral("--sizes"), QStringLiteral("64K,1M"), QStringLiteral("--reps"),
+                       QStringLiteral("3"), QStringLiteral("--name"), QStringLiteral("cal"), QStringLiteral("--wait")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QCOMPARE(m_cli.state(QStringLiteral("cal-1x2")), QStringLiteral("completed"));
+        QCOMPARE(m_cli.record(QStringLiteral("cal-1x2")).value(QStringLiteral("task")).toString(), QStringLiteral("bench-comm"));
+        const QString file = m_cli.workspace + QStringLiteral("/runs/cal-1x2/comm.jsonl");
+        QVERIFY2(r.out.contains(QStringLiteral("cal-1x2/comm.jsonl")), qPrintable(r.out));
+        QFile f(file);
+        QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(file));
+        int lines = 0;
+        QSet<QString> kinds;
+        for (const QByteArray& line : f.readAll().split('\n')) {
+            if (line.trimmed().isEmpty()) continue;
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            QCOMPARE(o.value(QStringLiteral("ranks")).toInt(), 2);
+            QVERIFY(o.value(QStringLiteral("seconds")).toDouble() > 0);
+            kinds.insert(o.value(QStringLiteral("kind")).toString());
+            ++lines;
+        }
+        QCOMPARE(lines, 6);  // 3 collectives × 2 sizes
+        QCOMPARE(kinds.size(), 3);
+        // The plan of a sweep on this profile takes the calibration without being told.
+        const auto p = m_cli.run(
+            {QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("loc"), QStringLiteral("--nodes"), QStringLiteral("1,2")});
+        QVERIFY2(p.exitCode == 0, qPrintable(p.all()));
+        QVERIFY2(p.out.contains(QStringLiteral("benchmark timing(s) (") + file), qPrintable(p.out));
+        QVERIFY2(p.out.contains(QStringLiteral("reduce-scatter (zero1)")) || p.out.contains(QStringLiteral("reduce-scatter")),
+                 qPrintable(p.out));
     }
 
     // `scaledesk import`: a run folder the real trainer wrote (copied elsewhere, as a colleague would

@@ -103,6 +103,27 @@ private slots:
         QVERIFY(!script.contains(QStringLiteral("scontrol requeue")));
         QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --mpi='none' ")));
     }
+    // scaledesk calibrate's jobs: the benchmark in place of training, launched the same way
+    // (srun under the same directives and rendezvous), with its options passed through.
+    void aBenchmarkPointRunsBenchComm()
+    {
+        JobRequest r = request(QStringLiteral("calibrate-p-2x4"), 2, 4);
+        r.point.task = QStringLiteral("bench-comm");
+        r.point.strategy.clear();
+        r.point.localBatch = 0;
+        r.configName.clear();
+        r.trainerArgs = {QStringLiteral("--sizes"), QStringLiteral("64K,1M")};
+        QCOMPARE(trainerCommand(r),
+                 (QStringList{QStringLiteral("/opt/scale desk/bin/scaledesk-train"), QStringLiteral("bench-comm"), QStringLiteral("--out"),
+                              QStringLiteral("comm.jsonl"), QStringLiteral("--threads"), QStringLiteral("32"), QStringLiteral("--sizes"),
+                              QStringLiteral("64K,1M")}));
+        const QString script = renderJobScript(r);
+        QVERIFY(script.contains(QStringLiteral("#SBATCH --nodes=2")));
+        QVERIFY(script.contains(QStringLiteral("export MASTER_ADDR=")));
+        QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --mpi='pmix' '/opt/scale desk/bin/scaledesk-train' "
+                                               "'bench-comm' '--out' 'comm.jsonl' '--threads' '32' '--sizes' '64K,1M' &")));
+        QVERIFY(!script.contains(QStringLiteral("--yaml_config")));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestJobScript)

@@ -1,4 +1,5 @@
 // End-to-end tests of the real scaledesk-train binary on generated data.
+#include "dist/buckets.h"
 #include "model/unet.h"
 #include "run/checkpoint.h"
 #include "testutil.h"
@@ -191,6 +192,37 @@ TEST_F(TrainCli, LogLinesMatchTheNerscFormats)
     EXPECT_EQ(manifest["status"], "finished");
     EXPECT_EQ(manifest["seed"], "4");
     EXPECT_EQ(manifest["world_size"], 1);
+    // Every strategy's messages carry the whole gradient (fp32), whatever strategy ran.
+    const int64_t gradientBytes = manifest["parameters"].get<int64_t>() * 4;
+    for (const char* strategy : {"ddp", "fused", "zero1"}) {
+        int64_t sum = 0;
+        for (const json& b : manifest["comm_message_bytes"][strategy]) sum += b.get<int64_t>();
+        EXPECT_EQ(sum, gradientBytes) << strategy;
+    }
+    EXPECT_EQ(manifest["comm_message_bytes"]["zero1"].size(), 1u);
+}
+
+// The bucket layout the planner reads from manifest.json is the one the strategies use: reverse
+// definition order, a parameter never split, a group closed before the parameter that overflows it.
+TEST(BucketLayout, GroupsInReverseOrderWithoutSplittingAParameter)
+{
+    using scaledesk::train::bucketGroups;
+    const int64_t mib = 1024 * 1024 / 4;  // float32 elements in a MiB
+    // Parameters 0..4 of 0.5, 2, 1, 1 and 0.25 MiB; caps: first 1 MiB, then 2 MiB.
+    const std::vector<int64_t> numels{mib / 2, 2 * mib, mib, mib, mib / 4};
+    const auto groups = bucketGroups(numels, 2.0, 1.0);
+    // 4 (0.25) + 3 (1) = 1.25 > 1 → {4}; {3, 2} = 2; {1} = 2; {0}.
+    const std::vector<std::vector<std::size_t>> want{{4}, {3, 2}, {1}, {0}};
+    EXPECT_EQ(groups, want);
+    // A parameter larger than the cap is a group of its own.
+    EXPECT_EQ(bucketGroups({5 * mib, mib}, 2.0, 2.0), (std::vector<std::vector<std::size_t>>{{1}, {0}}));
+    const auto bytes = scaledesk::train::strategyMessageBytes(numels, 2.0, 4.0, 3);
+    const int64_t MiB = 1024 * 1024;
+    EXPECT_EQ(bytes.at("ddp"), (std::vector<int64_t>{MiB / 4, 2 * MiB, 2 * MiB, MiB / 2}));
+    // fused, 4 MiB buffers: 0.25 + 1 + 1 = 2.25, and 2 more would be 4.25; then 2 + 0.5.
+    EXPECT_EQ(bytes.at("fused"), (std::vector<int64_t>{9 * MiB / 4, 5 * MiB / 2}));
+    // zero1: 4.75 MiB = 1245184 elements, padded to 1245186 (a multiple of 3 ranks).
+    EXPECT_EQ(bytes.at("zero1"), (std::vector<int64_t>{1245186 * 4}));
 }
 
 // Rank 0 keeps a TensorBoard event file in logs/, as the NERSC trainer does: the NERSC tags at the

@@ -1,5 +1,6 @@
 #include "dist/gradsync.h"
 
+#include "dist/buckets.h"
 #include "model/fusedadam.h"
 
 #include <torch/csrc/autograd/engine.h>
@@ -70,23 +71,9 @@ public:
         : m_comm(comm), m_optimizer(optimizer), m_overlap(overlap)
     {
         m_params = model->parameters();
-        // Backward produces gradients roughly in reverse definition order.
-        std::vector<std::size_t> order(m_params.size());
-        for (std::size_t i = 0; i < order.size(); ++i) order[i] = order.size() - 1 - i;
-        const int64_t cap = int64_t(capMb * 1024 * 1024 / sizeof(float));
-        const int64_t firstCap = int64_t(firstCapMb * 1024 * 1024 / sizeof(float));
-        std::vector<std::vector<std::size_t>> groups(1);
-        int64_t filled = 0;
-        for (std::size_t idx : order) {
-            const int64_t n = m_params[idx].numel();
-            const int64_t groupLimit = groups.size() == 1 ? firstCap : cap;
-            if (!groups.back().empty() && filled + n > groupLimit) {
-                groups.emplace_back();
-                filled = 0;
-            }
-            groups.back().push_back(idx);
-            filled += n;
-        }
+        std::vector<int64_t> numels;
+        for (const auto& p : m_params) numels.push_back(p.numel());
+        const std::vector<std::vector<std::size_t>> groups = bucketGroups(numels, capMb, firstCapMb);
         m_bucketOf.assign(m_params.size(), 0);
         torch::NoGradGuard noGrad;
         for (std::size_t b = 0; b < groups.size(); ++b) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -73,6 +74,8 @@ struct RunManifest {
     std::string gpuTelemetry;  ///< sampling, off or unavailable (rank 0's)
     int gpuIndex = -1;         ///< NVML index rank 0 samples; -1: none
     uint64_t seed = 0;
+    /// The bytes of each collective a step sends, by strategy (dist/buckets.h): `comm_message_bytes`.
+    std::map<std::string, std::vector<int64_t>> messageBytes;
 };
 
 /// Writes <runDir>/manifest.json with status "running"; a resumed run keeps its first start time.

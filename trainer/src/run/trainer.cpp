@@ -1,6 +1,7 @@
 #include "run/trainer.h"
 
 #include "data/dataset.h"
+#include "dist/buckets.h"
 #include "dist/gradsync.h"
 #include "model/unet.h"
 #include "run/checkpoint.h"
@@ -561,6 +562,11 @@ private:
         m.baseChannels = c.baseChannels;
         m.fullScale = c.fullScale;
         m.parameters = model->parameterCount();
+        {
+            std::vector<int64_t> numels;
+            for (const auto& p : model->parameters()) numels.push_back(p.numel());
+            m.messageBytes = strategyMessageBytes(numels, o.bucketCapMb, o.fusionMb, o.worldSize);
+        }
         m.enableAmp = c.enableAmp;
         m.noddp = o.noddp;
         m.broadcastBuffers = o.broadcastBuffers;
