@@ -1,8 +1,11 @@
 #include "launchdialog.h"
 
+#include "analysis/axisticks.h"
+#include "analysis/planner.h"
 #include "config/clusterprofile.h"
 #include "config/configresolve.h"
 #include "config/profiles.h"
+#include "pool.h"
 #include "remote/localtransport.h"
 
 #include <QCheckBox>
@@ -20,6 +23,7 @@
 #include <QSettings>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -111,6 +115,12 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     m_summary = new QLabel;
     m_summary->setWordWrap(true);
     form->addRow(tr("Jobs"), m_summary);
+    m_prediction = new QLabel;
+    m_prediction->setWordWrap(true);
+    m_prediction->setTextFormat(Qt::RichText);
+    m_prediction->setToolTip(tr("scaledesk plan's model, fitted to the completed runs of this config on this profile and the "
+                                "profile's calibrations (scaledesk calibrate); ranges are ±2σ (docs/planner.md)"));
+    form->addRow(tr("Predicted"), m_prediction);
     m_previewPoint = new QComboBox;
     form->addRow(tr("Preview"), m_previewPoint);
     m_preview = new QPlainTextEdit;
@@ -247,6 +257,8 @@ void LaunchDialog::revalidate()
         m_summary->setText(QStringLiteral("<span style='color:#D55E00'>%1</span>").arg(why.toHtmlEscaped()));
         m_previewPoint->clear();
         m_preview->clear();
+        ++m_predictions;  // a prediction under way is for a form that is no longer valid
+        m_prediction->clear();
     };
     auto profile = findProfile(Workspace(m_workspace), m_profile->currentData().toString());
     if (!profile) return fail(tr("Profile: %1").arg(profile.error().text()));
@@ -292,6 +304,60 @@ void LaunchDialog::revalidate()
     if (!keep.isEmpty()) m_previewPoint->setCurrentText(keep);
     m_previewPoint->blockSignals(false);
     m_preview->setPlainText(preview());
+    predict();
+}
+
+void LaunchDialog::predict()
+{
+    const int generation = ++m_predictions;
+    m_prediction->setText(tr("<i>Predicting…</i>"));
+    const Workspace ws(m_workspace);
+    const QString profile = m_selected.name, config = m_config->currentText();
+    const QList<RunPoint> points = m_points;
+    onPool<std::pair<Plan, QString>>(
+        this,
+        [ws, profile, config, points]() -> std::pair<Plan, QString> {
+            auto store = RunStore::open(ws);
+            if (!store) return {Plan(), store.error().text()};
+            auto plan = planForLaunch(**store, profile, config, points);
+            if (!plan) return {Plan(), plan.error().text()};
+            return {*plan, QString()};
+        },
+        [this, generation](const std::pair<Plan, QString>& result) {
+            if (generation != m_predictions) return;  // the form changed since
+            const auto& [plan, error] = result;
+            if (!error.isEmpty()) {
+                m_prediction->setText(
+                    QStringLiteral("<span style='color:#777'>%1</span>").arg(tr("No prediction: %1").arg(error).toHtmlEscaped()));
+            } else {
+                QString html =
+                    QStringLiteral("<table cellspacing='0' cellpadding='4'><tr><th align='left'>%1</th><th>%2</th><th>%3</th><th>%4</th>"
+                                   "<th>%5</th></tr>")
+                        .arg(tr("strategy"), tr("nodes × ranks"), tr("epoch"), tr("efficiency"), tr("node-hours / epoch"));
+                for (const PlanPoint& p : plan.points)
+                    html += QStringLiteral("<tr><td>%1</td><td align='right'>%2 × %3</td><td align='right'>%4 s (%5–%6)</td>"
+                                           "<td align='right'>%7 %</td><td align='right'>%8%9</td></tr>")
+                                .arg(p.strategy.toHtmlEscaped())
+                                .arg(p.nodes)
+                                .arg(p.ranks / std::max(1, p.nodes))
+                                .arg(formatNumber(p.epochS, 3), formatNumber(p.epochLowS, 3), formatNumber(p.epochHighS, 3),
+                                     formatNumber(100 * p.efficiency, 3), formatNumber(p.nodeHours, 3),
+                                     p.extrapolated ? tr(" (extrapolated)") : QString());
+                html +=
+                    QStringLiteral("</table><span style='color:#777'>%1</span>")
+                        .arg((plan.inputs.value(0) + (plan.warnings.isEmpty() ? QString() : QStringLiteral("; ") + plan.warnings.first()))
+                                 .toHtmlEscaped());
+                m_prediction->setText(html);
+            }
+            emit predictionUpdated();
+        });
+}
+
+QString LaunchDialog::prediction() const
+{
+    QTextDocument doc;
+    doc.setHtml(m_prediction->text());
+    return doc.toPlainText();
 }
 
 QString LaunchDialog::summary() const

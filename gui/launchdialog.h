@@ -15,8 +15,10 @@ class QSpinBox;
 namespace scaledesk::gui {
 
 /// Launch a run or a scaling sweep: profile, config, nodes, ranks per node, strategies,
-/// repetitions, scaling type, time limit. Shows the number of jobs and node-hours, previews the
-/// job script of any point, and keeps Launch disabled, saying why, while anything is invalid.
+/// repetitions, scaling type, time limit. Shows the number of jobs and node-hours, the planner's
+/// prediction of each point (epoch time, efficiency, node-hours per epoch; fitted to the completed
+/// runs of the same config on the profile, with its calibrations), previews the job script of any
+/// point, and keeps Launch disabled, saying why, while anything is invalid.
 class LaunchDialog : public QDialog {
     Q_OBJECT
 public:
@@ -28,8 +30,11 @@ public:
     QString whyNot() const { return m_why; }
     QString summary() const;
     QString preview() const;
+    /// The prediction as shown (plain text): a row per point, or why there is none, or "Predicting…".
+    QString prediction() const;
 
     // For tests and scripting: the form's fields.
+    QComboBox* profileCombo() const { return m_profile; }
     QLineEdit* nodesEdit() const { return m_nodes; }
     QLineEdit* ranksEdit() const { return m_ranks; }
     QLineEdit* timeEdit() const { return m_time; }
@@ -39,8 +44,14 @@ public:
     QCheckBox* stopOnFailureCheck() const { return m_stopOnFailure; }
     QDialogButtonBox* buttons() const { return m_buttons; }
 
+signals:
+    /// The prediction was (re)computed for the form as it is now.
+    void predictionUpdated();
+
 private:
     void revalidate();
+    /// Starts the prediction of m_points on a pool thread (the newest request wins).
+    void predict();
     /// A sweep name no run uses yet: <config>-<yyyymmdd>-<n>.
     QString uniqueSweepName() const;
     /// The defaults that follow the profile and the config (the name, generating data for the cpu
@@ -66,6 +77,8 @@ private:
     QCheckBox* m_makeData;
     QCheckBox* m_stopOnFailure;
     QLabel* m_summary;
+    QLabel* m_prediction;
+    int m_predictions = 0;
     QComboBox* m_previewPoint;
     QPlainTextEdit* m_preview;
     QDialogButtonBox* m_buttons;

@@ -38,6 +38,11 @@ ScalingView::ScalingView(WorkspaceController& controller, QWidget* parent) : QWi
     bar->addWidget(new QLabel(tr("Sweep")));
     bar->addWidget(m_sweep, 1);
     bar->addWidget(m_includeValidation);
+    m_prediction = new QCheckBox(tr("Prediction"));
+    m_prediction->setToolTip(tr("Overlay the performance model's prediction (scaledesk plan), fitted to this sweep's runs and "
+                                "its profile's calibrations: a dashed line over a ±2σ band per strategy, so the measured points "
+                                "show where the model was right (docs/planner.md)."));
+    bar->addWidget(m_prediction);
     bar->addWidget(exportButton);
     layout->addLayout(bar);
     auto* scroll = new QScrollArea;
@@ -53,6 +58,15 @@ ScalingView::ScalingView(WorkspaceController& controller, QWidget* parent) : QWi
     connect(m_includeValidation, &QCheckBox::toggled, this, [this] { showSweep(m_sweep->currentText()); });
     connect(exportButton, &QPushButton::clicked, this, &ScalingView::exportAll);
     connect(&m_controller, &WorkspaceController::reportReady, this, &ScalingView::showReport);
+    connect(&m_controller, &WorkspaceController::planReady, this, &ScalingView::showPlan);
+    connect(m_prediction, &QCheckBox::toggled, this, [this](bool on) {
+        m_hasPlan = false;
+        m_planError.clear();
+        if (on && !m_sweep->currentText().isEmpty())
+            m_controller.loadPlan(m_sweep->currentText());
+        else
+            redraw();
+    });
 }
 
 void ScalingView::setSweeps(const QStringList& sweeps)
@@ -70,6 +84,12 @@ void ScalingView::setSweeps(const QStringList& sweeps)
 
 int ScalingView::chartCount() const { return int(m_views.size()); }
 
+QChart* ScalingView::chartAt(int i) const
+{
+    auto* view = qobject_cast<QChartView*>(m_views.value(i));
+    return view ? view->chart() : nullptr;
+}
+
 void ScalingView::showSweep(const QString& sweep)
 {
     if (sweep.isEmpty()) return;
@@ -84,9 +104,26 @@ void ScalingView::showReport(const QString& sweep, const ScalingReport& report)
 {
     if (sweep != m_sweep->currentText()) return;  // the user has moved on
     m_report = report;
+    m_hasPlan = false;
+    m_planError.clear();
+    redraw();
+    if (m_prediction->isChecked()) m_controller.loadPlan(sweep);  // the runs may have changed
+}
+
+void ScalingView::showPlan(const QString& sweep, const Plan& plan, const QString& error)
+{
+    if (sweep != m_sweep->currentText() || !m_prediction->isChecked()) return;
+    m_plan = plan;
+    m_hasPlan = error.isEmpty();
+    m_planError = error;
+    redraw();
+}
+
+void ScalingView::redraw()
+{
     qDeleteAll(m_views);
     m_views.clear();
-    const auto charts = buildScalingCharts(m_report);
+    const auto charts = buildScalingCharts(m_report, m_hasPlan ? &m_plan : nullptr);
     for (int i = 0; i < charts.size(); ++i) {
         auto* view = new FittedChartView(charts[i].second);  // the view owns its chart
         view->setRenderHint(QPainter::Antialiasing);
@@ -97,6 +134,9 @@ void ScalingView::showReport(const QString& sweep, const ScalingReport& report)
     m_warnings->clear();
     if (m_report.warnings.isEmpty()) m_warnings->addItem(tr("No warnings."));
     for (const QString& w : m_report.warnings) m_warnings->addItem(QStringLiteral("⚠ ") + w);
+    if (!m_planError.isEmpty()) m_warnings->addItem(tr("⚠ No prediction: %1").arg(m_planError));
+    if (m_hasPlan)
+        for (const QString& w : m_plan.warnings) m_warnings->addItem(tr("⚠ Prediction: %1").arg(w));
 }
 
 void ScalingView::exportAll()

@@ -1,9 +1,11 @@
 #pragma once
 
+#include "analysis/planner.h"
 #include "analysis/scalingreport.h"
 
 #include <QWidget>
 
+class QChart;
 class QCheckBox;
 class QComboBox;
 class QGridLayout;
@@ -25,14 +27,26 @@ public:
     const ScalingReport& report() const { return m_report; }
     /// Epoch time with validation (the report's includeValidation option).
     QCheckBox* includeValidationBox() const { return m_includeValidation; }
+    /// Overlays scaledesk plan's prediction (dashed, over its ±2σ band) on epoch time and efficiency.
+    QCheckBox* predictionBox() const { return m_prediction; }
+    /// The prediction drawn now (null: none).
+    const Plan* plan() const { return m_hasPlan ? &m_plan : nullptr; }
     int chartCount() const;
+    /// The chart shown at `i` (0: epoch time, then speedup, efficiency, throughput, breakdown, time-to-target).
+    QChart* chartAt(int i) const;
 
 private:
     void showReport(const QString& sweep, const ScalingReport& report);
+    void showPlan(const QString& sweep, const Plan& plan, const QString& error);
+    void redraw();
     void exportAll();
     WorkspaceController& m_controller;
     QComboBox* m_sweep;
     QCheckBox* m_includeValidation;
+    QCheckBox* m_prediction;
+    Plan m_plan;
+    bool m_hasPlan = false;
+    QString m_planError;
     QGridLayout* m_grid;
     QListWidget* m_warnings;
     ScalingReport m_report;

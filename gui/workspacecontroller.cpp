@@ -1,5 +1,7 @@
 #include "workspacecontroller.h"
 
+#include "pool.h"
+
 #include "analysis/analysisinputs.h"
 #include "config/configresolve.h"
 #include "config/profiles.h"
@@ -15,20 +17,6 @@
 namespace scaledesk::gui {
 
 namespace {
-// Runs `work` on a pool thread and hands its result to `done` on the controller's thread (dropped
-// when the controller is gone first). Pool work opens a store of its own for the task: pool threads
-// outlive the application, and a store must be closed while Qt SQL still exists.
-template <typename T, typename Work, typename Done>
-void onPool(QObject* context, Work work, Done done)
-{
-    auto* watcher = new QFutureWatcher<T>(context);
-    QObject::connect(watcher, &QFutureWatcher<T>::finished, context, [watcher, done] {
-        done(watcher->result());
-        watcher->deleteLater();
-    });
-    watcher->setFuture(QtConcurrent::run(std::move(work)));
-}
-
 RunSnapshot snapshotOf(const Workspace& ws, const RunRecord& r) { return RunSnapshot{r, readRunManifest(ws.runDir(r.id))}; }
 
 QString actionName(RunAction a)
@@ -708,6 +696,26 @@ void WorkspaceController::loadReport(const QString& sweep, const ReportOptions& 
             if (*dropped) return;
             endTask(task);
             emit reportReady(sweep, report);
+        });
+}
+
+void WorkspaceController::loadPlan(const QString& sweep)
+{
+    const Workspace ws = m_workspace;
+    const QString task = QStringLiteral("plan:%1:%2").arg(sweep).arg(++m_reports);
+    startTask(task, tr("Fitting the scaling model to %1").arg(sweep), {});
+    onPool<std::pair<Plan, QString>>(
+        this,
+        [ws, sweep]() -> std::pair<Plan, QString> {
+            auto store = RunStore::open(ws);
+            if (!store) return {Plan(), store.error().text()};
+            auto plan = planForSweep(**store, sweep, 1, {}, PlanOptions());
+            if (!plan) return {Plan(), plan.error().text()};
+            return {*plan, QString()};
+        },
+        [this, sweep, task](const std::pair<Plan, QString>& result) {
+            endTask(task);
+            emit planReady(sweep, result.first, result.second);
         });
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "analysis/planner.h"
 #include "analysis/scalingreport.h"
 #include "prompter.h"
 #include "runs/clusterprobe.h"
@@ -109,6 +110,9 @@ public:
 
     /// The scaling report of a sweep (pool thread); reportReady() follows.
     void loadReport(const QString& sweep, const scaledesk::ReportOptions& options = {});
+    /// scaledesk plan's prediction for a sweep at its own node counts, from its runs and its
+    /// profile's calibrations (pool thread); planReady() follows.
+    void loadPlan(const QString& sweep);
     /// The newest run launched from a config and that run's resolved config (pool thread);
     /// latestRunFound() follows.
     void findLatestRun(const QString& configFile, const QString& configName);
@@ -159,6 +163,8 @@ signals:
     /// A launch ended; `summary` says what was submitted and what failed.
     void launchFinished(bool ok, const QString& summary);
     void reportReady(const QString& sweep, const scaledesk::ScalingReport& report);
+    /// The plan of loadPlan(), or (`error` not empty) why there is none.
+    void planReady(const QString& sweep, const scaledesk::Plan& plan, const QString& error);
     /// Long work: what it does and how far it is (`total` 0: not known). Every task ends with taskEnded().
     void taskProgress(const QString& task, const QString& text, qint64 done, qint64 total);
     void taskEnded(const QString& task);

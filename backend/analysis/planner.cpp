@@ -4,6 +4,7 @@
 #include "analysis/epochscsv.h"
 #include "analysis/metrics.h"
 #include "runs/runstore.h"
+#include "runs/sweep.h"
 
 #include <QDir>
 #include <QFile>
@@ -139,6 +140,71 @@ Expected<QList<CommSample>> loadCalibration(const RunStore& store, const QString
         if (sources) *sources << file;
     }
     return all;
+}
+
+namespace {
+// makePlan() at each ranks per node of `shapes` (→ its node counts), the points merged in one plan.
+Expected<Plan> makePlans(const QString& sweep, const std::vector<PlanRunInput>& inputs, const QList<CommSample>& bench,
+                         const QStringList& sources, PlanOptions options, const std::map<int, QSet<int>>& shapes)
+{
+    Expected<Plan> merged = planError(QStringLiteral("no points to predict"));
+    for (const auto& [rpn, nodes] : shapes) {
+        options.ranksPerNode = rpn;
+        options.nodes = nodes.values();
+        std::sort(options.nodes.begin(), options.nodes.end());
+        auto plan = makePlan(sweep, inputs, bench, sources, options);
+        if (!plan) return plan.error();
+        if (!merged) {
+            merged = *plan;
+            continue;
+        }
+        merged->points << plan->points;
+        for (const QString& w : plan->warnings)
+            if (!merged->warnings.contains(w)) merged->warnings << w;
+    }
+    if (merged && shapes.size() > 1)  // by strategy, then ranks
+        std::stable_sort(merged->points.begin(), merged->points.end(), [](const PlanPoint& a, const PlanPoint& b) {
+            return a.strategy != b.strategy ? a.strategy < b.strategy : a.ranks < b.ranks;
+        });
+    return merged;
+}
+}  // namespace
+
+Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int warmupEpochs, const QStringList& benchmarkFiles,
+                            PlanOptions options)
+{
+    QStringList warnings;
+    auto inputs = loadPlanInputs(store, sweep, warmupEpochs, &warnings);
+    if (!inputs) return inputs.error();
+    QList<CommSample> bench;
+    QStringList sources;
+    if (benchmarkFiles.isEmpty()) {
+        QString profile;
+        for (const RunSummary& r : store.list(sweep))
+            if (!r.profile.isEmpty()) profile = r.profile;
+        if (!profile.isEmpty()) {
+            auto calibration = loadCalibration(store, profile, &sources);
+            if (!calibration) return calibration.error();
+            bench = *calibration;
+        }
+    }
+    for (const QString& file : benchmarkFiles) {
+        auto samples = loadCommSamples(file);
+        if (!samples) return samples.error();
+        bench << *samples;
+        sources << file;
+    }
+    // With no node counts asked for: every (nodes, ranks per node) the sweep's runs had.
+    std::map<int, QSet<int>> shapes;  // ranks per node → node counts
+    if (options.nodes.isEmpty())
+        for (const PlanRunInput& r : *inputs)
+            shapes[options.ranksPerNode > 0 ? options.ranksPerNode : r.ranks / std::max(1, r.nodes)].insert(r.nodes);
+    else
+        shapes[options.ranksPerNode] = QSet<int>(options.nodes.begin(), options.nodes.end());
+    auto plan = makePlans(sweep, *inputs, bench, sources, options, shapes);
+    if (!plan) return plan.error();
+    plan->warnings = warnings + plan->warnings;
+    return plan;
 }
 
 Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& benchmark,
@@ -523,6 +589,50 @@ Expected<std::vector<PlanRunInput>> loadPlanInputs(const RunStore& store, const 
 {
     const QList<RunSummary> rows = store.list(sweep);
     if (rows.isEmpty()) return planError(QStringLiteral("no runs in sweep '%1'").arg(sweep));
+    return loadPlanInputsOf(store, rows, warmupEpochs, warnings);
+}
+
+Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, const QString& configName, const QList<RunPoint>& points)
+{
+    // The finished training runs of this config on this profile, whatever sweep they were in.
+    QList<RunSummary> rows;
+    QStringList ids;
+    for (const RunSummary& row : store.list()) {
+        if (row.profile != profile || row.state != RunState::Completed || !row.origin.isEmpty()) continue;
+        auto r = store.load(row.id);
+        if (!r || !r->task.isEmpty() || r->configName != configName) continue;
+        rows << row;
+        ids << row.id;
+    }
+    if (rows.isEmpty())
+        return planError(QStringLiteral("no completed run of config '%1' on profile '%2' to fit the model to").arg(configName, profile));
+    QStringList warnings;
+    auto inputs = loadPlanInputsOf(store, rows, 1, &warnings);
+    if (!inputs) return inputs.error();
+    QStringList sources;
+    auto calibration = loadCalibration(store, profile, &sources);
+    if (!calibration) return calibration.error();
+    // Each point's strategy at its nodes and ranks per node.
+    std::map<int, QSet<int>> shapes;
+    PlanOptions o;
+    for (const RunPoint& p : points) {
+        shapes[p.ranksPerNode].insert(p.nodes);
+        if (!o.strategies.contains(p.strategy)) o.strategies << p.strategy;
+    }
+    if (!points.isEmpty() && points.first().scaling == QLatin1String("strong")) o.scaling = PlanOptions::Scaling::Strong;
+    auto merged = makePlans(configName, *inputs, *calibration, sources, o, shapes);
+    if (merged) {
+        merged->inputs.prepend(QStringLiteral("fitted to %1 completed run(s) of %2 on %3: %4")
+                                   .arg(ids.size())
+                                   .arg(configName, profile, ids.join(QStringLiteral(", "))));
+        merged->warnings = warnings + merged->warnings;
+    }
+    return merged;
+}
+
+Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, const QList<RunSummary>& rows, int warmupEpochs,
+                                                     QStringList* warnings)
+{
     std::vector<PlanRunInput> out;
     for (const RunSummary& row : rows) {
         const QString dir = store.workspace().runDir(row.id);

@@ -15,6 +15,8 @@
 namespace scaledesk {
 
 class RunStore;
+struct RunSummary;
+struct RunPoint;
 
 /// What one run of a sweep tells the planner: its shape, and the mean of its step records after
 /// the warm-up epochs (rank 0's; seconds per step).
@@ -89,9 +91,25 @@ struct Plan {
 Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& benchmark,
                         const QStringList& benchmarkSources, const PlanOptions& options);
 
+/// A sweep's plan, as `scaledesk plan` and the Scaling view make it: the sweep's runs (after
+/// `warmupEpochs`), and the timings of `benchmarkFiles`, or with none, the calibrations of the
+/// profile the sweep ran on (loadCalibration). With no `options.nodes`, the node counts its runs
+/// had. The loaders' warnings come first in the plan's.
+Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int warmupEpochs, const QStringList& benchmarkFiles,
+                            PlanOptions options);
+
 /// The planner's inputs from a sweep's mirrors: manifest.json, epochs.csv and metrics.jsonl of each
 /// finished or running run; runs that cannot be used are named in `warnings`.
 Expected<std::vector<PlanRunInput>> loadPlanInputs(const RunStore& store, const QString& sweep, int warmupEpochs, QStringList* warnings);
+/// loadPlanInputs() of any runs (their index rows).
+Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, const QList<RunSummary>& rows, int warmupEpochs,
+                                                     QStringList* warnings);
+
+/// What the launch dialog shows before a sweep is launched: the model fitted to the completed
+/// training runs of the same config on the same profile (any sweep), with the profile's
+/// calibrations, predicted for each point's strategy at its nodes and ranks per node (weak scaling
+/// unless the points are strong). An error says what is missing.
+Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, const QString& configName, const QList<RunPoint>& points);
 
 /// Draws the plan's plots into a folder in each image format (the GUI library's renderer).
 using PlanRenderer = std::function<Status(const Plan& plan, const QString& dir, const QStringList& formats, QStringList* written)>;

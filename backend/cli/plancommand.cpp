@@ -55,28 +55,6 @@ public:
     bool chosen() const override { return m_app->parsed(); }
     int run(Context& ctx) override
     {
-        QStringList warnings;
-        auto inputs = loadPlanInputs(ctx.store, q(m_sweep), m_warmup, &warnings);
-        if (!inputs) return fail(inputs.error());
-        QList<CommSample> bench;
-        QStringList sources;
-        if (m_comm.empty()) {
-            // The profile's calibrations (scaledesk calibrate), for the profile the sweep ran on.
-            QString profile;
-            for (const RunSummary& r : ctx.store.list(q(m_sweep)))
-                if (!r.profile.isEmpty()) profile = r.profile;
-            if (!profile.isEmpty()) {
-                auto calibration = loadCalibration(ctx.store, profile, &sources);
-                if (!calibration) return fail(calibration.error());
-                bench = *calibration;
-            }
-        }
-        for (const std::string& file : m_comm) {
-            auto samples = loadCommSamples(q(file));
-            if (!samples) return fail(samples.error());
-            bench << *samples;
-            sources << q(file);
-        }
         PlanOptions o;
         for (int n : m_nodes) o.nodes << n;
         o.ranksPerNode = m_ranksPerNode;
@@ -86,9 +64,10 @@ public:
                                         : PlanOptions::Scaling::Auto;
         o.epochs = m_epochs;
         o.gpuHourPrice = m_price;
-        auto plan = makePlan(q(m_sweep), *inputs, bench, sources, o);
+        QStringList files;
+        for (const std::string& f : m_comm) files << q(f);
+        auto plan = planForSweep(ctx.store, q(m_sweep), m_warmup, files, o);
         if (!plan) return fail(plan.error());
-        plan->warnings = warnings + plan->warnings;
         out(plan->markdown().trimmed());
         if (!m_out.empty()) {
             QStringList written;

@@ -12,6 +12,7 @@
 #include "workspacecontroller.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QPalette>
@@ -89,6 +90,11 @@ int shoot(const QString& workspace, const QString& out, const QString& suffix)
     w.tabs()->setCurrentWidget(w.scalingView());
     waitUntil([&] { return !w.scalingView()->report().runs.isEmpty(); });
     save(QStringLiteral("scaling-view"));
+    // Scaling with the planner's prediction over the measured points.
+    w.scalingView()->predictionBox()->setChecked(true);
+    waitUntil([&] { return w.scalingView()->plan() != nullptr; });
+    save(QStringLiteral("scaling-view-prediction"));
+    w.scalingView()->predictionBox()->setChecked(false);
     // Config.
     w.tabs()->setCurrentWidget(w.configEditor());
     waitUntil([&] { return !w.configEditor()->validating(); }, 15000);

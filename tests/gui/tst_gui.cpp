@@ -444,6 +444,10 @@ private slots:
         QVERIFY(d.makeDataCheck()->isChecked());  // a cpu config on the local profile: its data is generated
         QCOMPARE(d.request().options.configName, QStringLiteral("cpu-tiny"));
         QVERIFY2(d.preview().contains(QStringLiteral("mpirun")), qPrintable(d.preview()));  // the local job script
+        // No run of the config has finished on the profile: no model to predict with, and it says so.
+        QTRY_VERIFY_WITH_TIMEOUT(d.prediction().contains(QStringLiteral("No prediction")), 20000);
+        QVERIFY2(d.prediction().contains(QStringLiteral("no completed run of config 'cpu-tiny' on profile 'local'")),
+                 qPrintable(d.prediction()));
         d.nodesEdit()->setText(QStringLiteral("1,x"));
         QVERIFY(!d.canLaunch());
         QVERIFY(d.whyNot().startsWith(QStringLiteral("Nodes")));
@@ -1063,6 +1067,27 @@ private slots:
                                 .arg(w.scalingView()->report().runs.first().epochS)
                                 .arg(trainOnly.epochS)
                                 .arg(trainOnly.validationS)));
+        // The prediction overlay: the model fitted to the demo's runs, each strategy's prediction
+        // dashed over its band on epoch time and efficiency, beside the measured lines.
+        QVERIFY(!w.scalingView()->plan());
+        w.scalingView()->predictionBox()->setChecked(true);
+        QTRY_VERIFY_WITH_TIMEOUT(w.scalingView()->plan() != nullptr, 60000);
+        QVERIFY(!w.scalingView()->plan()->points.isEmpty());
+        for (int chart : {0, 2}) {
+            QStringList names;
+            int bands = 0;
+            for (QAbstractSeries* s : w.scalingView()->chartAt(chart)->series()) {
+                names << s->name();
+                bands += s->type() == QAbstractSeries::SeriesTypeArea;
+            }
+            QVERIFY2(names.contains(QStringLiteral("ddp predicted")) && names.contains(QStringLiteral("ddp")),
+                     qPrintable(names.join(QLatin1Char(','))));
+            QSet<QString> strategies;
+            for (const PlanPoint& p : w.scalingView()->plan()->points) strategies.insert(p.strategy);
+            QCOMPARE(bands, int(strategies.size()));  // a band per strategy predicted
+        }
+        w.scalingView()->predictionBox()->setChecked(false);
+        QTRY_VERIFY(!w.scalingView()->plan());
         // Runs exist: the next window opens on the tabs.
         MainWindow again(controller);
         controller.refresh();

@@ -2,6 +2,7 @@
 // live poll ask for the passphrase; the dialog is answered as a user would, and the poll goes on.
 // A refused dialog (Cancel) gives a clear error on the status line, and the GUI thread never waits.
 #include "clusterwizard.h"
+#include "launchdialog.h"
 #include "workspacecontroller.h"
 
 #include "config/profiles.h"
@@ -253,6 +254,36 @@ private slots:
         QVERIFY(profile);
         launchAndComplete(controller, *profile, QStringLiteral("wizard-run"));
         if (QTest::currentTestFailed()) return;
+
+        // The launch dialog predicts a sweep on the sandbox before it is launched: the model fitted
+        // to wizard-run (1 rank), with the profile's calibration (`scaledesk calibrate`, a 2-rank
+        // bench-comm job under SLURM) for the communication.
+        QProcess cal;
+        cal.setProcessEnvironment(env);
+        cal.start(QStringLiteral(SCALEDESK_CLI),
+                  {QStringLiteral("calibrate"), QStringLiteral("--profile"), QStringLiteral("wz"), QStringLiteral("--nodes"),
+                   QStringLiteral("1"), QStringLiteral("--ranks-per-node"), QStringLiteral("2"), QStringLiteral("--sizes"),
+                   QStringLiteral("64K,1M,4M"), QStringLiteral("--reps"), QStringLiteral("3"), QStringLiteral("--name"),
+                   QStringLiteral("cal-wz"), QStringLiteral("--wait")});
+        QVERIFY(cal.waitForFinished(300000));
+        const QString calOut = QString::fromUtf8(cal.readAllStandardOutput() + cal.readAllStandardError());
+        QVERIFY2(cal.exitCode() == 0, qPrintable(calOut));
+        QVERIFY2(calOut.contains(QStringLiteral("cal-wz-1x2: ")) && calOut.contains(QStringLiteral("comm.jsonl")), qPrintable(calOut));
+        LaunchDialog d(root, QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"));
+        d.profileCombo()->setCurrentIndex(d.profileCombo()->findData(QStringLiteral("wz")));
+        d.configCombo()->setCurrentText(QStringLiteral("cpu-tiny"));
+        d.ranksEdit()->setText(QStringLiteral("1,2"));
+        QVERIFY2(d.canLaunch(), qPrintable(d.whyNot()));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            d.prediction().contains(QStringLiteral("fitted to")) || d.prediction().contains(QStringLiteral("No prediction")), 60000);
+        const QString predicted = d.prediction();
+        QVERIFY2(predicted.contains(QStringLiteral("fitted to 1 completed run(s) of cpu-tiny on wz: wizard-run")), qPrintable(predicted));
+        QVERIFY2(predicted.contains(QStringLiteral("ddp")) && predicted.contains(QStringLiteral("1 × 1")) &&
+                     predicted.contains(QStringLiteral("1 × 2")) && predicted.contains(QStringLiteral("node-hours")),
+                 qPrintable(predicted));
+        QVERIFY2(d.summary().startsWith(QStringLiteral("2 job(s) on wz")), qPrintable(d.summary()));  // the job count, as before
+        d.show();
+        shoot(d, QStringLiteral("launch-dialog-prediction.png"));
 #endif
     }
 
