@@ -83,7 +83,12 @@ QString renderJobScript(const JobRequest& r)
         lines << r.profile.setup.trimmed();
         lines << QStringLiteral("# --- end of profile setup ---");
     }
-    lines << QStringLiteral("export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"");
+    // The rendezvous: the first node of the allocation, at the address SLURM itself reaches it by
+    // (NodeAddr; its name where none is set), so several slurmd on one host work too.
+    lines << QStringLiteral("first_node=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"");
+    lines << QStringLiteral(
+        "MASTER_ADDR=\"$(scontrol show node \"$first_node\" 2>/dev/null | sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p' | head -n 1)\"");
+    lines << QStringLiteral("export MASTER_ADDR=\"${MASTER_ADDR:-$first_node}\"");
     lines << QStringLiteral("export MASTER_PORT=%1").arg(r.profile.masterPort);
     lines << QStringLiteral("export OMP_NUM_THREADS=%1").arg(s.cpusPerTask);
 

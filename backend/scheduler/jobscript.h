@@ -23,7 +23,8 @@ struct JobRequest {
 /// Renders job.sbatch: #SBATCH directives from the profile and the point (one task per GPU or
 /// CPU rank), --signal=B:USR1@s so the trainer checkpoints before the time limit (the batch shell
 /// forwards the signal to srun), --requeue and a requeue on exit 75 when the profile asks, the
-/// profile's setup lines verbatim, the rendezvous variables, and srun of the trainer. Every value
+/// profile's setup lines verbatim, the rendezvous variables (MASTER_ADDR: the first node's NodeAddr
+/// as `scontrol show node` gives it, else its name), and srun of the trainer. Every value
 /// that reaches the shell is single-quoted.
 QString renderJobScript(const JobRequest& request);
 

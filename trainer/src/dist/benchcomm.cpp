@@ -66,11 +66,10 @@ double median(std::vector<double> v)
     return v[v.size() / 2];
 }
 
-// Distinct host names over the ranks: each rank's name's hash, gathered.
+// Distinct nodes over the ranks (nodeName()): each rank's name's hash, gathered.
 int countNodes(Communicator& comm, std::vector<std::string>* mine)
 {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
+    const std::string host = nodeName();
     mine->assign(1, host);
     const auto hash = static_cast<int64_t>(std::hash<std::string>{}(host)&0x7fffffffffffffffULL);
     torch::Tensor all = torch::zeros({comm.size()}, torch::kInt64);

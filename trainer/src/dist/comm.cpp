@@ -59,6 +59,14 @@ public:
 
 }  // namespace
 
+std::string nodeName()
+{
+    if (const char* slurm = std::getenv("SLURMD_NODENAME"); slurm && *slurm) return slurm;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return host;
+}
+
 std::string firstHostOfNodeList(const std::string& nodeList)
 {
     // Up to the first comma outside brackets; then expand the first range inside brackets.

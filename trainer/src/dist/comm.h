@@ -82,6 +82,11 @@ DistEnv discoverDistEnv();
 /// The first host of a SLURM node list ("nid[001-004,007],login1" → "nid001").
 std::string firstHostOfNodeList(const std::string& nodeList);
 
+/// The node this process runs on: SLURM's node name (SLURMD_NODENAME) under SLURM, else the host
+/// name. Ranks count as on one node when these are equal: several slurmd on one host (the test
+/// sandbox's nodes) are several nodes.
+std::string nodeName();
+
 /// The MPI library's version text when MPI is running in this process, else empty.
 std::string mpiLibraryVersion();
 

@@ -526,7 +526,8 @@ private:
             log.info("--noddp: each of the " + std::to_string(comm.size()) +
                      " ranks trains its own replica; gradients are not synchronised. Losses are averaged over ranks as "
                      "in the original; the checkpoint holds rank 0's replica");
-        hosts = comm.size() > 1 ? allgatherText(comm, hostName()) : std::vector<std::string>{hostName()};
+        // The node of each rank (SLURM's node name under SLURM): what `nodes` counts.
+        hosts = comm.size() > 1 ? allgatherText(comm, nodeName()) : std::vector<std::string>{nodeName()};
     }
 
     void announceStart(double startUnix)
