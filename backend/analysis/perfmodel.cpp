@@ -258,7 +258,7 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
         p.exposedS = 0.0;
     } else if (std::isfinite(sc.measuredOverlap)) {
         p.exposedS = (1.0 - sc.measuredOverlap) * p.commS;
-    } else if (strategy == QLatin1String("ddp")) {
+    } else if (strategy == QLatin1String("ddp") && !cpuRanks) {
         // Buckets go out while backward runs; the last one cannot hide behind anything.
         const double backward = p.computeS * (std::isfinite(compute.backwardShare) ? compute.backwardShare : 0.0);
         const double last = comm.time(ranks, nodes, layout ? sc.messageBytes.last() : std::min(bucket, gradientBytes));

@@ -87,7 +87,8 @@ struct ComputeModel {
 Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples);
 
 /// How a strategy's communication meets its step:
-/// - ddp: bucketed allreduce launched during backward; exposed = max(last bucket, comm − backward);
+/// - ddp: bucketed allreduce launched during backward; exposed = max(last bucket, comm − backward)
+///   on GPUs; on CPU ranks (PerfModel::cpuRanks) exposed = comm;
 /// - fused (Horovod): one fusion buffer after backward; exposed = comm;
 /// - zero1 (DeepSpeed ZeRO-1): one reduce-scatter of the gradients and one allgather of the
 ///   parameters, after backward; exposed = comm. Each costs half a ring allreduce, unless the two
@@ -126,7 +127,10 @@ struct PerfModel {
     AllreduceModel comm;
     AllreduceModel reduceScatter, allgather;  ///< as allreduce-equivalents; `samples` 0: not measured
     double gradientBytes = 0;                 ///< parameters × 4 (fp32 gradients)
-    QMap<QString, StrategyComm> strategies;   ///< by strategy name; one not here: its default bucket and its rule
+    /// CPU ranks: backward and the collectives share the cores (no GPU stream, no copy engine of
+    /// their own), so ddp's rule exposes all of its communication, as fused's does.
+    bool cpuRanks = false;
+    QMap<QString, StrategyComm> strategies;  ///< by strategy name; one not here: its default bucket and its rule
 
     StepPrediction step(const QString& strategy, int ranks, int nodes, double localBatch) const;
     /// An epoch is one pass over the same samples at any size (the trainer's `Nsamples`). Weak

@@ -253,6 +253,7 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     if (!(gradientBytes > 0))
         return planError(QStringLiteral("no run of sweep '%1' records its parameter count (manifest.json 'parameters')").arg(sweep));
     plan.model.gradientBytes = gradientBytes;
+    plan.model.cpuRanks = std::all_of(used.begin(), used.end(), [](const PlanRunInput& r) { return r.cpu; });
     QStringList strategies = options.strategies;
     if (strategies.isEmpty())
         for (const PlanRunInput& r : used)
@@ -298,11 +299,14 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                           .arg(sc.messageBytes.size())
                           .arg(formatNumber(*lo / (1 << 20)), formatNumber(*hi / (1 << 20)), layoutFrom);
         }
-        plan.inputs
-            << (std::isfinite(sc.measuredOverlap)
-                    ? QStringLiteral("%1: %2; overlap %3 measured in %4")
-                          .arg(s, buckets, formatNumber(sc.measuredOverlap), from.join(QStringLiteral(", ")))
-                    : QStringLiteral("%1: %2; overlap by the strategy's rule (no run of it with more than one rank)").arg(s, buckets));
+        plan.inputs << (std::isfinite(sc.measuredOverlap)
+                            ? QStringLiteral("%1: %2; overlap %3 measured in %4")
+                                  .arg(s, buckets, formatNumber(sc.measuredOverlap), from.join(QStringLiteral(", ")))
+                            : QStringLiteral("%1: %2; overlap by the strategy's rule (no run of it with more than one rank)%3")
+                                  .arg(s, buckets,
+                                       s == QLatin1String("ddp") && plan.model.cpuRanks
+                                           ? QStringLiteral(": CPU ranks, where backward and the buckets share the cores: all exposed")
+                                           : QString()));
     }
 
     // The allreduce: the benchmark's timings, and each multi-rank run's per-step communication as
@@ -652,6 +656,7 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
         const double stepsPerEpoch = m.value(QLatin1String("steps_per_epoch")).toDouble(kNaN);
         r.samplesPerEpoch = stepsPerEpoch * m.value(QLatin1String("global_batch_size")).toDouble(kNaN);
         r.gradientBytes = 4.0 * m.value(QLatin1String("parameters")).toDouble(kNaN);
+        r.cpu = m.value(QLatin1String("device")).toString() == QLatin1String("cpu");
         r.bucketBytes = (r.strategy == QLatin1String("fused") ? m.value(QLatin1String("fusion_mb")).toDouble(kNaN)
                                                               : m.value(QLatin1String("bucket_cap_mb")).toDouble(kNaN)) *
             (1 << 20);

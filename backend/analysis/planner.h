@@ -32,7 +32,8 @@ struct PlanRunInput {
     /// The bytes of each collective a step of each strategy sends, as the trainer laid them out
     /// (manifest.json `comm_message_bytes`); empty from a trainer that did not record them.
     QMap<QString, QList<double>> messageBytes;
-    int steps = 0;  ///< step records averaged
+    int steps = 0;     ///< step records averaged
+    bool cpu = false;  ///< trained on CPU ranks (manifest `device`)
     PlanRunInput();
 };
 

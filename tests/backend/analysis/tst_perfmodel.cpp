@@ -121,6 +121,9 @@ private slots:
         const StepPrediction laid = m.step(QStringLiteral("ddp"), 4, 1, 4);
         QVERIFY(near(laid.commS, 0.153));
         QVERIFY(near(laid.exposedS, 0.0366));
+        // On CPU ranks backward and the buckets share the cores: all 0.153 s exposed.
+        m.cpuRanks = true;
+        QVERIFY(near(m.step(QStringLiteral("ddp"), 4, 1, 4).exposedS, 0.153));
         // A measured overlap replaces the rule: 70 % hidden leaves 30 % of 0.153 s.
         m.strategies[QStringLiteral("ddp")].measuredOverlap = 0.7;
         QVERIFY(near(m.step(QStringLiteral("ddp"), 4, 1, 4).exposedS, 0.3 * 0.153));
