@@ -35,26 +35,29 @@ Status renderPlanCharts(const Plan& plan, const QString& dir, const QStringList&
     return exportCharts(buildPlanCharts(plan), dir, formats, written);
 }
 
-Status renderReportCharts(const ScalingReport& report, const QString& dir, const QStringList& formats, QStringList* written)
+Status renderReportCharts(const ScalingReport& report, const QString& dir, const QStringList& formats, QStringList* written,
+                          const Plan* prediction)
 {
-    Status result = exportCharts(buildScalingCharts(report), dir, formats, written);
+    Status result = exportCharts(buildScalingCharts(report, prediction), dir, formats, written);
     // And all six on one page, with the warnings under them.
     for (const QString& format : formats) {
         if (!result) break;
         const QString path = QDir(dir).absoluteFilePath(QStringLiteral("scaling_report.") + format);
-        result = renderReportPage(report, path);
+        result = renderReportPage(report, path, 150, prediction);
         if (result && written) *written << path;
     }
     return result;
 }
 
-Status renderReportPage(const ScalingReport& report, const QString& path, int dpi)
+Status renderReportPage(const ScalingReport& report, const QString& path, int dpi, const Plan* prediction)
 {
-    const auto charts = buildScalingCharts(report);
+    const auto charts = buildScalingCharts(report, prediction);
     QList<QChart*> list;
     for (const auto& [name, chart] : charts) list << chart;
     QStringList notes;
     for (const QString& w : report.warnings) notes << QStringLiteral("⚠ ") + w;
+    if (prediction)
+        for (const QString& w : prediction->warnings) notes << QStringLiteral("⚠ Prediction: ") + w;
     const Status ok = exportChartPage(list, QStringLiteral("Scaling report: %1").arg(report.sweep), notes, path, dpi);
     qDeleteAll(list);
     return ok;
@@ -79,7 +82,9 @@ Status renderSeriesChart(const std::vector<CompareRun>& runs, const QString& tag
 CliHooks chartHooks()
 {
     CliHooks h;
-    h.renderReport = renderReportCharts;
+    h.renderReport = [](const ScalingReport& report, const QString& dir, const QStringList& formats, QStringList* written) {
+        return renderReportCharts(report, dir, formats, written);
+    };
     h.renderSeries = renderSeriesChart;
     h.renderPlan = renderPlanCharts;
     return h;

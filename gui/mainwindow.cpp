@@ -164,7 +164,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
             QFileDialog::getSaveFileName(this, tr("Export the view"), tr("view.png"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
         if (path.isEmpty()) return;
         // The Scaling view is a document: its six plots and warnings as one page, not a screen grab.
-        const Status ok = m_tabs->currentWidget() == m_scaling ? renderReportPage(m_scaling->report(), path)
+        const Status ok = m_tabs->currentWidget() == m_scaling ? renderReportPage(m_scaling->report(), path, 150, m_scaling->plan())
                                                                : exportWidget(m_tabs->currentWidget(), path);
         if (!ok)
             QMessageBox::warning(this, tr("Export failed"), ok.error().text());

@@ -132,7 +132,8 @@ void ScalingView::redraw()
         m_views << view;
     }
     m_warnings->clear();
-    if (m_report.warnings.isEmpty()) m_warnings->addItem(tr("No warnings."));
+    if (m_report.warnings.isEmpty() && m_planError.isEmpty() && (!m_hasPlan || m_plan.warnings.isEmpty()))
+        m_warnings->addItem(tr("No warnings."));
     for (const QString& w : m_report.warnings) m_warnings->addItem(QStringLiteral("⚠ ") + w);
     if (!m_planError.isEmpty()) m_warnings->addItem(tr("⚠ No prediction: %1").arg(m_planError));
     if (m_hasPlan)
@@ -144,7 +145,8 @@ void ScalingView::exportAll()
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Export the report to"));
     if (dir.isEmpty()) return;
     QStringList written;
-    Status ok = renderReportCharts(m_report, dir, {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}, &written);
+    // What the view shows: with its prediction when that is on.
+    Status ok = renderReportCharts(m_report, dir, {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}, &written, plan());
     for (const auto& [name, text] :
          {std::pair{QStringLiteral("groups.csv"), m_report.groupsCsv()}, std::pair{QStringLiteral("runs.csv"), m_report.runsCsv()},
           std::pair{QStringLiteral("report.md"), m_report.markdown()}}) {

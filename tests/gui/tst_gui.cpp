@@ -1086,6 +1086,12 @@ private slots:
             for (const PlanPoint& p : w.scalingView()->plan()->points) strategies.insert(p.strategy);
             QCOMPARE(bands, int(strategies.size()));  // a band per strategy predicted
         }
+        // The view's export (its one page) carries the prediction it shows.
+        const QString page = m_tmp.filePath(QStringLiteral("predicted-page.svg"));
+        QVERIFY(renderReportPage(w.scalingView()->report(), page, 96, w.scalingView()->plan()));
+        QFile pageFile(page);
+        QVERIFY(pageFile.open(QIODevice::ReadOnly));
+        QVERIFY(pageFile.readAll().contains("ddp predicted"));
         w.scalingView()->predictionBox()->setChecked(false);
         QTRY_VERIFY(!w.scalingView()->plan());
         // Runs exist: the next window opens on the tabs.
