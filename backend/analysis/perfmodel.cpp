@@ -50,9 +50,19 @@ bool AllreduceModel::acrossNodesMeasured() const { return std::isfinite(alphaInt
 double AllreduceModel::time(int ranks, int nodes, double bytes) const
 {
     if (ranks <= 1) return 0.0;
-    // The measured curve: the neighbouring sizes measured at these ranks and nodes. A size within
-    // 1 % of an end of the curve is read at that end (a benchmark rounds sizes to whole elements
-    // per rank; the trainer pads its flat vector to the world size).
+    const auto [below, above] = curveAround(ranks, nodes, bytes);
+    if (below && above)
+        return above->bytes > below->bytes
+            ? below->seconds + (above->seconds - below->seconds) * (bytes - below->bytes) / (above->bytes - below->bytes)
+            : below->seconds;
+    return lineTime(ranks, nodes, bytes);
+}
+
+std::pair<const CommSample*, const CommSample*> AllreduceModel::curveAround(int ranks, int nodes, double bytes) const
+{
+    // `measured` is sorted by ranks, nodes, bytes. A size within 1 % of an end of the curve is read
+    // at that end (a benchmark rounds sizes to whole elements per rank; the trainer pads its flat
+    // vector to the world size).
     const CommSample* below = nullptr;
     const CommSample* above = nullptr;
     for (const CommSample& m : measured) {
@@ -64,22 +74,13 @@ double AllreduceModel::time(int ranks, int nodes, double bytes) const
         }
     }
     if (below && !above && below->bytes * kCurveTolerance >= bytes) above = below;
-    if (below && above)
-        return above->bytes > below->bytes
-            ? below->seconds + (above->seconds - below->seconds) * (bytes - below->bytes) / (above->bytes - below->bytes)
-            : below->seconds;
-    return lineTime(ranks, nodes, bytes);
+    if (!below || !above) return {nullptr, nullptr};
+    return {below, above};
 }
 
 bool AllreduceModel::fromMeasuredCurve(int ranks, int nodes, double bytes) const
 {
-    bool below = false, above = false;
-    for (const CommSample& m : measured)
-        if (m.ranks == ranks && m.nodes == nodes) {
-            below = below || m.bytes <= bytes * kCurveTolerance;
-            above = above || m.bytes * kCurveTolerance >= bytes;
-        }
-    return ranks > 1 && below && above;
+    return ranks > 1 && curveAround(ranks, nodes, bytes).first != nullptr;
 }
 
 double AllreduceModel::lineTime(int ranks, int nodes, double bytes) const
@@ -248,9 +249,10 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
     const double bucket = strategies.contains(strategy) ? sc.bucketBytes : (strategy == QLatin1String("fused") ? 64e6 : 25e6);
     const bool zeroMeasured = strategy == QLatin1String("zero1") && reduceScatter.samples > 0 && allgather.samples > 0;
     // ZeRO-1 sends the whole flat gradient and parameter vectors, one message each.
-    double layoutS = 0;
-    for (double m : sc.messageBytes) layoutS += comm.time(ranks, nodes, m);
     const bool layout = !sc.messageBytes.isEmpty() && strategy != QLatin1String("zero1");
+    double layoutS = 0;
+    if (layout)
+        for (double m : sc.messageBytes) layoutS += comm.time(ranks, nodes, m);
     p.commS = zeroMeasured ? (reduceScatter.time(ranks, nodes, gradientBytes) + allgather.time(ranks, nodes, gradientBytes)) / 2
         : layout           ? layoutS
                            : comm.bucketedTime(ranks, nodes, gradientBytes, bucket);

@@ -7,6 +7,8 @@
 #include <QMap>
 #include <QString>
 
+#include <utility>
+
 namespace scaledesk {
 
 /// One allreduce measured: `bytes` reduced over `ranks` ranks on `nodes` nodes took `seconds`
@@ -52,6 +54,10 @@ struct AllreduceModel {
     double lineTime(int ranks, int nodes, double bytes) const;
     /// True when time() at these ranks, nodes and bytes reads the measured curve.
     bool fromMeasuredCurve(int ranks, int nodes, double bytes) const;
+    /// The timings time() reads at these ranks, nodes and bytes: the neighbouring sizes measured
+    /// there (one timing twice at a measured size, or at an end within 1 % beyond it); nulls where
+    /// the curve does not reach `bytes`.
+    std::pair<const CommSample*, const CommSample*> curveAround(int ranks, int nodes, double bytes) const;
     /// `bytes` of gradients in buckets of `bucketBytes` (0: one message).
     double bucketedTime(int ranks, int nodes, double bytes, double bucketBytes) const;
 };

@@ -398,19 +398,13 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
             const AllreduceModel& m = what == QLatin1String("allreduce") ? plan.model.comm
                 : what == QLatin1String("reduce-scatter")                ? plan.model.reduceScatter
                                                                          : plan.model.allgather;
-            // The neighbours of `bytes` among the sizes timed at each (ranks, nodes).
-            std::map<std::pair<int, int>, std::pair<const CommSample*, const CommSample*>> around;
-            for (const CommSample& c : m.measured) {
-                auto& [lo, hi] = around[{c.ranks, c.nodes}];
-                if (c.bytes <= bytes && (!lo || c.bytes > lo->bytes)) lo = &c;
-                if (c.bytes >= bytes && (!hi || c.bytes < hi->bytes)) hi = &c;
-            }
+            // The two sizes time() interpolates between, at each (ranks, nodes) timed.
             const CommSample* below = nullptr;
             const CommSample* above = nullptr;
-            for (const auto& [key, pair] : around)
-                if (pair.first && pair.second && pair.first != pair.second) {
-                    below = pair.first;
-                    above = pair.second;
+            for (const CommSample& c : m.measured)
+                if (const auto [lo, hi] = m.curveAround(c.ranks, c.nodes, bytes); lo && lo != hi) {
+                    below = lo;
+                    above = hi;
                 }
             if (below && above && above->seconds / below->seconds > 3 * above->bytes / below->bytes)
                 steps << QStringLiteral("%1 of %2 MiB lies where the timings jump from %3 s at %4 MiB to %5 s at %6 MiB")

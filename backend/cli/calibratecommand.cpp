@@ -58,7 +58,6 @@ public:
             RunPoint p;
             p.sweep = sweep;
             p.runId = QStringLiteral("%1-%2x%3").arg(sweep).arg(nodes).arg(ranks);
-            p.strategy.clear();
             p.nodes = nodes;
             p.ranksPerNode = ranks;
             p.task = QStringLiteral("bench-comm");
