@@ -310,6 +310,21 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
         plot.finish(QObject::tr("Node-hours"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
         charts << qMakePair(QStringLiteral("plan_node_hours"), chart);
     }
+    if (std::isfinite(plan.targetLoss)) {
+        bool never = false;
+        for (const PlanPoint& p : plan.points) never = never || (std::isfinite(p.timeToTargetS) && std::isinf(p.timeToTargetHighS));
+        auto* chart = new QChart;
+        styleChart(chart,
+                   QObject::tr("Predicted training time to validation loss %1%2, ±2σ%3")
+                       .arg(formatNumber(plan.targetLoss), sub, never ? QObject::tr(" (upper end: never, not drawn)") : QString()));
+        Plot plot(chart, Scale::Log10);
+        addPredictions(
+            plot, plan, [](const PlanPoint& p) { return p.timeToTargetS; }, [](const PlanPoint& p) { return p.timeToTargetLowS; },
+            [](const PlanPoint& p) { return p.timeToTargetHighS; });
+        measured(plot, [](const PlanPoint& p) { return p.measuredTimeToTargetS; });
+        plot.finish(QObject::tr("Time to target (s)"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
+        charts << qMakePair(QStringLiteral("plan_time_to_target"), chart);
+    }
     return charts;
 }
 

@@ -164,6 +164,23 @@ QString csvField(const QString& value)
     return QLatin1Char('"') + v + QLatin1Char('"');
 }
 
+Expected<QStringList> exportImageFormats(const QStringList& formats, const QString& what, bool canRender)
+{
+    static const QStringList text{QStringLiteral("csv"), QStringLiteral("md")};
+    static const QStringList images{QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")};
+    QStringList out;
+    for (const QString& f : formats) {
+        if (images.contains(f))
+            out << f;
+        else if (!text.contains(f))
+            return Error{ErrorCode::Usage, QStringLiteral("unknown %1 format '%2' (csv, md, png, svg, pdf)").arg(what, f), QString()};
+    }
+    if (!out.isEmpty() && !canRender)
+        return Error{ErrorCode::Usage, QStringLiteral("this scaledesk was built without charts (SCALEDESK_BUILD_GUI=OFF): use csv or md"),
+                     QString()};
+    return out;
+}
+
 QString csvNumber(double value)
 {
     if (std::isnan(value)) return QString();

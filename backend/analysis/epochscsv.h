@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/expected.h"
+
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -29,6 +31,11 @@ EpochTable loadEpochsCsv(const QString& path);
 
 /// Writes rows as epochs.csv, with the trainer's columns in its order (empty cells for NaN).
 QByteArray writeEpochsCsv(const QList<EpochRow>& rows);
+
+/// The image formats among `formats` that an export (a report, a plan: `what`) writes: csv and md
+/// are text, png, svg and pdf images. An error names an unknown format, or images without a
+/// renderer (`canRender` false: a build without charts).
+Expected<QStringList> exportImageFormats(const QStringList& formats, const QString& what, bool canRender);
 
 /// RFC 4180 quoting of one CSV field.
 QString csvField(const QString& value);

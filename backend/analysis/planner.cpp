@@ -64,22 +64,55 @@ QString measuredCurveText(const AllreduceModel& m)
                            : QStringLiteral("the measured curve (linear between the sizes timed) where timed: %1; the α–β line elsewhere")
                                  .arg(parts.join(QStringLiteral("; ")));
 }
+// The validation losses of the runs' epochs, as (samples seen, global batch, loss); the runs that
+// gave any go to `from`.
+QList<LossSample> validationLosses(const std::vector<PlanRunInput>& runs, QStringList* from)
+{
+    QList<LossSample> losses;
+    for (const PlanRunInput& r : runs) {
+        const double batch = std::isfinite(r.globalBatch) ? r.globalBatch : r.localBatch * r.ranks;
+        if (!(r.samplesPerEpoch > 0) || !(batch > 0)) continue;
+        const qsizetype before = losses.size();
+        for (const EpochRow& e : r.epochs)
+            if (e.epoch > 0 && e.valLoss > 0) losses << LossSample{e.epoch * r.samplesPerEpoch, batch, e.valLoss};
+        if (losses.size() > before) *from << r.runId;
+    }
+    return losses;
+}
+
+// The training time of a run's epochs up to the first whose validation loss is at or below
+// `target`; NaN when none is.
+double trainingTimeToTarget(const PlanRunInput& r, double target)
+{
+    double sum = 0;
+    for (const EpochRow& e : r.epochs) {
+        if (!std::isfinite(e.trainS)) return kNaN;
+        sum += e.trainS;
+        if (e.valLoss <= target) return sum;
+    }
+    return kNaN;
+}
+
+// Whole epochs until the one whose validation sees the target: ⌈epochs⌉, at least one; inf stays.
+double wholeEpochs(double epochs) { return std::isfinite(epochs) ? std::max(1.0, std::ceil(epochs - 1e-9)) : epochs; }
 }  // namespace
 
 PlanRunInput::PlanRunInput()
     : localBatch(kNaN), samplesPerEpoch(kNaN), computeS(kNaN), backwardS(kNaN), dataS(kNaN), commS(kNaN), exposedS(kNaN), epochS(kNaN),
-      epochCv(kNaN), gradientBytes(kNaN), bucketBytes(kNaN)
+      epochCv(kNaN), gradientBytes(kNaN), bucketBytes(kNaN), globalBatch(kNaN)
 {}
 
-PlanOptions::PlanOptions() : gpuHourPrice(kNaN) {}
+PlanOptions::PlanOptions() : gpuHourPrice(kNaN), targetLoss(kNaN) {}
 
 PlanPoint::PlanPoint()
     : localBatch(kNaN), stepS(kNaN), computeS(kNaN), exposedCommS(kNaN), epochS(kNaN), epochLowS(kNaN), epochHighS(kNaN), throughput(kNaN),
       speedup(kNaN), efficiency(kNaN), efficiencyLow(kNaN), efficiencyHigh(kNaN), nodeHours(kNaN), gpuHours(kNaN), cost(kNaN),
-      measuredEpochS(kNaN), measuredEfficiency(kNaN)
+      measuredEpochS(kNaN), measuredEfficiency(kNaN), globalBatch(kNaN), epochsToTarget(kNaN), epochsToTargetLow(kNaN),
+      epochsToTargetHigh(kNaN), timeToTargetS(kNaN), timeToTargetLowS(kNaN), timeToTargetHighS(kNaN), nodeHoursToTarget(kNaN),
+      measuredTimeToTargetS(kNaN)
 {}
 
-Plan::Plan() : baseLocalBatch(kNaN), baseSamplesPerEpoch(kNaN) {}
+Plan::Plan() : baseLocalBatch(kNaN), baseSamplesPerEpoch(kNaN), targetLoss(kNaN) {}
 
 Expected<QList<CommSample>> loadCommSamples(const QString& path)
 {
@@ -472,6 +505,52 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                                                   : QStringLiteral("the measured epochs' spread"))
                        .arg(formatNumber(100 * sigmaComm));
 
+    // The learning curve, for time-to-target: every run's validation losses (warm-up included).
+    plan.targetLoss = options.targetLoss;
+    double sigmaLoss = 0, startupS = 0;
+    if (std::isfinite(options.targetLoss)) {
+        if (!(options.targetLoss > 0))
+            return planError(QStringLiteral("the target loss must be positive (got %1)").arg(options.targetLoss));
+        QStringList from;
+        const QList<LossSample> losses = validationLosses(runs, &from);
+        auto curve = fitLearningCurve(losses);
+        if (!curve)
+            return planError(QStringLiteral("time-to-target: %1 (the validation losses of sweep '%2''s epochs.csv)")
+                                 .arg(losses.isEmpty() ? QStringLiteral("no run has a validation loss") : curve.error().message, sweep));
+        plan.curve = *curve;
+        sigmaLoss = curve->relativeRms;
+        QList<double> batchesSeen;
+        for (const LossSample& l : losses)
+            if (!batchesSeen.contains(l.batch)) batchesSeen << l.batch;
+        std::sort(batchesSeen.begin(), batchesSeen.end());
+        QStringList batchText;
+        for (double b : batchesSeen) batchText << formatNumber(b);
+        plan.inputs << QStringLiteral("learning curve: validation loss L(s, B) = L∞ + a·(s / (1 + B/B_noise))^−b with L∞ = %1, a = %2, "
+                                      "b = %3, %4; residual %5 %, from %6 validation losses at global batch(es) %7 (%8)")
+                           .arg(formatNumber(curve->lossFloor), formatNumber(curve->amplitude), formatNumber(curve->exponent),
+                                curve->batchMeasured() ? QStringLiteral("B_noise = %1").arg(formatNumber(curve->noiseBatch))
+                                                       : QStringLiteral("B_noise not measured (one global batch, or no batch effect "
+                                                                        "seen): the samples to a loss taken as the same at every batch"),
+                                formatNumber(100 * sigmaLoss))
+                           .arg(curve->samples)
+                           .arg(batchText.join(QStringLiteral(", ")), from.join(QStringLiteral(", ")));
+        // The first epoch's start-up beyond a steady epoch (allocation, the loader's first fill), as
+        // the runs measured it: a run to the target pays it once.
+        int firsts = 0;
+        for (const PlanRunInput& r : used)
+            if (!r.epochs.isEmpty() && std::isfinite(r.epochs.first().trainS) && std::isfinite(r.epochS)) {
+                startupS += std::max(0.0, r.epochs.first().trainS - r.epochS);
+                ++firsts;
+            }
+        startupS = firsts > 0 ? startupS / firsts : 0.0;
+        plan.inputs << QStringLiteral("time-to-target (validation loss %1): ⌈samples to it / samples per epoch⌉ whole epochs × the "
+                                      "predicted epoch, + %2 s of first-epoch start-up (the runs' first epoch beyond their steady one, "
+                                      "mean of %3); training time, the target seen at epoch ends; range: the curve's ±2σ with the "
+                                      "epoch's range")
+                           .arg(formatNumber(options.targetLoss), formatNumber(startupS))
+                           .arg(firsts);
+    }
+
     for (const QString& s : strategies) {
         for (int nodes : options.nodes) {
             PlanPoint p;
@@ -498,20 +577,62 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
             p.gpuHours = e.epochS * options.epochs * p.ranks / 3600.0;
             p.cost = p.gpuHours * options.gpuHourPrice;
             p.extrapolated = p.ranks > 8 * measuredMax;
-            double sum = 0, throughput = 0;
-            int n = 0;
+            p.globalBatch = e.globalBatch;
+            if (std::isfinite(options.targetLoss)) {
+                const double target = options.targetLoss, perEpoch = plan.baseSamplesPerEpoch;
+                p.epochsToTarget = plan.curve.samplesTo(target, e.globalBatch) / perEpoch;
+                p.epochsToTargetLow = plan.curve.samplesTo(target / std::max(1e-9, 1 - 2 * sigmaLoss), e.globalBatch) / perEpoch;
+                p.epochsToTargetHigh = plan.curve.samplesTo(target / (1 + 2 * sigmaLoss), e.globalBatch) / perEpoch;
+                p.timeToTargetS = wholeEpochs(p.epochsToTarget) * e.epochS + startupS;
+                p.timeToTargetLowS = wholeEpochs(p.epochsToTargetLow) * p.epochLowS + startupS;
+                p.timeToTargetHighS = wholeEpochs(p.epochsToTargetHigh) * p.epochHighS + startupS;
+                p.nodeHoursToTarget = p.timeToTargetS * nodes / 3600.0;
+                p.targetBeyondCurve = p.epochsToTarget * perEpoch > plan.curve.maxSamples * (1 + 1e-9);
+            }
+            double sum = 0, throughput = 0, toTarget = 0;
+            int n = 0, reached = 0;
             for (const PlanRunInput& r : used)
                 if ((r.strategy == s || r.ranks == 1) && r.ranks == p.ranks && r.nodes == nodes && std::isfinite(r.epochS)) {
                     sum += r.epochS;
                     throughput += r.samplesPerEpoch / r.epochS;
                     ++n;
+                    if (const double t = trainingTimeToTarget(r, options.targetLoss); std::isfinite(t)) {
+                        toTarget += t;
+                        ++reached;
+                    }
                 }
             p.measuredEpochS = n > 0 ? sum / n : kNaN;
+            p.measuredTimeToTargetS = reached > 0 ? toTarget / reached : kNaN;
             // X(n) / (X(n0) · n/n0), as the scaling report defines it, against the measured base.
             if (n > 0 && std::isfinite(base->epochS))
                 p.measuredEfficiency = throughput / n / (base->samplesPerEpoch / base->epochS * p.ranks / base->ranks);
             plan.points << p;
         }
+    }
+    if (std::isfinite(options.targetLoss)) {
+        bool never = false, beyond = false, otherBatch = false;
+        for (const PlanPoint& p : plan.points) {
+            never = never || std::isinf(p.epochsToTarget);
+            beyond = beyond || p.targetBeyondCurve;
+            otherBatch = otherBatch || std::abs(p.globalBatch - plan.baseLocalBatch * plan.baseRanks) > 1e-9 * p.globalBatch;
+        }
+        if (never)
+            plan.warnings << QStringLiteral("the learning curve levels off at a validation loss of %1, above the target %2: never reached")
+                                 .arg(formatNumber(plan.curve.lossFloor), formatNumber(options.targetLoss));
+        else if (std::isinf(plan.points.isEmpty() ? 0.0 : plan.points.first().epochsToTargetHigh))
+            plan.warnings << QStringLiteral("the target %1 lies within the curve's ±2σ of its floor (%2): the upper end of its range is "
+                                            "never")
+                                 .arg(formatNumber(options.targetLoss), formatNumber(plan.curve.lossFloor));
+        if (beyond)
+            plan.warnings << QStringLiteral("time-to-target: reaching %1 takes more samples than any run saw (%2): the learning curve is "
+                                            "extrapolated, its schedule (warm-up, decay) assumed to go on as it went")
+                                 .arg(formatNumber(options.targetLoss), formatNumber(plan.curve.maxSamples));
+        if (!plan.curve.batchMeasured() && otherBatch)
+            plan.warnings << QStringLiteral("time-to-target: the effect of the global batch on the samples to the target was not "
+                                            "measured (%1): taken as none, which is optimistic where the global batch grows (weak "
+                                            "scaling); runs at two global batches measure it")
+                                 .arg(plan.curve.batches < 2 ? QStringLiteral("one global batch in the runs")
+                                                             : QStringLiteral("no difference between the runs' global batches"));
     }
     for (const PlanPoint& p : plan.points)
         if (p.extrapolated) {
@@ -527,7 +648,9 @@ QString Plan::csv() const
 {
     QStringList lines{QStringLiteral("strategy,nodes,ranks,local_batch,step_s,compute_s,exposed_comm_s,epoch_s,epoch_low_s,epoch_high_s,"
                                      "throughput_samples_s,speedup,efficiency,efficiency_low,efficiency_high,node_hours,gpu_hours,cost,"
-                                     "measured_epoch_s,measured_efficiency,extrapolated")};
+                                     "measured_epoch_s,measured_efficiency,extrapolated,global_batch,epochs_to_target,"
+                                     "epochs_to_target_low,epochs_to_target_high,time_to_target_s,time_to_target_low_s,"
+                                     "time_to_target_high_s,node_hours_to_target,measured_time_to_target_s,target_beyond_curve")};
     for (const PlanPoint& p : points)
         lines << QStringList{csvField(p.strategy),
                              QString::number(p.nodes),
@@ -549,7 +672,17 @@ QString Plan::csv() const
                              csvNumber(p.cost),
                              csvNumber(p.measuredEpochS),
                              csvNumber(p.measuredEfficiency),
-                             p.extrapolated ? QStringLiteral("yes") : QStringLiteral("no")}
+                             p.extrapolated ? QStringLiteral("yes") : QStringLiteral("no"),
+                             csvNumber(p.globalBatch),
+                             csvNumber(p.epochsToTarget),
+                             csvNumber(p.epochsToTargetLow),
+                             csvNumber(p.epochsToTargetHigh),
+                             csvNumber(p.timeToTargetS),
+                             csvNumber(p.timeToTargetLowS),
+                             csvNumber(p.timeToTargetHighS),
+                             csvNumber(p.nodeHoursToTarget),
+                             csvNumber(p.measuredTimeToTargetS),
+                             std::isfinite(targetLoss) ? (p.targetBeyondCurve ? QStringLiteral("yes") : QStringLiteral("no")) : QString()}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -574,6 +707,20 @@ QString Plan::markdown() const
                   .arg(cost ? QStringLiteral(" | ") + num(p.cost) : QString())
                   .arg(std::isfinite(p.measuredEpochS) ? formatDuration(p.measuredEpochS) : QStringLiteral("–"))
                   .arg(p.extrapolated ? QStringLiteral("extrapolated") : QString());
+    if (std::isfinite(targetLoss)) {
+        auto time = [](double v) { return std::isinf(v) ? QStringLiteral("never") : formatDuration(v); };
+        md << QString() << QStringLiteral("## Time to a validation loss of %1").arg(formatNumber(targetLoss)) << QString()
+           << QStringLiteral("| strategy | nodes | global batch | epochs | time | range | node-hours | measured | |")
+           << QStringLiteral("|---|---|---|---|---|---|---|---|---|");
+        for (const PlanPoint& p : points)
+            md << QStringLiteral("| %1 | %2 | %3 | %4 (%5–%6) | %7 | %8–%9 | %10 | %11 | %12 |")
+                      .arg(p.strategy)
+                      .arg(p.nodes)
+                      .arg(num(p.globalBatch), num(p.epochsToTarget), num(p.epochsToTargetLow), num(p.epochsToTargetHigh),
+                           time(p.timeToTargetS), time(p.timeToTargetLowS), time(p.timeToTargetHighS), num(p.nodeHoursToTarget),
+                           std::isfinite(p.measuredTimeToTargetS) ? formatDuration(p.measuredTimeToTargetS) : QStringLiteral("–"))
+                      .arg(p.targetBeyondCurve ? QStringLiteral("beyond the measured curve") : QString());
+    }
     md << QString() << QStringLiteral("## Where the numbers come from") << QString();
     for (const QString& i : inputs) md << QStringLiteral("- ") + i;
     if (!warnings.isEmpty()) {
@@ -651,6 +798,7 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
         r.samplesPerEpoch = stepsPerEpoch * m.value(QLatin1String("global_batch_size")).toDouble(kNaN);
         r.gradientBytes = 4.0 * m.value(QLatin1String("parameters")).toDouble(kNaN);
         r.cpu = m.value(QLatin1String("device")).toString() == QLatin1String("cpu");
+        r.globalBatch = m.value(QLatin1String("global_batch_size")).toDouble(kNaN);
         r.bucketBytes = (r.strategy == QLatin1String("fused") ? m.value(QLatin1String("fusion_mb")).toDouble(kNaN)
                                                               : m.value(QLatin1String("bucket_cap_mb")).toDouble(kNaN)) *
             (1 << 20);
@@ -673,6 +821,7 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
         r.commS = meanAfter(metrics, "step/comm_s", after);
         r.exposedS = meanAfter(metrics, "step/comm_exposed_s", after);
         const EpochTable epochs = loadEpochsCsv(dir + QStringLiteral("/epochs.csv"));
+        r.epochs = epochs.rows;
         QList<double> times;
         for (const EpochRow& e : epochs.rows)
             if (e.epoch > warmupEpochs && std::isfinite(e.trainS)) times << e.trainS;
@@ -691,15 +840,9 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
 
 Status writePlan(const Plan& plan, const QString& dir, const QStringList& formats, const PlanRenderer& render, QStringList* written)
 {
-    static const QStringList known{QStringLiteral("csv"), QStringLiteral("md"), QStringLiteral("png"), QStringLiteral("svg"),
-                                   QStringLiteral("pdf")};
-    QStringList images;
-    for (const QString& f : formats) {
-        if (!known.contains(f)) return planError(QStringLiteral("unknown plan format '%1' (csv, md, png, svg, pdf)").arg(f));
-        if (known.indexOf(f) >= 2) images << f;
-    }
-    if (!images.isEmpty() && !render)
-        return planError(QStringLiteral("this scaledesk was built without charts (SCALEDESK_BUILD_GUI=OFF): use csv or md"));
+    const auto imageFormats = exportImageFormats(formats, QStringLiteral("plan"), bool(render));
+    if (!imageFormats) return imageFormats.error();
+    const QStringList& images = *imageFormats;
     if (!QDir().mkpath(dir)) return planError(QStringLiteral("cannot create the folder"), dir);
     QList<std::pair<QString, QString>> texts;
     if (formats.contains(QStringLiteral("csv"))) texts << std::pair{QStringLiteral("plan.csv"), plan.csv()};

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "analysis/epochscsv.h"
+#include "analysis/learningcurve.h"
 #include "analysis/perfmodel.h"
 #include "core/expected.h"
 #include "core/status.h"
@@ -32,8 +34,10 @@ struct PlanRunInput {
     /// The bytes of each collective a step of each strategy sends, as the trainer laid them out
     /// (manifest.json `comm_message_bytes`); empty from a trainer that did not record them.
     QMap<QString, QList<double>> messageBytes;
-    int steps = 0;     ///< step records averaged
-    bool cpu = false;  ///< trained on CPU ranks (manifest `device`)
+    int steps = 0;           ///< step records averaged
+    bool cpu = false;        ///< trained on CPU ranks (manifest `device`)
+    double globalBatch;      ///< manifest `global_batch_size`
+    QList<EpochRow> epochs;  ///< every epoch of epochs.csv (validation losses, training times), warm-up included
     PlanRunInput();
 };
 
@@ -53,6 +57,9 @@ struct PlanOptions {
     QStringList strategies;  ///< empty: the sweep's
     double epochs = 1;       ///< node-hours for this many epochs
     double gpuHourPrice;     ///< cost = GPU-hours × this; NaN: no cost column
+    /// Time-to-target: the validation loss to reach (the learning curve, LearningCurve, fitted to the
+    /// runs' validation losses); NaN: no time-to-target.
+    double targetLoss;
     PlanOptions();
 };
 
@@ -66,6 +73,15 @@ struct PlanPoint {
     double measuredEpochS;      ///< a run of the sweep at this point (mean over its repetitions), else NaN
     double measuredEfficiency;  ///< its efficiency against the measured base run (the report's definition), else NaN
     bool extrapolated = false;  ///< more than 8× the largest rank count measured
+    /// With a target loss: the global batch; the epochs the curve takes to reach the target
+    /// (samples to target / samples per epoch, and its range from the curve's ±2σ); the training
+    /// time until the epoch whose validation reaches it, ⌈epochs⌉ × epoch + the runs' first-epoch
+    /// start-up (the target is seen at epoch ends), with its range; node-hours to it; inf where the
+    /// curve levels off above the target. The measured one: the runs at this point that reached the
+    /// target, their mean training time up to that epoch. NaN without a target.
+    double globalBatch, epochsToTarget, epochsToTargetLow, epochsToTargetHigh, timeToTargetS, timeToTargetLowS, timeToTargetHighS,
+        nodeHoursToTarget, measuredTimeToTargetS;
+    bool targetBeyondCurve = false;  ///< the target needs more samples than any run saw (the curve extrapolated)
     PlanPoint();
 };
 
@@ -77,6 +93,8 @@ struct Plan {
     int measuredMaxRanks = 1;
     double epochs = 1;  ///< what the node-hours are for
     PerfModel model;
+    double targetLoss;        ///< NaN: no time-to-target
+    LearningCurve curve;      ///< fitted when there is a target
     QList<PlanPoint> points;  ///< by strategy, then nodes
     QStringList inputs;       ///< where each part of the model came from, in words
     QStringList warnings;

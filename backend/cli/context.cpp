@@ -2,6 +2,7 @@
 
 #include "cli/commands.h"
 
+#include "analysis/epochscsv.h"
 #include "analysis/scalingreport.h"
 #include "cli/terminal.h"
 #include "remote/secretstore.h"
@@ -205,17 +206,9 @@ Status writeText(const QString& path, const QString& text)
 
 Status writeReport(const ScalingReport& rep, const QString& dir, const QStringList& formats, const CliHooks& hooks)
 {
-    static const QStringList known{QStringLiteral("csv"), QStringLiteral("md"), QStringLiteral("png"), QStringLiteral("svg"),
-                                   QStringLiteral("pdf")};
-    QStringList images;
-    for (const QString& f : formats) {
-        if (!known.contains(f))
-            return Error{ErrorCode::Usage, QStringLiteral("unknown report format '%1' (csv, md, png, svg, pdf)").arg(f), QString()};
-        if (f == QLatin1String("png") || f == QLatin1String("svg") || f == QLatin1String("pdf")) images << f;
-    }
-    if (!images.isEmpty() && !hooks.renderReport)
-        return Error{ErrorCode::Usage, QStringLiteral("this scaledesk was built without charts (SCALEDESK_BUILD_GUI=OFF): use csv or md"),
-                     QString()};
+    const auto imageFormats = exportImageFormats(formats, QStringLiteral("report"), bool(hooks.renderReport));
+    if (!imageFormats) return imageFormats.error();
+    const QStringList& images = *imageFormats;
     if (!QDir().mkpath(dir)) return Error{ErrorCode::ExportIo, QStringLiteral("cannot create the folder"), dir};
     QList<std::pair<QString, QString>> texts;
     if (formats.contains(QStringLiteral("csv")))

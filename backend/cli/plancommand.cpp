@@ -1,5 +1,6 @@
-// scaledesk plan --sweep S --nodes 1,2,4,… [--comm FILE…]: predicted epoch time, efficiency and
-// node-hours per strategy, from what the sweep measured (docs/planner.md).
+// scaledesk plan --sweep S --nodes 1,2,4,… [--comm FILE…] [--target-loss L]: predicted epoch time,
+// efficiency, node-hours and time-to-target per strategy, from what the sweep measured
+// (docs/planner.md).
 #include "analysis/axisticks.h"
 #include "analysis/planner.h"
 #include "cli/commands.h"
@@ -43,13 +44,18 @@ public:
             ->check(CLI::PositiveNumber);
         m_app->add_option("--gpu-hour-price", m_price, "price of one GPU-hour (rank-hour): adds a cost column")
             ->check(CLI::NonNegativeNumber);
+        m_app
+            ->add_option("--target-loss", m_target,
+                         "validation loss to reach: adds time-to-target and node-hours to it, from a learning curve fitted to the "
+                         "runs' validation losses with the global batch as a factor")
+            ->check(CLI::PositiveNumber);
         m_app->add_option("--warmup", m_warmup, "epochs at the start of each run left out of the averages")->capture_default_str();
         m_app->add_option("--out", m_out,
                           "write the plan into this folder (plan.csv, plan.md, and the plots in the --format's image formats)");
         m_app
             ->add_option("--format", m_formats,
-                         "what --out writes, comma-separated: csv, md, png, svg, pdf (plots plan_epoch_time, plan_efficiency and "
-                         "plan_node_hours)")
+                         "what --out writes, comma-separated: csv, md, png, svg, pdf (plots plan_epoch_time, plan_efficiency, "
+                         "plan_node_hours and, with --target-loss, plan_time_to_target)")
             ->capture_default_str();
     }
     bool chosen() const override { return m_app->parsed(); }
@@ -64,6 +70,7 @@ public:
                                         : PlanOptions::Scaling::Auto;
         o.epochs = m_epochs;
         o.gpuHourPrice = m_price;
+        o.targetLoss = m_target;
         QStringList files;
         for (const std::string& f : m_comm) files << q(f);
         auto plan = planForSweep(ctx.store, q(m_sweep), m_warmup, files, o);
@@ -84,7 +91,7 @@ private:
     std::vector<int> m_nodes;
     std::vector<std::string> m_comm, m_strategies;
     int m_ranksPerNode = 0, m_warmup = 1;
-    double m_epochs = 1, m_price = std::numeric_limits<double>::quiet_NaN();
+    double m_epochs = 1, m_price = std::numeric_limits<double>::quiet_NaN(), m_target = std::numeric_limits<double>::quiet_NaN();
 };
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include "analysis/planner.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -179,6 +180,93 @@ private slots:
         }
     }
 
+    // Time-to-target: runs at global batches 2 and 4 whose validation losses follow
+    // L(s, B) = 0.01 + (s / (1 + B/8))^−½ exactly; the plan fits that curve and predicts, at a
+    // target of 0.08, the epochs and time a hand computation gives, beside what the 2-rank run
+    // measured.
+    void timeToTargetFromTheLearningCurve()
+    {
+        auto loss = [](double s, double batch) { return 0.01 + std::pow(s / (1 + batch / 8), -0.5); };
+        PlanRunInput one = oneRankRun();
+        one.globalBatch = 2;
+        PlanRunInput two = oneRankRun();
+        two.runId = QStringLiteral("two-ranks");
+        two.ranks = 2;
+        two.globalBatch = 4;
+        two.commS = 0.03;
+        two.exposedS = 0.03;
+        two.epochS = 3.6;
+        for (PlanRunInput* r : {&one, &two})
+            for (int epoch = 1; epoch <= 6; ++epoch) {
+                EpochRow e;
+                e.epoch = epoch;
+                e.trainS = r->epochS + (r == &two && epoch == 1 ? 1.0 : 0.0);  // its first epoch: 1 s of start-up
+                e.valLoss = loss(epoch * 64.0, r->globalBatch);
+                r->epochs << e;
+            }
+        PlanOptions o;
+        o.nodes = {1, 4};
+        o.ranksPerNode = 2;
+        o.strategies = {QStringLiteral("ddp")};
+        o.targetLoss = 0.08;
+        auto plan = makePlan(QStringLiteral("s"), {one, two}, {}, {}, o);
+        QVERIFY2(plan, plan ? "" : qPrintable(plan.error().text()));
+        QVERIFY2(std::abs(plan->curve.exponent - 0.5) < 1e-3, qPrintable(QString::number(plan->curve.exponent)));
+        QVERIFY2(std::abs(plan->curve.noiseBatch - 8) < 8e-3, qPrintable(QString::number(plan->curve.noiseBatch)));
+        QVERIFY2(std::abs(plan->curve.lossFloor - 0.01) < 1e-5, qPrintable(QString::number(plan->curve.lossFloor)));
+        QCOMPARE(plan->curve.samples, 12);
+        QCOMPARE(plan->points.size(), 2);
+        // 2 ranks, global batch 4: 0.07^−2 · (1 + 4/8) = 306.1 samples, 4.78 epochs of 64: the 5th
+        // epoch's validation sees it. The 2-rank run's 5th epoch (0.0785) was its first below 0.08.
+        const PlanPoint& p2 = plan->points[0];
+        QCOMPARE(p2.globalBatch, 4.0);
+        const double epochs2 = std::pow(0.07, -2) * 1.5 / 64;
+        QVERIFY2(std::abs(p2.epochsToTarget - epochs2) < 1e-3 * epochs2, qPrintable(QString::number(p2.epochsToTarget)));
+        // + the runs' mean first-epoch start-up: (0 + 1) / 2.
+        QVERIFY(std::abs(p2.timeToTargetS - (5 * p2.epochS + 0.5)) < 1e-9);
+        QVERIFY(std::abs(p2.nodeHoursToTarget - p2.timeToTargetS / 3600) < 1e-12);
+        QVERIFY(p2.timeToTargetLowS <= p2.timeToTargetS && p2.timeToTargetHighS >= p2.timeToTargetS);
+        QCOMPARE(p2.measuredTimeToTargetS, 5 * 3.6 + 1);
+        QVERIFY(!p2.targetBeyondCurve);
+        // 8 ranks, global batch 16: three times the samples of the smallest batch, 612 — beyond the
+        // 384 any run saw.
+        const PlanPoint& p8 = plan->points[1];
+        QCOMPARE(p8.globalBatch, 16.0);
+        QVERIFY2(std::abs(p8.epochsToTarget - std::pow(0.07, -2) * 3 / 64) < 1e-2, qPrintable(QString::number(p8.epochsToTarget)));
+        QVERIFY(std::abs(p8.timeToTargetS - (10 * p8.epochS + 0.5)) < 1e-9);
+        QVERIFY(p8.targetBeyondCurve);
+        QVERIFY(std::isnan(p8.measuredTimeToTargetS));
+        QVERIFY(plan->warnings.join(QLatin1Char('\n')).contains(QStringLiteral("the learning curve is extrapolated")));
+        QVERIFY(plan->csv().section(QLatin1Char('\n'), 0, 0).endsWith(QStringLiteral("measured_time_to_target_s,target_beyond_curve")));
+        QVERIFY(plan->markdown().contains(QStringLiteral("## Time to a validation loss of 0.08")));
+        QVERIFY(plan->markdown().contains(QStringLiteral("B_noise = 8")));
+
+        // Below the curve's floor: never, and said.
+        o.targetLoss = 0.005;
+        auto never = makePlan(QStringLiteral("s"), {one, two}, {}, {}, o);
+        QVERIFY(never);
+        QVERIFY(std::isinf(never->points[0].timeToTargetS));
+        QVERIFY(never->warnings.join(QLatin1Char('\n')).contains(QStringLiteral("levels off at a validation loss of 0.01")));
+        QVERIFY(never->markdown().contains(QStringLiteral("never")));
+        // One global batch (the 2-rank run's losses left out): its effect unmeasured, taken as
+        // none, and said to be optimistic where the batch grows.
+        o.targetLoss = 0.08;
+        PlanRunInput twoWithoutLosses = two;
+        twoWithoutLosses.epochs.clear();
+        auto oneBatch = makePlan(QStringLiteral("s"), {one, twoWithoutLosses}, {}, {}, o);
+        QVERIFY2(oneBatch, oneBatch ? "" : qPrintable(oneBatch.error().text()));
+        QVERIFY(!oneBatch->curve.batchMeasured());
+        QCOMPARE(oneBatch->points[0].epochsToTarget, oneBatch->points[1].epochsToTarget);
+        QVERIFY(oneBatch->warnings.join(QLatin1Char('\n')).contains(QStringLiteral("optimistic where the global batch grows")));
+        // No validation losses: an error that says so.
+        o.ranksPerNode = 1;
+        o.nodes = {1};
+        PlanRunInput bare = oneRankRun();
+        auto noLoss = makePlan(QStringLiteral("s"), {bare}, {}, {}, o);
+        QVERIFY(!noLoss);
+        QVERIFY2(noLoss.error().message.contains(QStringLiteral("no run has a validation loss")), qPrintable(noLoss.error().message));
+    }
+
     void whatIsMissingIsSaid()
     {
         QTemporaryDir dir;
@@ -200,6 +288,22 @@ private slots:
         auto noComm = makePlan(QStringLiteral("s"), {base}, {}, {}, o);
         QVERIFY(!noComm);
         QVERIFY2(noComm.error().message.contains(QStringLiteral("no allreduce measured")), qPrintable(noComm.error().message));
+        // writePlan: an unknown format, or images without a renderer, before anything is written.
+        o.ranksPerNode = 1;
+        auto onePoint = makePlan(QStringLiteral("s"), {base}, {}, {}, o);
+        QVERIFY2(onePoint, onePoint ? "" : qPrintable(onePoint.error().text()));
+        const QString out = dir.filePath(QStringLiteral("out"));
+        const Status gif = writePlan(*onePoint, out, {QStringLiteral("csv"), QStringLiteral("gif")}, {}, nullptr);
+        QVERIFY(!gif);
+        QVERIFY2(gif.error().message.contains(QStringLiteral("unknown plan format 'gif'")), qPrintable(gif.error().message));
+        const Status png = writePlan(*onePoint, out, {QStringLiteral("md"), QStringLiteral("png")}, {}, nullptr);
+        QVERIFY(!png);
+        QVERIFY2(png.error().message.contains(QStringLiteral("without charts")), qPrintable(png.error().message));
+        QVERIFY(!QFileInfo::exists(out));
+        QStringList written;
+        QVERIFY(writePlan(*onePoint, out, {QStringLiteral("csv"), QStringLiteral("md")}, {}, &written));
+        QCOMPARE(written.size(), 2);
+        o.ranksPerNode = 4;
         base.steps = 0;
         auto noSteps = makePlan(QStringLiteral("s"), {base}, {}, {}, o);
         QVERIFY(!noSteps);

@@ -1,6 +1,7 @@
 // The `scaledesk` command line on the `local` profile: no SSH, no SLURM, the real trainer as
 // processes (mpirun for 2 ranks). Sweeps, hostile names, a killed submit, cancel, and a USR1
 // checkpoint that `requeue` resumes.
+#include "analysis/epochscsv.h"
 #include "clitest.h"
 
 #include <QDir>
@@ -167,6 +168,68 @@ private slots:
                                   QStringLiteral("2"), QStringLiteral("--comm"), bad});
         QCOMPARE(e.exitCode, 1);
         QVERIFY2(e.err.contains(bad + QStringLiteral(":2")) && e.err.contains(QStringLiteral("'nodes'")), qPrintable(e.err));
+    }
+
+    // `plan --target-loss` on real runs: a sweep of 1 and 2 ranks (global batches 2 and 4) trained
+    // for 4 epochs; the learning curve fitted to their validation losses gives each point's
+    // time-to-target beside what the 2-rank run measured, in the CSV, the Markdown and a plot. The
+    // 2-epoch sweep has too few losses for a curve: an error that says so.
+    void planTimeToTargetFromTheRunsLosses()
+    {
+        const auto few = m_cli.run({QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("loc"), QStringLiteral("--nodes"),
+                                    QStringLiteral("1"), QStringLiteral("--target-loss"), QStringLiteral("0.1")});
+        QCOMPARE(few.exitCode, 1);
+        QVERIFY2(few.err.contains(QStringLiteral("time-to-target")) && few.err.contains(QStringLiteral("2 distinct sample count")),
+                 qPrintable(few.err));
+
+        const auto r =
+            m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--sweep"),
+                       QStringLiteral("curve"), QStringLiteral("--ranks-per-node"), QStringLiteral("1,2"), QStringLiteral("--strategies"),
+                       QStringLiteral("ddp"), QStringLiteral("--make-data"), QStringLiteral("--wait"), QStringLiteral("--timeout"),
+                       QStringLiteral("600"), QStringLiteral("--"), QStringLiteral("--num_epochs"), QStringLiteral("4")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        // The target: a loss both runs reached (the larger of their best).
+        double target = 0;
+        for (const char* id : {"curve-ddp-1x1-r1", "curve-ddp-1x2-r1"}) {
+            const scaledesk::EpochTable t =
+                scaledesk::parseEpochsCsv(m_cli.mirrored(QLatin1String(id), QStringLiteral("epochs.csv")), QLatin1String(id));
+            QCOMPARE(t.rows.size(), 4);
+            double best = 1e300;
+            for (const scaledesk::EpochRow& e : t.rows) best = std::min(best, e.valLoss);
+            target = std::max(target, best);
+        }
+        const QString dir = m_tmp.filePath(QStringLiteral("plan-target"));
+        const auto p = m_cli.run({QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("curve"), QStringLiteral("--nodes"),
+                                  QStringLiteral("1,4"), QStringLiteral("--target-loss"), QString::number(target, 'g', 17),
+                                  QStringLiteral("--out"), dir, QStringLiteral("--format"), QStringLiteral("csv,md,svg,png")});
+        QVERIFY2(p.exitCode == 0, qPrintable(p.all()));
+        QVERIFY2(p.out.contains(QStringLiteral("learning curve: validation loss")) &&
+                     p.out.contains(QStringLiteral("from 8 validation losses at global batch(es) 2, 4")),
+                 qPrintable(p.out));
+        QFile csv(dir + QStringLiteral("/plan.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 3);  // ddp at 2 and 8 ranks
+        const QStringList header = lines[0].split(QLatin1Char(','));
+        auto cell = [&](int row, const char* column) { return lines[row].split(QLatin1Char(','))[header.indexOf(QLatin1String(column))]; };
+        QCOMPARE(cell(1, "global_batch"), QStringLiteral("4"));
+        QCOMPARE(cell(2, "global_batch"), QStringLiteral("16"));
+        for (int row : {1, 2}) {
+            const double epochs = cell(row, "epochs_to_target").toDouble(), time = cell(row, "time_to_target_s").toDouble();
+            QVERIFY2(epochs > 0 && time >= cell(row, "epoch_s").toDouble() && cell(row, "node_hours_to_target").toDouble() > 0,
+                     qPrintable(lines[row]));
+        }
+        // The 2-rank run reached the target: its training time up to that epoch, measured.
+        QVERIFY2(cell(1, "measured_time_to_target_s").toDouble() > 0, qPrintable(lines[1]));
+        QFile md(dir + QStringLiteral("/plan.md"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        QVERIFY(md.readAll().contains("## Time to a validation loss of"));
+        QFile svg(dir + QStringLiteral("/plan_time_to_target.svg"));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        const QByteArray text = svg.readAll();
+        for (const char* want : {"Time to target (s)", "ddp predicted", "ddp measured", "Predicted training time to validation loss"})
+            QVERIFY2(text.contains(want), want);
+        QVERIFY(QFileInfo(dir + QStringLiteral("/plan_time_to_target.png")).size() > 1000);
     }
 
     // `scaledesk calibrate` on the local profile: a 2-rank `scaledesk-train bench-comm` job through

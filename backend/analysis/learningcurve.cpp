@@ -1,0 +1,152 @@
+#include "analysis/learningcurve.h"
+
+#include <QSet>
+#include <QString>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace scaledesk {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Error curveError(const QString& message) { return Error{ErrorCode::Usage, message, QString()}; }
+
+struct Trial {
+    double cost = kInf, lossFloor = kNaN, amplitude = kNaN;
+};
+
+// For one exponent b and noise batch B_noise (inf: none): L∞ and a by weighted linear least squares
+// of L ≈ L∞ + a·x, x = (s / (1 + B/B_noise))^(−b), each row weighted by 1/L. Samples are scaled by
+// `unit` (the largest count) so that x stays near 1; the caller scales a back.
+Trial solve(const QList<LossSample>& losses, double unit, double b, double noiseBatch)
+{
+    double sw = 0, swx = 0, swxx = 0, swy = 0, swxy = 0;
+    QList<double> xs;
+    xs.reserve(losses.size());
+    for (const LossSample& p : losses) {
+        const double x = std::pow(p.samples / unit / (1.0 + p.batch / noiseBatch), -b);
+        const double w = 1.0 / (p.loss * p.loss);
+        xs << x;
+        sw += w;
+        swx += w * x;
+        swxx += w * x * x;
+        swy += w * p.loss;
+        swxy += w * x * p.loss;
+    }
+    Trial t;
+    const double det = sw * swxx - swx * swx;
+    if (!(det > 1e-14 * sw * swxx)) return t;
+    t.lossFloor = (swy * swxx - swx * swxy) / det;
+    t.amplitude = (sw * swxy - swx * swy) / det;
+    if (t.lossFloor < 0) {  // a floor below zero is no loss: through the origin instead
+        t.lossFloor = 0;
+        t.amplitude = swxy / swxx;
+    }
+    if (!(t.amplitude > 0) || !std::isfinite(t.amplitude)) return Trial{};
+    double cost = 0;
+    for (int i = 0; i < losses.size(); ++i) cost += std::pow((t.lossFloor + t.amplitude * xs[i] - losses[i].loss) / losses[i].loss, 2);
+    t.cost = cost;
+    return t;
+}
+}  // namespace
+
+LearningCurve::LearningCurve() : lossFloor(kNaN), amplitude(kNaN), exponent(kNaN), noiseBatch(kInf), relativeRms(kNaN), maxSamples(kNaN) {}
+
+bool LearningCurve::batchMeasured() const { return std::isfinite(noiseBatch); }
+
+double LearningCurve::loss(double samples, double batch) const
+{
+    return lossFloor + amplitude * std::pow(samples / (1.0 + batch / noiseBatch), -exponent);
+}
+
+double LearningCurve::samplesTo(double target, double batch) const
+{
+    if (!(target > lossFloor)) return kInf;
+    return std::pow((target - lossFloor) / amplitude, -1.0 / exponent) * (1.0 + batch / noiseBatch);
+}
+
+Expected<LearningCurve> fitLearningCurve(const QList<LossSample>& losses)
+{
+    QSet<double> counts, batchSet;
+    double unit = 0, minBatch = kInf, maxBatch = 0;
+    for (const LossSample& p : losses) {
+        if (!(p.samples > 0) || !(p.batch > 0) || !(p.loss > 0) || !std::isfinite(p.samples + p.batch + p.loss))
+            return curveError(QStringLiteral("a validation loss needs positive samples seen, global batch and loss (got %1 samples, "
+                                             "batch %2, loss %3)")
+                                  .arg(p.samples)
+                                  .arg(p.batch)
+                                  .arg(p.loss));
+        counts.insert(p.samples);
+        batchSet.insert(p.batch);
+        unit = std::max(unit, p.samples);
+        minBatch = std::min(minBatch, p.batch);
+        maxBatch = std::max(maxBatch, p.batch);
+    }
+    if (counts.size() < 3)
+        return curveError(QStringLiteral("%1 validation loss(es) at %2 distinct sample count(s): a learning curve needs 3 or more")
+                              .arg(losses.size())
+                              .arg(counts.size()));
+    const bool withBatch = batchSet.size() >= 2 && losses.size() >= 4;
+
+    // The search is over p = ln b and q = ln B_noise; q's range reaches 1000× beyond the batches
+    // measured, where (1 + B/B_noise) no longer tells batches apart.
+    const double pLo = std::log(0.01), pHi = std::log(5.0);
+    const double qLo = std::log(minBatch / 1000), qHi = std::log(maxBatch * 1000);
+    auto costAt = [&](double p, double q, Trial* t) {
+        *t = solve(losses, unit, std::exp(p), withBatch ? std::exp(q) : kInf);
+        return t->cost;
+    };
+    double bestP = 0, bestQ = qHi, best = kInf;
+    Trial trial;
+    const int grid = 60;
+    for (int i = 0; i <= grid; ++i)
+        for (int j = 0; j <= (withBatch ? grid : 0); ++j) {
+            const double p = pLo + (pHi - pLo) * i / grid, q = withBatch ? qLo + (qHi - qLo) * j / grid : qHi;
+            if (const double c = costAt(p, q, &trial); c < best) {
+                best = c;
+                bestP = p;
+                bestQ = q;
+            }
+        }
+    if (!std::isfinite(best))
+        return curveError(QStringLiteral("the validation losses fit no falling curve (they do not decrease with the samples seen)"));
+    // Compass search around the grid's best point, halving the step where no neighbour is better.
+    double hp = (pHi - pLo) / grid, hq = withBatch ? (qHi - qLo) / grid : 0;
+    while (hp > 1e-9) {
+        bool moved = false;
+        for (int dp = -1; dp <= 1; ++dp)
+            for (int dq = -1; dq <= 1; ++dq) {
+                if ((dp == 0 && dq == 0) || (!withBatch && dq != 0)) continue;
+                const double p = std::clamp(bestP + dp * hp, pLo, pHi), q = std::clamp(bestQ + dq * hq, qLo, qHi);
+                if (const double c = costAt(p, q, &trial); c < best) {
+                    best = c;
+                    bestP = p;
+                    bestQ = q;
+                    moved = true;
+                }
+            }
+        if (!moved) {
+            hp /= 2;
+            hq /= 2;
+        }
+    }
+    costAt(bestP, bestQ, &trial);
+    LearningCurve c;
+    c.exponent = std::exp(bestP);
+    // A noise batch at the top of the range (1000× the largest batch) makes no difference between
+    // the batches measured: no batch effect measured.
+    c.noiseBatch = withBatch && bestQ < qHi - 1e-6 ? std::exp(bestQ) : kInf;
+    c.lossFloor = trial.lossFloor;
+    c.amplitude = trial.amplitude * std::pow(unit, c.exponent);
+    c.relativeRms = std::sqrt(best / losses.size());
+    c.samples = int(losses.size());
+    c.batches = int(batchSet.size());
+    c.maxSamples = unit;
+    return c;
+}
+
+}  // namespace scaledesk
