@@ -99,8 +99,11 @@ double AllreduceModel::bucketedTime(int ranks, int nodes, double bytes, double b
     return buckets * time(ranks, nodes, bytes / buckets);
 }
 
-Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& samples)
+Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& timings)
 {
+    QList<CommSample> samples;  // the collectives: compute is none
+    for (const CommSample& s : timings)
+        if (s.op != CommSample::Op::Compute) samples << s;
     QList<CommSample> intra, inter;
     for (const CommSample& s : samples) {
         if (s.ranks < 2 || !(s.seconds > 0) || !(s.bytes >= 0))
@@ -240,10 +243,25 @@ double measuredOverlap(const QList<QPair<double, double>>& commAndExposed)
 
 StrategyComm::StrategyComm() : measuredOverlap(kNaN) {}
 
+double PerfModel::contention(int ranks, int nodes) const
+{
+    if (ranks <= 1 || !cpuRanks) return 1.0;
+    // The very layout, else the largest measured with as many ranks per node.
+    const CommSample* sameLayout = nullptr;
+    const CommSample* samePerNode = nullptr;
+    for (const CommSample& c : contentionSamples) {
+        if (c.op != CommSample::Op::Compute || !(c.aloneS > 0) || !(c.seconds > 0)) continue;
+        if (c.ranks == ranks && c.nodes == nodes) sameLayout = &c;
+        if (c.ranks * nodes == ranks * c.nodes && (!samePerNode || c.nodes >= samePerNode->nodes)) samePerNode = &c;
+    }
+    const CommSample* c = sameLayout ? sameLayout : samePerNode;
+    return c ? c->seconds / c->aloneS : 1.0;
+}
+
 StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, double localBatch) const
 {
     StepPrediction p;
-    p.computeS = compute.time(localBatch);
+    p.computeS = compute.time(localBatch) * contention(ranks, nodes);
     p.dataS = std::isfinite(compute.dataS) ? compute.dataS : 0.0;
     const StrategyComm sc = strategies.value(strategy);
     const double bucket = strategies.contains(strategy) ? sc.bucketBytes : (strategy == QLatin1String("fused") ? 64e6 : 25e6);

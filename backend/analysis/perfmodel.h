@@ -21,7 +21,11 @@ struct CommSample {
     /// The collective: an allreduce, or one of ZeRO-1's two halves of it. A ring reduce-scatter or
     /// allgather of S bytes costs (n−1)·α + (n−1)/n · S/β, half an allreduce: such samples are
     /// fitted as allreduces of twice their time, so one AllreduceModel describes each collective.
-    enum class Op { Allreduce, ReduceScatter, Allgather } op = Op::Allreduce;
+    /// Compute is no collective: the benchmark's compute kernel timed on one rank alone
+    /// (`aloneS`) and on every rank at once (`seconds`, the slowest rank), its `bytes` 0: how much
+    /// ranks that share a node slow each other's compute (PerfModel::contention).
+    enum class Op { Allreduce, ReduceScatter, Allgather, Compute } op = Op::Allreduce;
+    double aloneS = 0;  ///< Compute only
 };
 
 /// The α–β model of a ring allreduce of S bytes over n ranks:
@@ -66,6 +70,7 @@ struct AllreduceModel {
 /// nodes from the others. A part with a single (n, S) point (every run of a sweep reduces the same
 /// gradients), or whose points fit no positive bandwidth, gets α = 0 and β = the mean of
 /// 2(n−1)/n · S / t (`bandwidthOnly`). An error when a sample has fewer than 2 ranks or no time.
+/// Compute samples are no collective: left out.
 Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& samples);
 /// fitAllreduce() of the samples of one collective (reduce-scatter and allgather samples count
 /// twice their time); an error when there are none.
@@ -115,7 +120,8 @@ struct StrategyComm {
 /// over the (communication, exposed) seconds of their steps. NaN without communication.
 double measuredOverlap(const QList<QPair<double, double>>& commAndExposed);
 
-/// What a step of `strategy` at `ranks` ranks costs, and what an epoch does.
+/// What a step of `strategy` at `ranks` ranks costs, and what an epoch does. Compute is the fitted
+/// compute × PerfModel::contention.
 struct StepPrediction {
     double computeS, dataS, commS, exposedS, stepS;
 };
@@ -136,6 +142,14 @@ struct PerfModel {
     /// CPU ranks: backward and the collectives share the cores (no GPU stream, no copy engine of
     /// their own), so ddp's rule exposes all of its communication, as fused's does.
     bool cpuRanks = false;
+    /// The benchmark's compute kernel alone and on every rank at once (CommSample::Op::Compute),
+    /// at the ranks and nodes it ran.
+    QList<CommSample> contentionSamples;
+    /// How much slower a rank computes at `ranks` ranks on `nodes` nodes than alone, on CPU ranks
+    /// (ranks that share a node's cores, caches and memory bandwidth; a GPU computes on its own):
+    /// the slowest rank's time over the lone rank's, where the benchmark ran that layout, else the
+    /// largest layout of as many ranks per node, else 1 (not measured). 1 for one rank, and on GPUs.
+    double contention(int ranks, int nodes) const;
     QMap<QString, StrategyComm> strategies;  ///< by strategy name; one not here: its default bucket and its rule
 
     StepPrediction step(const QString& strategy, int ranks, int nodes, double localBatch) const;

@@ -137,9 +137,12 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path)
             s.op = CommSample::Op::ReduceScatter;
         else if (kind == QLatin1String("allgather"))
             s.op = CommSample::Op::Allgather;
+        else if (kind == QLatin1String("compute"))
+            s.op = CommSample::Op::Compute;
         else
             continue;
-        for (const char* key : {"ranks", "nodes", "bytes", "seconds"}) {
+        const bool compute = s.op == CommSample::Op::Compute;
+        for (const char* key : {"ranks", "nodes", compute ? "alone_s" : "bytes", "seconds"}) {
             const QJsonValue v = o.value(QLatin1String(key));
             if (!v.isDouble() || !(v.toDouble() > 0))
                 return planError(QStringLiteral("field '%1' is missing or not a positive number").arg(QLatin1String(key)),
@@ -147,12 +150,14 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path)
         }
         s.ranks = o.value(QLatin1String("ranks")).toInt();
         s.nodes = o.value(QLatin1String("nodes")).toInt();
-        s.bytes = o.value(QLatin1String("bytes")).toDouble();
+        s.bytes = compute ? 0.0 : o.value(QLatin1String("bytes")).toDouble();
         s.seconds = o.value(QLatin1String("seconds")).toDouble();
+        s.aloneS = compute ? o.value(QLatin1String("alone_s")).toDouble() : 0.0;
         samples << s;
     }
     if (samples.isEmpty())
-        return planError(QStringLiteral("no collective timings (lines of kind \"allreduce\", \"reduce_scatter\" or \"allgather\")"), path);
+        return planError(QStringLiteral("no timings (lines of kind \"allreduce\", \"reduce_scatter\", \"allgather\" or \"compute\")"),
+                         path);
     return samples;
 }
 
@@ -254,11 +259,16 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                 .arg(sweep));
     if (options.nodes.isEmpty()) return planError(QStringLiteral("no node counts to predict (--nodes)"));
 
-    // Compute: affine in the local batch, from every run.
+    // Compute: affine in the local batch, from every run, each as it would compute alone (its
+    // compute over the contention of its layout, where the benchmark measured it).
+    plan.model.cpuRanks = std::all_of(used.begin(), used.end(), [](const PlanRunInput& r) { return r.cpu; });
+    for (const CommSample& c : benchmark)
+        if (c.op == CommSample::Op::Compute) plan.model.contentionSamples << c;
     QList<ComputeSample> computeSamples;
     QSet<double> batches;
     for (const PlanRunInput& r : used) {
-        computeSamples << ComputeSample{r.localBatch, r.computeS, std::isfinite(r.backwardS) ? r.backwardS : 0.0,
+        const double f = plan.model.contention(r.ranks, r.nodes);
+        computeSamples << ComputeSample{r.localBatch, r.computeS / f, std::isfinite(r.backwardS) ? r.backwardS / f : 0.0,
                                         std::isfinite(r.dataS) ? r.dataS : 0.0};
         batches.insert(r.localBatch);
     }
@@ -278,6 +288,22 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                        .arg(batches.size() < 2 ? QStringLiteral(" (one local batch: proportional to it, no fixed part)") : QString());
     plan.inputs << QStringLiteral("data wait: %1 s per step; backward: %2 % of compute (the runs' step records)")
                        .arg(formatNumber(compute->dataS), formatNumber(100.0 * compute->backwardShare));
+    if (plan.model.cpuRanks && !plan.model.contentionSamples.isEmpty()) {
+        QStringList layouts;
+        for (const CommSample& c : plan.model.contentionSamples)
+            layouts << QStringLiteral("×%1 at %2 rank(s) on %3 node(s) (%4 s alone, %5 s on every rank at once)")
+                           .arg(formatNumber(c.seconds / c.aloneS))
+                           .arg(c.ranks)
+                           .arg(c.nodes)
+                           .arg(formatNumber(c.aloneS), formatNumber(c.seconds));
+        plan.inputs << QStringLiteral("compute contention (CPU ranks share a node's cores and memory): %1, the benchmark's compute "
+                                      "kernel; each run's compute divided by its layout's before the fit, each prediction multiplied "
+                                      "by its own")
+                           .arg(layouts.join(QStringLiteral("; ")));
+    } else if (plan.model.cpuRanks) {
+        plan.inputs << QStringLiteral("compute contention: not measured (no compute timing in the benchmark: `scaledesk calibrate` "
+                                      "times it): every rank computes as the runs did");
+    }
 
     // Gradients, buckets and overlap by strategy.
     double gradientBytes = 0;
@@ -286,7 +312,6 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     if (!(gradientBytes > 0))
         return planError(QStringLiteral("no run of sweep '%1' records its parameter count (manifest.json 'parameters')").arg(sweep));
     plan.model.gradientBytes = gradientBytes;
-    plan.model.cpuRanks = std::all_of(used.begin(), used.end(), [](const PlanRunInput& r) { return r.cpu; });
     QStringList strategies = options.strategies;
     if (strategies.isEmpty())
         for (const PlanRunInput& r : used)

@@ -19,7 +19,8 @@ public:
     void add(CLI::App& app, SharedOptions& shared) override
     {
         m_app = app.add_subcommand("calibrate",
-                                   "time the collectives (allreduce, reduce-scatter, allgather) on a profile's nodes: one "
+                                   "time the collectives (allreduce, reduce-scatter, allgather) and how much ranks slow each "
+                                   "other's compute on a profile's nodes: one "
                                    "`scaledesk-train bench-comm` job per node count, recorded as runs of the calibration's sweep; "
                                    "`scaledesk plan` uses the profile's completed calibrations (docs/planner.md)");
         m_app->add_option("--profile", m_profile, "profile name")->capture_default_str();
@@ -32,7 +33,7 @@ public:
         m_app->add_option("--sizes", m_sizes,
                           "message sizes in bytes (K, M, G allowed), comma-separated; `scaledesk plan` lists the sizes a sweep's "
                           "strategies send (default: bench-comm's)");
-        m_app->add_option("--ops", m_ops, "collectives, comma-separated (default: allreduce,reduce_scatter,allgather)");
+        m_app->add_option("--ops", m_ops, "what to time, comma-separated (default: allreduce,reduce_scatter,allgather,compute)");
         m_app->add_option("--reps", m_reps, "timed repetitions per size")->check(CLI::PositiveNumber);
         m_app->add_option("--name", m_name, "the calibration's sweep name (default: calibrate-<profile>-<UTC time>)");
         m_app->add_option("--time", m_time, "time limit of each job (default: the profile's)");

@@ -8,6 +8,7 @@
 #include "run/runfiles.h"
 #include "run/trainer.h"
 
+#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 #include <torch/cuda.h>
@@ -232,15 +233,19 @@ int main(int argc, char** argv)
     CLI::App* bench =
         app.add_subcommand("bench-comm",
                            "time the collectives of the strategies (allreduce; reduce-scatter and allgather) over this job's ranks at each "
-                           "size (launch it as the training is launched: mpirun "
-                           "-np N or srun); rank 0 prints a table and appends JSON lines to --out for `scaledesk plan --comm`");
+                           "size, and (compute) a convolution kernel on one rank alone and on every rank at once (launch it as the "
+                           "training is launched: mpirun -np N or srun, with its --threads); rank 0 prints a table and appends JSON "
+                           "lines to --out for `scaledesk plan --comm`");
     bench->add_option("--sizes", benchSizes, "comma-separated sizes in bytes (K, M, G: powers of 1024)")->capture_default_str();
-    bench->add_option("--ops", benchComm.ops, "collectives to time, comma-separated")
+    bench->add_option("--ops", benchComm.ops, "what to time, comma-separated")
         ->delimiter(',')
         ->capture_default_str()
-        ->check(CLI::IsMember({"allreduce", "reduce_scatter", "allgather"}));
+        ->check(CLI::IsMember({"allreduce", "reduce_scatter", "allgather", "compute"}));
     bench->add_option("--reps", benchComm.reps, "timed calls per size (after two untimed ones)")->capture_default_str()->check(kPositive);
     bench->add_option("--out", benchComm.out, "append the JSON lines to this file (rank 0)");
+    bench->add_option("--compute_seconds", benchComm.computeSeconds, "compute: seconds of kernels alone, and again on every rank")
+        ->capture_default_str()
+        ->check(kPositive);
     bench->fallthrough();  // --backend and --comm_timeout are the training's options
 
     CLI11_PARSE(app, argc, argv);
@@ -284,6 +289,7 @@ int main(int argc, char** argv)
             rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
             {
                 const auto comm = makeCommunicator(backend, dist, std::chrono::seconds(commTimeout), torch::cuda::is_available());
+                at::set_num_threads(threadsPerRank(options.threads, dist.localSize));  // as the training would
                 runBenchComm(*comm, benchComm);
             }
             shutdownMpi();

@@ -173,6 +173,50 @@ private slots:
         QVERIFY(near(p.step(QStringLiteral("zero1"), 2, 1, 1).commS, (0.012 + 0.34) / 2 + (0.004 + 0.007) / 2));
     }
 
+    // Compute contention: the benchmark's kernel 10 ms alone, 12 ms on two ranks of one node: a
+    // CPU rank's compute at 2 ranks per node is 1.2× its own, on any number of such nodes; one rank
+    // per node was not measured (1×); GPUs and one rank compute on their own.
+    void computeContentionByLayout()
+    {
+        PerfModel m;
+        m.compute.fixedS = 0;
+        m.compute.perSampleS = 0.1;
+        m.compute.backwardShare = 0.5;
+        m.compute.dataS = 0;
+        m.comm.alphaS = 0;
+        m.comm.betaBytesPerS = 1e9;
+        m.gradientBytes = 1e6;
+        m.cpuRanks = true;
+        CommSample kernel{2, 1, 0, 0.012};
+        kernel.op = CommSample::Op::Compute;
+        kernel.aloneS = 0.010;
+        m.contentionSamples << kernel;
+        QVERIFY(near(m.contention(2, 1), 1.2));
+        QVERIFY(near(m.contention(8, 4), 1.2));  // 2 per node, as measured
+        QCOMPARE(m.contention(2, 2), 1.0);       // 1 per node: not measured
+        QCOMPARE(m.contention(1, 1), 1.0);
+        QVERIFY(near(m.step(QStringLiteral("fused"), 2, 1, 2).computeS, 0.24));
+        QVERIFY(near(m.step(QStringLiteral("fused"), 1, 1, 2).computeS, 0.2));
+        // A measurement at the very layout wins over one with as many ranks per node; elsewhere the
+        // largest layout of as many ranks per node stands in.
+        CommSample across = kernel;
+        across.ranks = 4;
+        across.nodes = 2;
+        across.seconds = 0.015;
+        m.contentionSamples << across;
+        QVERIFY(near(m.contention(4, 2), 1.5));
+        QVERIFY(near(m.contention(2, 1), 1.2));
+        QVERIFY(near(m.contention(16, 8), 1.5));  // 2 per node: the largest such layout measured
+        m.cpuRanks = false;
+        QCOMPARE(m.contention(2, 1), 1.0);
+        QVERIFY(near(m.step(QStringLiteral("fused"), 2, 1, 2).computeS, 0.2));
+        // Not a collective: the allreduce fit leaves it out.
+        QList<CommSample> mixed{CommSample{2, 1, 1e6, 2e-3}, CommSample{2, 1, 4e6, 5e-3}, kernel};
+        auto fit = fitAllreduce(mixed);
+        QVERIFY2(fit, fit ? "" : qPrintable(fit.error().text()));
+        QCOMPARE(fit->samples, 2);
+    }
+
     void whatCannotBeFittedIsSaid()
     {
         // One size at one rank count: the bandwidth alone (latency 0), and the model says so.

@@ -267,6 +267,66 @@ private slots:
         QVERIFY2(noLoss.error().message.contains(QStringLiteral("no run has a validation loss")), qPrintable(noLoss.error().message));
     }
 
+    // Compute contention on CPU ranks: the benchmark's kernel took 10 ms alone and 12.5 ms on two
+    // ranks at once, so a 2-rank step computes 1.25× the 1-rank run's 0.2 s; a 2-rank run's
+    // contended compute is divided by it before the fit, so it is not counted twice.
+    void computeContentionFromTheBenchmark()
+    {
+        QTemporaryDir dir;
+        const QString bench = dir.filePath(QStringLiteral("comm.jsonl"));
+        QFile f(bench);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        for (double s : {1e6, 1e7, 4e7}) f.write(line("allreduce", s, ring(1e-4, 2e9, 2, s)));
+        f.write("{\"kind\":\"compute\",\"ranks\":2,\"nodes\":1,\"alone_s\":0.01,\"seconds\":0.0125,\"mean_s\":0.012,\"threads\":1}\n");
+        f.close();
+        auto samples = loadCommSamples(bench);
+        QVERIFY2(samples, samples ? "" : qPrintable(samples.error().text()));
+        QCOMPARE(samples->size(), 4);
+        QCOMPARE(samples->last().op, CommSample::Op::Compute);
+        QCOMPARE(samples->last().aloneS, 0.01);
+
+        PlanRunInput base = oneRankRun();
+        base.cpu = true;
+        PlanOptions o;
+        o.nodes = {1};
+        o.ranksPerNode = 2;
+        o.strategies = {QStringLiteral("fused")};
+        auto plan = makePlan(QStringLiteral("s"), {base}, *samples, {bench}, o);
+        QVERIFY2(plan, plan ? "" : qPrintable(plan.error().text()));
+        QVERIFY2(std::abs(plan->points[0].computeS - 0.25) < 1e-12, qPrintable(QString::number(plan->points[0].computeS, 'g', 17)));
+        QVERIFY2(plan->markdown().contains(
+                     QStringLiteral("compute contention (CPU ranks share a node's cores and memory): ×1.25 at 2 rank(s) on 1 node(s)")),
+                 qPrintable(plan->markdown()));
+        QCOMPARE(plan->model.comm.samples, 3);  // the kernel is no collective
+
+        PlanRunInput two = base;
+        two.runId = QStringLiteral("two");
+        two.strategy = QStringLiteral("fused");
+        two.ranks = 2;
+        two.computeS = 0.25;  // contended
+        two.backwardS = 0.125;
+        auto both = makePlan(QStringLiteral("s"), {base, two}, *samples, {bench}, o);
+        QVERIFY2(both, both ? "" : qPrintable(both.error().text()));
+        QVERIFY2(std::abs(both->model.compute.perSampleS - 0.1) < 1e-12, qPrintable(QString::number(both->model.compute.perSampleS)));
+        QVERIFY(std::abs(both->points[0].computeS - 0.25) < 1e-12);
+
+        // Without the kernel's timing, or on GPU ranks: not applied, and said where it matters.
+        samples->removeLast();
+        auto without = makePlan(QStringLiteral("s"), {base}, *samples, {bench}, o);
+        QVERIFY(without);
+        QVERIFY(std::abs(without->points[0].computeS - 0.2) < 1e-12);
+        QVERIFY(without->markdown().contains(QStringLiteral("compute contention: not measured")));
+
+        QFile bad(dir.filePath(QStringLiteral("bad.jsonl")));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("{\"kind\":\"compute\",\"ranks\":2,\"nodes\":1,\"seconds\":0.0125}\n");
+        bad.close();
+        auto noAlone = loadCommSamples(bad.fileName());
+        QVERIFY(!noAlone);
+        QCOMPARE(noAlone.error().location, bad.fileName() + QStringLiteral(":1"));
+        QVERIFY2(noAlone.error().message.contains(QStringLiteral("'alone_s'")), qPrintable(noAlone.error().message));
+    }
+
     void whatIsMissingIsSaid()
     {
         QTemporaryDir dir;

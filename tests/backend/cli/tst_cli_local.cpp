@@ -258,13 +258,17 @@ private slots:
             kinds.insert(o.value(QStringLiteral("kind")).toString());
             ++lines;
         }
-        QCOMPARE(lines, 6);  // 3 collectives × 2 sizes
-        QCOMPARE(kinds.size(), 3);
+        QCOMPARE(lines, 7);  // 3 collectives × 2 sizes, and compute (alone, and on both ranks)
+        QCOMPARE(kinds.size(), 4);
+        QVERIFY(kinds.contains(QStringLiteral("compute")));
         // The plan of a sweep on this profile takes the calibration without being told.
         const auto p = m_cli.run(
             {QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("loc"), QStringLiteral("--nodes"), QStringLiteral("1,2")});
         QVERIFY2(p.exitCode == 0, qPrintable(p.all()));
         QVERIFY2(p.out.contains(QStringLiteral("benchmark timing(s) (") + file), qPrintable(p.out));
+        QVERIFY2(p.out.contains(QStringLiteral("compute contention (CPU ranks share a node's cores and memory): ×")) &&
+                     p.out.contains(QStringLiteral("at 2 rank(s) on 1 node(s)")),
+                 qPrintable(p.out));
         QVERIFY2(p.out.contains(QStringLiteral("reduce-scatter (zero1)")) || p.out.contains(QStringLiteral("reduce-scatter")),
                  qPrintable(p.out));
     }

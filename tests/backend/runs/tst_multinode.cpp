@@ -136,9 +136,15 @@ private slots:
         QVERIFY2(samples, samples ? "" : qPrintable(samples.error().text()));
         QCOMPARE(sources.size(), 2);
         int across = 0, within = 0;
-        for (const CommSample& s : *samples) (s.nodes == 2 ? across : within) += s.op == CommSample::Op::Allreduce;
+        QList<std::pair<int, int>> contention;  // (ranks, nodes) of the compute kernel's timings
+        for (const CommSample& s : *samples) {
+            (s.nodes == 2 ? across : within) += s.op == CommSample::Op::Allreduce;
+            if (s.op == CommSample::Op::Compute && s.aloneS > 0 && s.seconds > 0) contention << std::pair{s.ranks, s.nodes};
+        }
         QCOMPARE(within, 3);  // 3 sizes at 2 ranks on 1 node
         QCOMPARE(across, 3);  // 3 sizes at 2 ranks on 2 nodes
+        QVERIFY(contention.contains(std::pair{2, 1}));
+        QVERIFY(contention.contains(std::pair{2, 2}));
         auto model = fitAllreduce(*samples);
         QVERIFY2(model, model ? "" : qPrintable(model.error().text()));
         QVERIFY(model->acrossNodesMeasured());

@@ -133,24 +133,38 @@ TEST_F(Dist, MpirunTwoAndThreeRanks)
     }
 }
 
-// The planner's communication benchmark: every size timed over the ranks, one JSON line each.
+// The planner's communication benchmark: every size timed over the ranks, one JSON line each, and
+// the compute kernel alone and on both ranks at once.
 TEST_F(Dist, BenchCommTimesEverySizeOverTheRanks)
 {
     const std::string out = path("bench-comm.jsonl");
     for (const std::string backend : {"mpi", "gloo"}) {
-        const std::vector<std::string> args = {"--backend", backend, "bench-comm", "--sizes", "4K,256K", "--reps", "3", "--out", out};
+        const std::vector<std::string> args = {"--backend", backend, "bench-comm", "--sizes", "4K,256K",           "--reps", "3",
+                                               "--out",     out,     "--threads",  "1",       "--compute_seconds", "0.2"};
         const Job job = backend == "mpi" ? runMpi(2, args) : runEnv(2, args);
         for (int code : job.exitCodes) EXPECT_EQ(code, 0) << all(job);
         EXPECT_NE(job.outputs[0].find("collectives over 2 ranks on 1 node(s), " + backend), std::string::npos) << all(job);
     }
-    // Each backend: each collective, each size.
+    // Each backend: each collective, each size, then compute.
     const std::vector<std::string> lines = readLines(out);
-    ASSERT_EQ(lines.size(), 12u) << readFile(out);
+    ASSERT_EQ(lines.size(), 14u) << readFile(out);
     const std::vector<std::string> ops = {"allreduce", "reduce_scatter", "allgather"};
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-        const json j = json::parse(lines[i]);
-        EXPECT_EQ(j.at("kind"), ops[i / 2 % 3]) << lines[i];
-        EXPECT_EQ(j.at("backend"), i < 6 ? "mpi" : "gloo");
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+        const json j = json::parse(lines[k]);
+        EXPECT_EQ(j.at("backend"), k < 7 ? "mpi" : "gloo");
+        if (k % 7 == 6) {  // the kernel alone (rank 0, the other asleep), then on both ranks
+            EXPECT_EQ(j.at("kind"), "compute") << lines[k];
+            EXPECT_EQ(j.at("ranks"), 2);
+            EXPECT_EQ(j.at("threads"), 1);
+            EXPECT_GT(j.at("alone_s").get<double>(), 0.0) << lines[k];
+            EXPECT_GE(j.at("seconds").get<double>(), j.at("mean_s").get<double>()) << lines[k];
+            EXPECT_GT(j.at("mean_s").get<double>(), 0.0) << lines[k];
+            EXPECT_GE(j.at("reps").get<int>(), 3) << lines[k];
+            EXPECT_FALSE(j.contains("bytes"));
+            continue;
+        }
+        const std::size_t i = k % 7;  // 0–5: three collectives × two sizes
+        EXPECT_EQ(j.at("kind"), ops[i / 2 % 3]) << lines[k];
         EXPECT_EQ(j.at("ranks"), 2);
         EXPECT_EQ(j.at("nodes"), 1);
         EXPECT_EQ(j.at("bytes"), i % 2 == 0 ? 4096 : 262144);

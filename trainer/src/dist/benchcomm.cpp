@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <unistd.h>
 
@@ -80,6 +81,61 @@ int countNodes(Communicator& comm, std::vector<std::string>* mine)
     for (int r = 0; r < comm.size(); ++r) distinct.insert(all[r].item<int64_t>());
     return int(distinct.size());
 }
+// One forward and backward of two strided 3-D convolutions with a leaky ReLU between, on a 32³
+// crop of 4 channels: the kind of work a U-Net step is made of, about 10 ms on one core.
+struct ComputeKernel {
+    torch::nn::Conv3d down1{torch::nn::Conv3dOptions(4, 32, 4).stride(2).padding(1)};
+    torch::nn::Conv3d down2{torch::nn::Conv3dOptions(32, 64, 4).stride(2).padding(1)};
+    torch::Tensor input = torch::randn({1, 4, 32, 32, 32});
+    void operator()()
+    {
+        down1->zero_grad();
+        down2->zero_grad();
+        down2(torch::leaky_relu(down1(input), 0.2)).abs().mean().backward();
+    }
+};
+
+// The kernel's median over as many runs as fit in `seconds` (at least 3), after one untimed run.
+double timeKernel(ComputeKernel& kernel, double seconds, int* reps)
+{
+    using Clock = std::chrono::steady_clock;
+    kernel();
+    std::vector<double> times;
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (times.size() < 3 || Clock::now() < end) {
+        const auto t0 = Clock::now();
+        kernel();
+        times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    if (reps) *reps = int(times.size());
+    return median(times);
+}
+
+// Compute contention: rank 0's kernel alone, the others asleep (a rank waiting in a barrier may
+// spin on a core), then every rank's at once. The sleepers wake after rank 0's time and a margin.
+nlohmann::json benchCompute(Communicator& comm, double seconds)
+{
+    ComputeKernel kernel;
+    kernel();  // first-touch allocations, outside every timing
+    comm.barrier();
+    double alone = 0;
+    int reps = 0;
+    if (comm.rank() == 0)
+        alone = timeKernel(kernel, seconds, &reps);
+    else
+        std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 1.5 + 1.0));
+    comm.barrier();
+    const double together = timeKernel(kernel, seconds, nullptr);
+    const int n = comm.size();
+    torch::Tensor all = torch::zeros({n}, torch::kFloat64);
+    all.narrow(0, comm.rank(), 1).fill_(together);
+    comm.allgather(all, all.narrow(0, comm.rank(), 1));
+    return nlohmann::json{{"alone_s", alone},
+                          {"seconds", all.max().item<double>()},
+                          {"mean_s", all.mean().item<double>()},
+                          {"reps", reps},
+                          {"threads", at::get_num_threads()}};
+}
 }  // namespace
 
 void runBenchComm(Communicator& comm, const BenchCommOptions& options)
@@ -99,7 +155,18 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
         std::printf("| collective | bytes | median s | min s | bus GB/s |\n|---|---|---|---|---|\n");
     }
     using Clock = std::chrono::steady_clock;
+    auto now = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
     for (const std::string& op : options.ops) {
+        if (op == "compute") {
+            nlohmann::json line = benchCompute(comm, options.computeSeconds);
+            if (!rank0) continue;
+            const double alone = line["alone_s"], slowest = line["seconds"];
+            std::printf("| compute | – | %.6g on every rank (slowest), %.6g alone: ×%.3f | | |\n", slowest, alone, slowest / alone);
+            line.update(nlohmann::json{
+                {"kind", "compute"}, {"backend", comm.backend()}, {"ranks", n}, {"nodes", nodes}, {"host", hosts.front()}, {"t", now()}});
+            if (file.is_open()) file << line.dump() << '\n' << std::flush;
+            continue;
+        }
         for (const long long asked : options.sizes) {
             // Whole float32 elements, a whole number of them per rank.
             const long long count = std::max<long long>(n, asked / 4 / n * n);
@@ -130,16 +197,9 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
             const double factor = (op == "allreduce" ? 2.0 : 1.0) * (n - 1) / n;
             std::printf("| %s | %lld | %.6g | %.6g | %.3f |\n", op.c_str(), bytes, seconds, fastest,
                         factor * double(bytes) / seconds / 1e9);
-            const nlohmann::json line{{"kind", op},
-                                      {"backend", comm.backend()},
-                                      {"ranks", n},
-                                      {"nodes", nodes},
-                                      {"host", hosts.front()},
-                                      {"bytes", bytes},
-                                      {"seconds", seconds},
-                                      {"min_s", fastest},
-                                      {"reps", options.reps},
-                                      {"t", std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()}};
+            const nlohmann::json line{
+                {"kind", op},     {"backend", comm.backend()}, {"ranks", n},       {"nodes", nodes},       {"host", hosts.front()},
+                {"bytes", bytes}, {"seconds", seconds},        {"min_s", fastest}, {"reps", options.reps}, {"t", now()}};
             if (file.is_open()) file << line.dump() << '\n' << std::flush;
         }
     }

@@ -9,11 +9,15 @@ class Communicator;
 
 /// What `scaledesk-train bench-comm` measures: each collective the strategies use (allreduce for
 /// ddp and fused; reduce-scatter and allgather for zero1) on float32 buffers of each size, the
-/// median (and minimum) of `reps` timed calls after two untimed ones, every rank taking part.
+/// median (and minimum) of `reps` timed calls after two untimed ones, every rank taking part; and
+/// ("compute") how much the ranks slow each other's compute: a convolution kernel like the
+/// U-Net's, forward and backward on the CPU, timed on rank 0 alone while the others sleep, then on
+/// every rank at once, `computeSeconds` each.
 struct BenchCommOptions {
     std::vector<long long> sizes{4096, 65536, 1 << 20, 4 << 20, 16 << 20, 64 << 20};  ///< bytes
-    std::vector<std::string> ops{"allreduce", "reduce_scatter", "allgather"};
+    std::vector<std::string> ops{"allreduce", "reduce_scatter", "allgather", "compute"};
     int reps = 10;
+    double computeSeconds = 1.0;
     std::string out;  ///< JSON lines written here by rank 0 ("" or "-": standard output only)
 };
 
@@ -24,8 +28,11 @@ std::vector<long long> parseByteSizes(const std::string& list);
 /// Runs the benchmark on `comm` (every rank calls it). Rank 0 prints a table and writes one JSON
 /// line per collective and size: {"kind": "allreduce" | "reduce_scatter" | "allgather", "backend",
 /// "ranks", "nodes", "host", "bytes" (the full buffer), "seconds" (the slowest rank's median),
-/// "min_s", "reps", "t"}, the input of `scaledesk plan --comm` (docs/planner.md). Nodes are the
-/// distinct host names of the ranks. Needs at least two ranks; throws CommError otherwise.
+/// "min_s", "reps", "t"}, and for compute {"kind": "compute", …, "alone_s" (rank 0's median alone),
+/// "seconds" (the slowest rank's median with every rank computing), "mean_s" (the ranks' mean of
+/// theirs), "reps" (rank 0's timed kernels alone)}: the input of `scaledesk plan --comm`
+/// (docs/planner.md). Nodes are the distinct host names of the ranks. Needs at least two ranks;
+/// throws CommError otherwise.
 void runBenchComm(Communicator& comm, const BenchCommOptions& options);
 
 }  // namespace scaledesk::train

@@ -178,6 +178,8 @@ void recordFailure(const RunPlan& plan, const std::string& message)
     }
 }
 
+int threadsPerRank(int threads, int localRanks) { return threads > 0 ? threads : std::max(1, usableCores() / std::max(1, localRanks)); }
+
 RunPlan planRun(const TrainOptions& o)
 {
     const TrainConfig& c = o.config;
@@ -205,7 +207,7 @@ RunPlan planRun(const TrainOptions& o)
         std::random_device rd;
         plan.seed = (uint64_t(rd()) << 32) ^ rd();
     }
-    plan.threads = o.threads > 0 ? o.threads : std::max(1, usableCores() / std::max(1, o.localRanks));
+    plan.threads = threadsPerRank(o.threads, o.localRanks);
     if (!o.runDir.empty())
         plan.runDir = o.runDir;
     else

@@ -58,6 +58,10 @@ struct RunPlan {
 /// --local_batch_size is given), step counts, seed, threads and the run folder.
 RunPlan planRun(const TrainOptions& options);
 
+/// Intra-op threads per rank: `threads` (--threads) when given, else the cores this process may
+/// use shared among the node's `localRanks` ranks.
+int threadsPerRank(int threads, int localRanks);
+
 /// Prints the resolved config and the model's layer table with a `parameters: N` line.
 void describeRun(const TrainOptions& options, const RunPlan& plan);
 
