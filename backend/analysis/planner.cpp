@@ -102,7 +102,7 @@ PlanRunInput::PlanRunInput()
       epochCv(kNaN), gradientBytes(kNaN), bucketBytes(kNaN), globalBatch(kNaN)
 {}
 
-PlanOptions::PlanOptions() : gpuHourPrice(kNaN), targetLoss(kNaN) {}
+PlanOptions::PlanOptions() : gpuHourPrice(kNaN), targetLoss(kNaN), localBatch(kNaN), globalBatch(kNaN) {}
 
 PlanPoint::PlanPoint()
     : localBatch(kNaN), stepS(kNaN), computeS(kNaN), exposedCommS(kNaN), epochS(kNaN), epochLowS(kNaN), epochHighS(kNaN), throughput(kNaN),
@@ -516,6 +516,13 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     plan.inputs << QStringLiteral("base point: %1 rank(s), local batch %2, %3 samples per epoch (%4)")
                        .arg(base->ranks)
                        .arg(formatNumber(base->localBatch), formatNumber(base->samplesPerEpoch), base->runId);
+    // The batch asked for: the base point's local batch that gives it.
+    const double askedLocal = plan.weak ? options.localBatch : options.globalBatch / plan.baseRanks;
+    if (askedLocal > 0 && std::abs(askedLocal - plan.baseLocalBatch) > 1e-9 * askedLocal) {
+        plan.baseLocalBatch = askedLocal;
+        plan.inputs << (plan.weak ? QStringLiteral("predicted at local batch %1 per rank, as asked").arg(formatNumber(askedLocal))
+                                  : QStringLiteral("predicted at global batch %1, as asked").arg(formatNumber(options.globalBatch)));
+    }
 
     // σ of a step: the compute fit's residuals, or the measured epochs' spread where the fit has
     // too few points to leave any; the allreduce fit's residuals.
@@ -617,7 +624,8 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
             double sum = 0, throughput = 0, toTarget = 0;
             int n = 0, reached = 0;
             for (const PlanRunInput& r : used)
-                if ((r.strategy == s || r.ranks == 1) && r.ranks == p.ranks && r.nodes == nodes && std::isfinite(r.epochS)) {
+                if ((r.strategy == s || r.ranks == 1) && r.ranks == p.ranks && r.nodes == nodes && std::isfinite(r.epochS) &&
+                    std::abs(r.localBatch - e.localBatch) <= 1e-9 * e.localBatch) {
                     sum += r.epochS;
                     throughput += r.samplesPerEpoch / r.epochS;
                     ++n;
@@ -629,7 +637,7 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
             p.measuredEpochS = n > 0 ? sum / n : kNaN;
             p.measuredTimeToTargetS = reached > 0 ? toTarget / reached : kNaN;
             // X(n) / (X(n0) · n/n0), as the scaling report defines it, against the measured base.
-            if (n > 0 && std::isfinite(base->epochS))
+            if (n > 0 && std::isfinite(base->epochS) && plan.baseLocalBatch == base->localBatch)
                 p.measuredEfficiency = throughput / n / (base->samplesPerEpoch / base->epochS * p.ranks / base->ranks);
             plan.points << p;
         }
@@ -789,7 +797,16 @@ Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, cons
         shapes[p.ranksPerNode].insert(p.nodes);
         if (!o.strategies.contains(p.strategy)) o.strategies << p.strategy;
     }
-    if (!points.isEmpty() && points.first().scaling == QLatin1String("strong")) o.scaling = PlanOptions::Scaling::Strong;
+    o.scaling =
+        !points.isEmpty() && points.first().scaling == QLatin1String("strong") ? PlanOptions::Scaling::Strong : PlanOptions::Scaling::Weak;
+    // The points' batch: a weak sweep's local batch per rank, a strong one's global batch.
+    if (!points.isEmpty() && points.first().localBatch > 0) {
+        const RunPoint& p = points.first();
+        if (o.scaling == PlanOptions::Scaling::Strong)
+            o.globalBatch = double(p.localBatch) * p.worldSize();
+        else
+            o.localBatch = p.localBatch;
+    }
     auto merged = makePlans(configName, *inputs, *calibration, sources, o, shapes);
     if (merged) {
         merged->inputs.prepend(QStringLiteral("fitted to %1 completed run(s) of %2 on %3: %4")

@@ -60,6 +60,9 @@ struct PlanOptions {
     /// Time-to-target: the validation loss to reach (the learning curve, LearningCurve, fitted to the
     /// runs' validation losses); NaN: no time-to-target.
     double targetLoss;
+    /// The batch to predict at (a launch's): weak scaling, the local batch per rank; strong, the
+    /// global batch. NaN: the base run's.
+    double localBatch, globalBatch;
     PlanOptions();
 };
 
@@ -127,7 +130,7 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
 /// What the launch dialog shows before a sweep is launched: the model fitted to the completed
 /// training runs of the same config on the same profile (any sweep), with the profile's
 /// calibrations, predicted for each point's strategy at its nodes and ranks per node (weak scaling
-/// unless the points are strong). An error says what is missing.
+/// unless the points are strong), at the points' batch. An error says what is missing.
 Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, const QString& configName, const QList<RunPoint>& points);
 
 /// Draws the plan's plots into a folder in each image format (the GUI library's renderer).

@@ -9,6 +9,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 using namespace scaledesk;
@@ -325,6 +326,37 @@ private slots:
         QVERIFY(!noAlone);
         QCOMPARE(noAlone.error().location, bad.fileName() + QStringLiteral(":1"));
         QVERIFY2(noAlone.error().message.contains(QStringLiteral("'alone_s'")), qPrintable(noAlone.error().message));
+    }
+
+    // A launch at another batch than the runs': weak at local batch 4 (the run had 2), strong at a
+    // global batch of 8; the run's own epoch is no measurement of those points.
+    void predictsAtTheBatchAskedFor()
+    {
+        PlanOptions o;
+        o.nodes = {1};
+        o.ranksPerNode = 1;
+        o.strategies = {QStringLiteral("ddp")};
+        o.scaling = PlanOptions::Scaling::Weak;
+        o.localBatch = 4;
+        auto weak = makePlan(QStringLiteral("s"), {oneRankRun()}, {}, {}, o);
+        QVERIFY2(weak, weak ? "" : qPrintable(weak.error().text()));
+        QCOMPARE(weak->points[0].localBatch, 4.0);
+        QVERIFY(std::abs(weak->points[0].epochS - 16 * (0.4 + 0.01)) < 1e-9);  // 64 samples in 16 steps of 0.1 s per sample
+        QVERIFY(std::isnan(weak->points[0].measuredEpochS));
+        QVERIFY(weak->markdown().contains(QStringLiteral("predicted at local batch 4 per rank, as asked")));
+        o.scaling = PlanOptions::Scaling::Strong;
+        o.localBatch = std::numeric_limits<double>::quiet_NaN();
+        o.globalBatch = 8;
+        auto strong = makePlan(QStringLiteral("s"), {oneRankRun()}, {}, {}, o);
+        QVERIFY2(strong, strong ? "" : qPrintable(strong.error().text()));
+        QCOMPARE(strong->points[0].localBatch, 8.0);
+        QVERIFY(std::abs(strong->points[0].epochS - 8 * (0.8 + 0.01)) < 1e-9);
+        QVERIFY(strong->markdown().contains(QStringLiteral("predicted at global batch 8, as asked")));
+        // At the run's own batch: its epoch stands beside the prediction.
+        o.globalBatch = 2;
+        auto same = makePlan(QStringLiteral("s"), {oneRankRun()}, {}, {}, o);
+        QVERIFY(same);
+        QCOMPARE(same->points[0].measuredEpochS, 6.72);
     }
 
     void whatIsMissingIsSaid()
