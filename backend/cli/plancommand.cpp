@@ -20,9 +20,9 @@ public:
     void add(CLI::App& app, SharedOptions&) override
     {
         m_app = app.add_subcommand("plan",
-                                   "predict epoch time, speedup, efficiency and node-hours at other node counts from what a sweep "
-                                   "measured (its runs' step records) and collective timings of `scaledesk-train bench-comm`; writes "
-                                   "plan.csv and plan.md (docs/planner.md)");
+                                   "predict epoch time, speedup, efficiency, node-hours and (--target-loss) time-to-target at other "
+                                   "node counts from what a sweep measured (its runs' step records and validation losses) and the "
+                                   "timings of `scaledesk-train bench-comm`; writes plan.csv, plan.md and plots (docs/planner.md)");
         m_app->add_option("--sweep", m_sweep, "the sweep whose runs the model is fitted to")->required();
         m_app->add_option("--nodes", m_nodes, "node counts to predict, comma-separated")
             ->required()
