@@ -837,10 +837,10 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
         r.nodes = m.value(QLatin1String("nodes")).toInt(row.nodes);
         r.localBatch = m.value(QLatin1String("local_batch_size")).toDouble(kNaN);
         const double stepsPerEpoch = m.value(QLatin1String("steps_per_epoch")).toDouble(kNaN);
-        r.samplesPerEpoch = stepsPerEpoch * m.value(QLatin1String("global_batch_size")).toDouble(kNaN);
+        r.globalBatch = m.value(QLatin1String("global_batch_size")).toDouble(kNaN);
+        r.samplesPerEpoch = stepsPerEpoch * r.globalBatch;
         r.gradientBytes = 4.0 * m.value(QLatin1String("parameters")).toDouble(kNaN);
         r.cpu = m.value(QLatin1String("device")).toString() == QLatin1String("cpu");
-        r.globalBatch = m.value(QLatin1String("global_batch_size")).toDouble(kNaN);
         r.bucketBytes = (r.strategy == QLatin1String("fused") ? m.value(QLatin1String("fusion_mb")).toDouble(kNaN)
                                                               : m.value(QLatin1String("bucket_cap_mb")).toDouble(kNaN)) *
             (1 << 20);

@@ -81,6 +81,15 @@ int countNodes(Communicator& comm, std::vector<std::string>* mine)
     for (int r = 0; r < comm.size(); ++r) distinct.insert(all[r].item<int64_t>());
     return int(distinct.size());
 }
+// Each rank's `value`, gathered on every rank (float64, by rank).
+torch::Tensor everyRank(Communicator& comm, double value)
+{
+    torch::Tensor all = torch::zeros({comm.size()}, torch::kFloat64);
+    all.narrow(0, comm.rank(), 1).fill_(value);
+    comm.allgather(all, all.narrow(0, comm.rank(), 1));
+    return all;
+}
+
 // One forward and backward of two strided 3-D convolutions with a leaky ReLU between, on a 32³
 // crop of 4 channels: the kind of work a U-Net step is made of, about 10 ms on one core.
 struct ComputeKernel {
@@ -126,10 +135,7 @@ nlohmann::json benchCompute(Communicator& comm, double seconds)
         std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 1.5 + 1.0));
     comm.barrier();
     const double together = timeKernel(kernel, seconds, nullptr);
-    const int n = comm.size();
-    torch::Tensor all = torch::zeros({n}, torch::kFloat64);
-    all.narrow(0, comm.rank(), 1).fill_(together);
-    comm.allgather(all, all.narrow(0, comm.rank(), 1));
+    const torch::Tensor all = everyRank(comm, together);
     return nlohmann::json{{"alone_s", alone},
                           {"seconds", all.max().item<double>()},
                           {"mean_s", all.mean().item<double>()},
@@ -187,10 +193,7 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
                 if (r >= 2) times.push_back(s);  // the first two set up buffers and connections
             }
             // Every rank's time counts: a collective is as slow as its slowest rank.
-            torch::Tensor all = torch::zeros({n}, torch::kFloat64);
-            all.narrow(0, comm.rank(), 1).fill_(median(times));
-            comm.allgather(all, all.narrow(0, comm.rank(), 1));
-            const double seconds = all.max().item<double>();
+            const double seconds = everyRank(comm, median(times)).max().item<double>();
             const double fastest = *std::min_element(times.begin(), times.end());
             if (!rank0) continue;
             // Bus bandwidth as nccl-tests define it: an allreduce moves 2(n-1)/n of the buffer, the others (n-1)/n.
