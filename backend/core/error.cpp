@@ -11,6 +11,7 @@ QString errorCodeName(ErrorCode code)
     case ErrorCode::ConfigMissing: return QStringLiteral("config.missing");
     case ErrorCode::ConfigYaml: return QStringLiteral("config.yaml");
     case ErrorCode::DataMake: return QStringLiteral("data.make");
+    case ErrorCode::DataMissing: return QStringLiteral("data.missing");
     case ErrorCode::DemoTimeout: return QStringLiteral("demo.timeout");
     case ErrorCode::DeployBuild: return QStringLiteral("deploy.build");
     case ErrorCode::DeployCancelled: return QStringLiteral("deploy.cancelled");

@@ -14,6 +14,7 @@ enum class ErrorCode {
     ConfigMissing,
     ConfigYaml,
     DataMake,
+    DataMissing,  ///< a run's data files could not be found where its job would read them
     DemoTimeout,
     DeployBuild,
     DeployCancelled,

@@ -114,6 +114,13 @@ Expected<LaunchResult> RunActions::launch(const LaunchRequest& req, const Progre
         o.dataDir = *data;
     }
     RunSubmitter submitter(m_store, m_transport, m_scheduler, req.profile);
+    if (!req.points.isEmpty()) {
+        auto firstDir = submitter.remoteRunDir(req.points.first().runId);
+        if (!firstDir) return firstDir.error();
+        auto warnings = checkRunData(m_transport, o, *firstDir);
+        if (!warnings) return warnings.error();
+        for (const QString& w : *warnings) say(QStringLiteral("warning: ") + w);
+    }
     LaunchResult result;
     for (qsizetype i = 0; i < req.points.size(); ++i) {
         const RunPoint& p = req.points[i];

@@ -1,5 +1,6 @@
 #include "runs/runsubmitter.h"
 
+#include "config/configresolve.h"
 #include "runs/deploy.h"
 #include "scheduler/shellquote.h"
 
@@ -36,6 +37,67 @@ Expected<QString> ensureGeneratedData(Transport& t, const ClusterProfile& profil
     if (!made) return made.error();
     if (made->exitCode != 0) return Error{ErrorCode::DataMake, QString::fromUtf8(made->err + made->out).trimmed(), dir};
     return dir;
+}
+
+namespace {
+// The data loader the trainer will use: --data_loader_config in its arguments (the last one
+// given, as CLI11 takes it), else the config's.
+QString dataLoaderOf(const QMap<QString, ConfigValue>& config, const QStringList& trainerArgs)
+{
+    QString loader = config.value(QStringLiteral("data_loader_config")).value;
+    const QString flag = QStringLiteral("--data_loader_config");
+    for (qsizetype i = 0; i < trainerArgs.size(); ++i) {
+        if (trainerArgs[i] == flag && i + 1 < trainerArgs.size())
+            loader = trainerArgs[i + 1];
+        else if (trainerArgs[i].startsWith(flag + QLatin1Char('=')))
+            loader = trainerArgs[i].mid(flag.size() + 1);
+    }
+    return loader.trimmed().remove(QLatin1Char('\'')).remove(QLatin1Char('"'));
+}
+}  // namespace
+
+Expected<QStringList> checkRunData(Transport& t, const SubmitOptions& o, const QString& firstRunDir)
+{
+    if (o.configFile.isEmpty()) return QStringList();  // a benchmark job reads no data
+    auto config = resolvedConfigWithSources(o.configFile, o.configName);
+    if (!config) return config.error();
+    if (dataLoaderOf(*config, o.trainerArgs) == QLatin1String("synthetic")) return QStringList();
+    QStringList warnings;
+    for (const QString& key : {QStringLiteral("train_path"), QStringLiteral("val_path")}) {
+        const ConfigValue v = config->value(key);
+        const QString path = v.value.trimmed();
+        if (path.isEmpty()) continue;  // the trainer's own config check names a missing key
+        const QString where = QStringLiteral("%1:%2").arg(o.configFile).arg(v.line);
+        if (path.startsWith(QLatin1Char('/'))) {
+            if (auto found = t.stat(path); !found) {
+                if (found.error().code != ErrorCode::TransportNoFile) return found.error();
+                warnings << QStringLiteral("%1: %2 '%3' (config %4) is not on %5; the job must see it, or it fails when it starts")
+                                .arg(where, key, path, o.configName, t.describe());
+            }
+            continue;
+        }
+        const QString link = QStringLiteral("data/");
+        if (o.dataDir.isEmpty() || !QDir::cleanPath(path).startsWith(link))
+            return Error{ErrorCode::DataMissing,
+                         QStringLiteral("%1 '%2' (config %3) is relative to the run's new folder, where only its `data` link can "
+                                        "provide it%4: generate the cpu configs' data (submit --make-data), link a folder that "
+                                        "holds it (--data DIR), or give an absolute path")
+                             .arg(key, path, o.configName,
+                                  o.dataDir.isEmpty() ? QStringLiteral(", and this launch links no data")
+                                                      : QStringLiteral(", and the path is not under data/")),
+                         where};
+        const QString dir = o.dataDir.startsWith(QLatin1Char('/')) ? o.dataDir : firstRunDir + QLatin1Char('/') + o.dataDir;
+        const QString file = QDir::cleanPath(dir + QLatin1Char('/') + QDir::cleanPath(path).mid(link.size()));
+        if (auto found = t.stat(file); !found) {
+            if (found.error().code != ErrorCode::TransportNoFile) return found.error();
+            return Error{ErrorCode::DataMissing,
+                         QStringLiteral("%1 '%2' (config %3) would be %4 through the run's `data` link to %5, and there is no such "
+                                        "file on %6")
+                             .arg(key, path, o.configName, file, o.dataDir, t.describe()),
+                         where};
+        }
+    }
+    return warnings;
 }
 
 Expected<QString> profileTrainer(Transport& t, const ClusterProfile& p)

@@ -19,6 +19,16 @@ struct SubmitOptions {
 /// <remote root>/data/generated, made once; returns that folder.
 Expected<QString> ensureGeneratedData(Transport& transport, const ClusterProfile& profile, const QString& trainerPath);
 
+/// Whether the runs of a launch will find their data, checked before anything is recorded or
+/// sent. The named config's train_path and val_path are read by the job in its new run folder
+/// (unless the data loader is `synthetic`, by the config or by `--data_loader_config` in the
+/// trainer's arguments). A relative path can only be found through the run's `data` link: with
+/// no link (no --data or --make-data), or a link to a folder that lacks the file, the launch is
+/// refused with ErrorCode::DataMissing naming the config's file:line. An absolute path missing
+/// on the far side is not refused (a job may see file systems that the login node does not); it
+/// is returned as a warning, one line per path.
+Expected<QStringList> checkRunData(Transport& transport, const SubmitOptions& options, const QString& firstRunDir);
+
 /// The trainer a profile's runs use: the deployed one (trainer.deploy) or trainer.path.
 Expected<QString> profileTrainer(Transport& transport, const ClusterProfile& profile);
 

@@ -500,6 +500,27 @@ private slots:
         QVERIFY(m_cli.record(QStringLiteral("never")).isEmpty());
     }
 
+    // A cpu config reads data/ in its new run folder: with nothing linked there the submit is
+    // refused before anything is recorded, naming the config's line and the ways to give it data.
+    void submitWithoutDataIsRefusedBeforeAnythingIsRecorded()
+    {
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"),
+                                  QStringLiteral("--name"), QStringLiteral("no-data")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("configs/unet.yaml:89")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("train_path 'data/train.h5' (config cpu-tiny)")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("--make-data")) && r.err.contains(QStringLiteral("--data DIR")), qPrintable(r.err));
+        QVERIFY(m_cli.record(QStringLiteral("no-data")).isEmpty());
+        const QString empty = m_tmp.filePath(QStringLiteral("empty-data"));
+        QVERIFY(QDir().mkpath(empty));
+        const auto linked = m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"),
+                                       QStringLiteral("--name"), QStringLiteral("no-data"), QStringLiteral("--data"), empty});
+        QCOMPARE(linked.exitCode, 1);
+        QVERIFY2(linked.err.contains(empty + QStringLiteral("/train.h5")) && linked.err.contains(QStringLiteral("no such file")),
+                 qPrintable(linked.err));
+        QVERIFY(m_cli.record(QStringLiteral("no-data")).isEmpty());
+    }
+
     // The app dies in the middle of a submit; the next `status` shows what really happened.
     void killedSubmitIsReconciled_data()
     {

@@ -263,6 +263,70 @@ private slots:
             if (m_store->exists(i)) QVERIFY(pollUntil(i, [](const RunRecord& x) { return !isActive(x.state); }));
     }
 
+    // A run reads its config's data paths in its new folder: a relative path with nothing linked
+    // there is refused before anything is recorded, naming the config's line; a link to a folder
+    // without the file names that file; the synthetic loader reads nothing.
+    void aLaunchWhoseRunsCannotFindTheirDataIsRefused()
+    {
+        const QString yaml = m_tmp.filePath(QStringLiteral("data-configs.yaml"));
+        QFile c(yaml);
+        QVERIFY(c.open(QIODevice::WriteOnly));
+        c.write("base: &base\n  data_loader_config: 'lowmem'\n  train_path: 'data/train.h5'\n  val_path: 'data/valid.h5'\n"
+                "rel:\n  <<: *base\n"
+                "abs:\n  <<: *base\n  train_path: '/no/such/place/train.h5'\n  val_path: '/no/such/place/valid.h5'\n"
+                "syn:\n  <<: *base\n  data_loader_config: 'synthetic'\n");
+        c.close();
+        RunActions actions(*m_store, m_transport, m_scheduler);
+        const QString run = id(QStringLiteral("nodata"));
+        LaunchRequest req = request({run}, QStringLiteral("rel"));
+        req.options.configFile = yaml;
+        auto r = actions.launch(req);
+        QVERIFY(!r);
+        QCOMPARE(r.error().code, ErrorCode::DataMissing);
+        QCOMPARE(r.error().location, yaml + QStringLiteral(":3"));  // base's train_path, merged into rel
+        QVERIFY2(r.error().message.contains(QStringLiteral("train_path 'data/train.h5' (config rel)")), qPrintable(r.error().text()));
+        QVERIFY2(r.error().message.contains(QStringLiteral("--make-data")), qPrintable(r.error().text()));
+        QVERIFY(!m_store->exists(run));
+
+        // Linked to a folder that holds train.h5 only: val_path is the one named.
+        const QString data = m_tmp.filePath(QStringLiteral("some-data"));
+        QVERIFY(QDir().mkpath(data));
+        QFile train(data + QStringLiteral("/train.h5"));
+        QVERIFY(train.open(QIODevice::WriteOnly));
+        train.close();
+        req.options.dataDir = data;
+        r = actions.launch(req);
+        QVERIFY(!r);
+        QCOMPARE(r.error().code, ErrorCode::DataMissing);
+        QCOMPARE(r.error().location, yaml + QStringLiteral(":4"));
+        QVERIFY2(r.error().message.contains(data + QStringLiteral("/valid.h5")), qPrintable(r.error().text()));
+        QVERIFY(!m_store->exists(run));
+
+        // The check alone: both files there, nothing to say; a synthetic loader (by the config or
+        // by the trainer's arguments) reads nothing; absolute paths the far side lacks are warned of.
+        QFile valid(data + QStringLiteral("/valid.h5"));
+        QVERIFY(valid.open(QIODevice::WriteOnly));
+        valid.close();
+        auto ok = checkRunData(m_transport, req.options, m_profile.remoteRoot + QStringLiteral("/runs/") + run);
+        QVERIFY2(ok && ok->isEmpty(), qPrintable(ok ? ok->join(QLatin1Char('\n')) : ok.error().text()));
+        SubmitOptions none = req.options;
+        none.dataDir.clear();
+        none.configName = QStringLiteral("syn");
+        ok = checkRunData(m_transport, none, QString());
+        QVERIFY2(ok && ok->isEmpty(), qPrintable(ok ? ok->join(QLatin1Char('\n')) : ok.error().text()));
+        none.configName = QStringLiteral("rel");
+        none.trainerArgs = QStringList{QStringLiteral("--data_loader_config"), QStringLiteral("synthetic")};
+        ok = checkRunData(m_transport, none, QString());
+        QVERIFY2(ok && ok->isEmpty(), qPrintable(ok ? ok->join(QLatin1Char('\n')) : ok.error().text()));
+        none.trainerArgs = QStringList{QStringLiteral("--data_loader_config=lowmem")};
+        QVERIFY(!checkRunData(m_transport, none, QString()));
+        none.trainerArgs.clear();
+        none.configName = QStringLiteral("abs");
+        ok = checkRunData(m_transport, none, QString());
+        QVERIFY2(ok && ok->size() == 2, qPrintable(ok ? ok->join(QLatin1Char('\n')) : ok.error().text()));
+        QVERIFY2(ok->first().startsWith(yaml + QStringLiteral(":9: train_path '/no/such/place/train.h5'")), qPrintable(ok->first()));
+    }
+
     void cancelOfARunningRunIsRecordedAndEndsOnEvidence()
     {
         RunActions actions(*m_store, m_transport, m_scheduler);
