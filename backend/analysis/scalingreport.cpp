@@ -5,6 +5,7 @@
 #include "config/configresolve.h"
 
 #include <QDateTime>
+#include <QJsonArray>
 #include <QSet>
 
 #include <algorithm>
@@ -54,6 +55,52 @@ double startOf(const QJsonObject& manifest)
 QString num(double v, int precision = 4) { return formatNumber(v, std::min(precision, 4)); }
 
 QString pct(double v) { return std::isnan(v) ? QStringLiteral("–") : QString::number(100 * v, 'f', 1) + QLatin1Char('%'); }
+
+// Runs of the sweep whose measured epochs (after warm-up) ran at the same time on a host they
+// both used (manifest.json's hostnames): they shared its cores, and their times say so. One
+// warning per such run, naming the others and for how long.
+QStringList sharedHostWarnings(const QList<ReportRun>& input, int warmupEpochs)
+{
+    struct Span {
+        QString id;
+        QSet<QString> hosts;
+        double begin = kNaN, end = kNaN;
+    };
+    QList<Span> spans;
+    for (const ReportRun& in : input) {
+        Span s;
+        s.id = in.record.id;
+        for (const auto& h : in.manifest.value(QStringLiteral("hostnames")).toArray())
+            if (!h.toString().isEmpty()) s.hosts.insert(h.toString());
+        for (const auto& e : in.epochs.rows) {
+            if (e.epoch <= warmupEpochs || !std::isfinite(e.tEnd) || !std::isfinite(e.wallS)) continue;
+            s.begin = std::isnan(s.begin) ? e.tEnd - e.wallS : std::min(s.begin, e.tEnd - e.wallS);
+            s.end = std::isnan(s.end) ? e.tEnd : std::max(s.end, e.tEnd);
+        }
+        if (!s.hosts.isEmpty() && std::isfinite(s.begin)) spans << s;
+    }
+    QStringList warnings;
+    for (const Span& a : spans) {
+        QStringList others;
+        QSet<QString> where;
+        for (const Span& b : spans) {
+            if (&a == &b) continue;
+            const QSet<QString> shared = QSet<QString>(a.hosts).intersect(b.hosts);
+            const double overlap = std::min(a.end, b.end) - std::max(a.begin, b.begin);
+            if (shared.isEmpty() || overlap < 1.0) continue;  // a second: clocks and rounding
+            others << QStringLiteral("%1 (%2 s)").arg(b.id, num(overlap, 3));
+            where.unite(shared);
+        }
+        if (others.isEmpty()) continue;
+        QStringList hosts = where.values();
+        hosts.sort();
+        warnings << QStringLiteral("%1: its measured epochs (%2 s) ran at the same time as %3 on %4: the runs shared the host's "
+                                   "cores, so its epoch time, and the speedup and efficiency from it, are distorted; run the "
+                                   "points one after another")
+                        .arg(a.id, num(a.end - a.begin, 3), others.join(QStringLiteral(", ")), hosts.join(QStringLiteral(", ")));
+    }
+    return warnings;
+}
 }  // namespace
 
 ReportRunRow::ReportRunRow()
@@ -336,6 +383,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
                                 .arg(g.world);
         }
     }
+    rep.warnings << sharedHostWarnings(input, options.warmupEpochs);
     return rep;
 }
 

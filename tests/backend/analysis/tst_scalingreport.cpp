@@ -4,6 +4,7 @@
 #include "analysis/epochscsv.h"
 #include "analysis/scalingreport.h"
 
+#include <QJsonArray>
 #include <QTest>
 
 #include <cmath>
@@ -139,6 +140,44 @@ private slots:
         QVERIFY2(all.contains(QStringLiteral("s-ddp-1x4-r1: 5 steps per epoch per rank")), qPrintable(all));
         QVERIFY2(all.contains(QStringLiteral("s-ddp-1x4-r1: never reached the target")), qPrintable(all));
         QVERIFY2(!all.contains(QStringLiteral("s-ddp-1x2-r1: 10 steps")), qPrintable(all));  // 10 is enough
+    }
+
+    // Runs whose measured epochs overlap in time on a host they share are warned of, by name and
+    // for how long; the sweep() runs carry no host names, so none of them is.
+    void runsThatSharedAHostAtTheSameTimeAreWarned()
+    {
+        QVERIFY(!buildScalingReport(QStringLiteral("s"), sweep()).warnings.join(QLatin1Char('\n')).contains(QStringLiteral("same time")));
+        auto on = [](ReportRun r, const QStringList& hosts) {
+            r.manifest.insert(QStringLiteral("hostnames"), QJsonArray::fromStringList(hosts));
+            return r;
+        };
+        const QStringList vm{QStringLiteral("vm"), QStringLiteral("vm")};
+        const QList<ReportRun> runs{
+            // measured epochs (after the warm-up one): [1100, 1120]
+            on(run(QStringLiteral("ddp"), 1, 1, RunState::Completed,
+                   epochs({{100, 20, 0.5, 1100}, {10, 20, 0.4, 1110}, {10, 20, 0.3, 1120}})),
+               {QStringLiteral("vm")}),
+            // [1105, 1117] on vm: overlaps the first for 12 s
+            on(run(QStringLiteral("ddp"), 2, 1, RunState::Failed, epochs({{100, 10, 0.5, 1099}, {6, 10, 0.4, 1111}, {6, 10, 0.3, 1117}})),
+               vm),
+            // [1100, 1120] on another host: no warning
+            on(run(QStringLiteral("fused"), 1, 1, RunState::Completed,
+                   epochs({{100, 20, 0.5, 1100}, {10, 20, 0.4, 1110}, {10, 20, 0.3, 1120}})),
+               {QStringLiteral("other")}),
+            // [1120.5, 1140] on vm: touches the first within a second (clock rounding): no warning
+            on(run(QStringLiteral("fused"), 2, 1, RunState::Completed,
+                   epochs({{100, 10, 0.5, 1100}, {9.5, 10, 0.4, 1130}, {10, 10, 0.3, 1140}})),
+               vm),
+        };
+        const QStringList w = buildScalingReport(QStringLiteral("s"), runs).warnings.filter(QStringLiteral("same time"));
+        QCOMPARE(w.size(), 2);
+        QVERIFY2(
+            w[0].startsWith(QStringLiteral("s-ddp-1x1-r1: its measured epochs (20 s) ran at the same time as s-ddp-1x2-r1 (12 s) on vm")),
+            qPrintable(w[0]));
+        QVERIFY2(
+            w[1].startsWith(QStringLiteral("s-ddp-1x2-r1: its measured epochs (12 s) ran at the same time as s-ddp-1x1-r1 (12 s) on vm")),
+            qPrintable(w[1]));
+        QVERIFY2(w[0].contains(QStringLiteral("distorted")), qPrintable(w[0]));
     }
 
     void mixedConfigsAndUnequalSamplesAreWarned()
