@@ -265,15 +265,16 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
     p.dataS = std::isfinite(compute.dataS) ? compute.dataS : 0.0;
     const StrategyComm sc = strategies.value(strategy);
     const double bucket = strategies.contains(strategy) ? sc.bucketBytes : (strategy == QLatin1String("fused") ? 64e6 : 25e6);
-    const bool zeroMeasured = strategy == QLatin1String("zero1") && reduceScatter.samples > 0 && allgather.samples > 0;
-    // ZeRO-1 sends the whole flat gradient and parameter vectors, one message each.
-    const bool layout = !sc.messageBytes.isEmpty() && strategy != QLatin1String("zero1");
+    const bool zero = strategy == QLatin1String("zero1");
+    const bool zeroMeasured = zero && reduceScatter.samples > 0 && allgather.samples > 0;
+    // ZeRO-1 sends each of its buckets (or, without the trainer's layout, the whole flat vector)
+    // twice: the gradients' reduce-scatter and the parameters' allgather, each half an allreduce.
+    const auto zeroTime = [&](double bytes) { return (reduceScatter.time(ranks, nodes, bytes) + allgather.time(ranks, nodes, bytes)) / 2; };
+    const bool layout = !sc.messageBytes.isEmpty();
     double layoutS = 0;
     if (layout)
-        for (double m : sc.messageBytes) layoutS += comm.time(ranks, nodes, m);
-    p.commS = zeroMeasured ? (reduceScatter.time(ranks, nodes, gradientBytes) + allgather.time(ranks, nodes, gradientBytes)) / 2
-        : layout           ? layoutS
-                           : comm.bucketedTime(ranks, nodes, gradientBytes, bucket);
+        for (double m : sc.messageBytes) layoutS += zeroMeasured ? zeroTime(m) : comm.time(ranks, nodes, m);
+    p.commS = layout ? layoutS : zeroMeasured ? zeroTime(gradientBytes) : comm.bucketedTime(ranks, nodes, gradientBytes, bucket);
     if (ranks <= 1) {
         p.exposedS = 0.0;
     } else if (std::isfinite(sc.measuredOverlap)) {

@@ -346,8 +346,17 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
             }
         plan.model.strategies.insert(s, sc);
         if (s == QLatin1String("zero1")) {
-            plan.inputs << QStringLiteral("zero1: one reduce-scatter of the gradients and one allgather of the parameters per step, "
-                                          "after backward (exposed = communication)");
+            if (layoutFrom.isEmpty()) {
+                plan.inputs << QStringLiteral("zero1: one reduce-scatter of the gradients and one allgather of the parameters per step, "
+                                              "after backward (exposed = communication)");
+            } else {
+                const auto [lo, hi] = std::minmax_element(sc.messageBytes.begin(), sc.messageBytes.end());
+                plan.inputs << QStringLiteral("zero1: a reduce-scatter of the gradients and an allgather of the parameters per bucket, "
+                                              "%1 bucket(s) of %2–%3 MiB per step (the trainer's layout, in %4's manifest), after "
+                                              "backward (exposed = communication)")
+                                   .arg(sc.messageBytes.size())
+                                   .arg(formatNumber(*lo / (1 << 20)), formatNumber(*hi / (1 << 20)), layoutFrom);
+            }
             continue;
         }
         QString buckets = QStringLiteral("buckets of %1 MiB").arg(formatNumber(sc.bucketBytes / (1 << 20)));
@@ -442,9 +451,10 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
         QList<QPair<QString, double>> sent;  // (collective, bytes)
         for (const QString& s : strategies) {
             if (s == QLatin1String("zero1")) {
-                const QList<double> flat = used.front().messageBytes.value(s);
-                const double bytes = flat.isEmpty() ? gradientBytes : flat.first();
-                sent << qMakePair(QStringLiteral("reduce-scatter"), bytes) << qMakePair(QStringLiteral("allgather"), bytes);
+                QList<double> buckets = plan.model.strategies.value(s).messageBytes;
+                if (buckets.isEmpty()) buckets = {gradientBytes};
+                for (double bytes : buckets)
+                    sent << qMakePair(QStringLiteral("reduce-scatter"), bytes) << qMakePair(QStringLiteral("allgather"), bytes);
             } else {
                 for (double b : plan.model.strategies.value(s).messageBytes) sent << qMakePair(QStringLiteral("allreduce"), b);
             }

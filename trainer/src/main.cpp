@@ -187,6 +187,10 @@ int main(int argc, char** argv)
         ->capture_default_str()
         ->check(kPositive);
     app.add_option("--fusion_mb", options.fusionMb, "fused: fusion buffer size in MiB")->capture_default_str()->check(kPositive);
+    app.add_option("--zero_bucket_mb", options.zeroBucketMb,
+                   "zero1: bucket size in MiB, one reduce-scatter and one allgather per bucket (DeepSpeed's reduce_bucket_size)")
+        ->capture_default_str()
+        ->check(kPositive);
     app.add_option("--comm_timeout", commTimeout, "seconds a rendezvous or collective may wait before failing")
         ->capture_default_str()
         ->check(kPositive);

@@ -171,6 +171,15 @@ private slots:
         p.gradientBytes = 64e6;
         // At 64 MB, halfway from 48 to 80 MB: (0.012 + 0.34)/2 + (0.004 + 0.007)/2.
         QVERIFY(near(p.step(QStringLiteral("zero1"), 2, 1, 1).commS, (0.012 + 0.34) / 2 + (0.004 + 0.007) / 2));
+        // In the trainer's buckets (--zero_bucket_mb), each bucket's pair off the curves: two of
+        // 24 MB (halfway from 1 to 48 MB: 0.0005 + 23/47 of the rise) and one of 16 MB, not one of 64 MB.
+        StrategyComm buckets;
+        buckets.messageBytes = {24e6, 24e6, 16e6};
+        p.strategies.insert(QStringLiteral("zero1"), buckets);
+        auto at = [](double t48, double bytes) { return 0.0005 + (t48 - 0.0005) * (bytes - 1e6) / 47e6; };
+        const double want = 2 * (at(0.012, 24e6) + at(0.004, 24e6)) + at(0.012, 16e6) + at(0.004, 16e6);
+        QVERIFY2(near(p.step(QStringLiteral("zero1"), 2, 1, 1).commS, want),
+                 qPrintable(QStringLiteral("%1 vs %2").arg(p.step(QStringLiteral("zero1"), 2, 1, 1).commS).arg(want)));
     }
 
     // Compute contention: the benchmark's kernel 10 ms alone, 12 ms on two ranks of one node: a

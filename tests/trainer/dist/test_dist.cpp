@@ -219,7 +219,7 @@ TEST_F(Dist, EveryStrategyAndBackendMatchesOneRankWithTheGlobalBatch)
         for (const std::string strategy : {"ddp", "fused", "zero1"}) {
             const std::string run = "eq-" + backend + "-" + strategy;
             const auto args = with({"--local_batch_size", "1", "--backend", backend, "--strategy", strategy, "--check_replicas",
-                                    "--bucket_cap_mb", "0.05", "--run_dir", run});
+                                    "--bucket_cap_mb", "0.05", "--zero_bucket_mb", "0.05", "--run_dir", run});
             const Job job = backend == "mpi" ? runMpi(2, args) : runEnv(2, args);
             for (int code : job.exitCodes) ASSERT_EQ(code, 0) << run << "\n" << all(job);
             const auto params = finalParameters(path(run + "/checkpoints/latest.pt"));
@@ -354,7 +354,8 @@ TEST_F(Dist, BadBackendsAndEnvironmentsAreClearErrors)
 }
 
 // SIGTERM to one rank stops every rank at the same step with a checkpoint holding the full Adam
-// state; zero1's checkpoint resumes under ddp and ends where an uninterrupted ddp run ends.
+// state; zero1's checkpoint (4 KiB buckets) resumes under ddp, and under zero1 with other buckets,
+// and both end where an uninterrupted ddp run ends.
 TEST_F(Dist, Zero1CheckpointResumesUnderDdp)
 {
     const std::vector<std::string> common = {"--config",           "cpu-tiny", "--num_epochs", "3",    "--seed",         "8",
@@ -370,9 +371,10 @@ TEST_F(Dist, Zero1CheckpointResumesUnderDdp)
     const int port = nextPort();
     std::vector<int> pids;
     for (int r = 0; r < 2; ++r)
-        pids.push_back(spawnProcess(
-            trainerArgs(with({"--strategy", "zero1", "--run_dir", "xs"})), s_dir->path(), path("xs-" + std::to_string(r) + ".log"),
-            {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port)}));
+        pids.push_back(
+            spawnProcess(trainerArgs(with({"--strategy", "zero1", "--zero_bucket_mb", "0.004", "--run_dir", "xs"})), s_dir->path(),
+                         path("xs-" + std::to_string(r) + ".log"),
+                         {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port)}));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < deadline) {
         const auto steps = fs::exists(path("xs/metrics.jsonl")) ? records(path("xs"), "step") : std::vector<json>{};
@@ -387,6 +389,7 @@ TEST_F(Dist, Zero1CheckpointResumesUnderDdp)
     EXPECT_EQ(events.back()["event"], "preempted");
     const int64_t stoppedAt = events.back()["step"].get<int64_t>();
     EXPECT_LT(stoppedAt, 24);
+    fs::copy(path("xs"), path("xs-z"), fs::copy_options::recursive);
 
     const Job resumed = runEnv(2, with({"--strategy", "ddp", "--run_dir", "xs", "--resume", "--check_replicas"}));
     for (int code : resumed.exitCodes) ASSERT_EQ(code, 0) << all(resumed);
@@ -397,6 +400,17 @@ TEST_F(Dist, Zero1CheckpointResumesUnderDdp)
     for (std::size_t i = 0; i < a.size(); ++i)
         EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6)) << "parameter " << i << ": " << (a[i] - b[i]).abs().max().item<double>();
     EXPECT_EQ(json::parse(readFile(path("xs/manifest.json")))["strategy"], "ddp");
+
+    const Job zero =
+        runEnv(2, with({"--strategy", "zero1", "--zero_bucket_mb", "0.01", "--run_dir", "xs-z", "--resume", "--check_replicas"}));
+    for (int code : zero.exitCodes) ASSERT_EQ(code, 0) << all(zero);
+    const auto c = finalParameters(path("xs-z/checkpoints/latest.pt"));
+    ASSERT_EQ(a.size(), c.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_TRUE(torch::allclose(a[i], c[i], 1e-4, 1e-6)) << "parameter " << i << ": " << (a[i] - c[i]).abs().max().item<double>();
+    const json manifest = json::parse(readFile(path("xs-z/manifest.json")));
+    EXPECT_EQ(manifest["strategy"], "zero1");
+    EXPECT_GT(manifest["comm_message_bytes"]["zero1"].size(), 1u);  // more than one bucket
 }
 
 // --noddp under mpirun (NERSC's benchmarking mode): world size 2, batch split and loss averaging

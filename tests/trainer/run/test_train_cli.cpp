@@ -199,7 +199,7 @@ TEST_F(TrainCli, LogLinesMatchTheNerscFormats)
         for (const json& b : manifest["comm_message_bytes"][strategy]) sum += b.get<int64_t>();
         EXPECT_EQ(sum, gradientBytes) << strategy;
     }
-    EXPECT_EQ(manifest["comm_message_bytes"]["zero1"].size(), 1u);
+    EXPECT_EQ(manifest["zero_bucket_mb"], 25.0);
 }
 
 // The bucket layout the planner reads from manifest.json is the one the strategies use: reverse
@@ -216,13 +216,44 @@ TEST(BucketLayout, GroupsInReverseOrderWithoutSplittingAParameter)
     EXPECT_EQ(groups, want);
     // A parameter larger than the cap is a group of its own.
     EXPECT_EQ(bucketGroups({5 * mib, mib}, 2.0, 2.0), (std::vector<std::vector<std::size_t>>{{1}, {0}}));
-    const auto bytes = scaledesk::train::strategyMessageBytes(numels, 2.0, 4.0, 3);
+    const auto bytes = scaledesk::train::strategyMessageBytes(numels, 2.0, 4.0, 2.0, 3);
     const int64_t MiB = 1024 * 1024;
     EXPECT_EQ(bytes.at("ddp"), (std::vector<int64_t>{MiB / 4, 2 * MiB, 2 * MiB, MiB / 2}));
     // fused, 4 MiB buffers: 0.25 + 1 + 1 = 2.25, and 2 more would be 4.25; then 2 + 0.5.
     EXPECT_EQ(bytes.at("fused"), (std::vector<int64_t>{9 * MiB / 4, 5 * MiB / 2}));
-    // zero1: 4.75 MiB = 1245184 elements, padded to 1245186 (a multiple of 3 ranks).
-    EXPECT_EQ(bytes.at("zero1"), (std::vector<int64_t>{1245186 * 4}));
+    // zero1, 2 MiB buckets: 524288 elements → 174762 per rank, buckets of 524286; 4.75 MiB =
+    // 1245184 elements = 2 full buckets and 196612 more, 65538 per rank (196614, padded).
+    EXPECT_EQ(bytes.at("zero1"), (std::vector<int64_t>{524286 * 4, 524286 * 4, 196614 * 4}));
+}
+
+// zero1's layout: every element in exactly one rank's chunk of one bucket, each rank's chunks
+// end to end in its shard, the padding under one chunk per rank.
+TEST(BucketLayout, ZeroLayoutCoversTheVectorOnce)
+{
+    using scaledesk::train::zeroLayout;
+    for (const int ranks : {1, 2, 3, 7}) {
+        for (const int64_t total : {1LL, 5LL, 1000LL, 262144LL, 1245184LL, 16676037LL}) {
+            for (const double mb : {0.001, 0.05, 2.0, 25.0, 4096.0}) {
+                const auto z = zeroLayout(total, ranks, mb);
+                ASSERT_GE(z.padded, total);
+                EXPECT_LT(z.padded - total, z.lastChunk * ranks) << total << " " << ranks << " " << mb;
+                int64_t covered = 0, shard = 0;
+                for (int64_t k = 0; k < z.buckets; ++k) {
+                    EXPECT_EQ(z.offsetOf(k), covered);
+                    EXPECT_LE(z.chunkOf(k) * ranks * 4, std::max<int64_t>(int64_t(mb * 1024 * 1024), ranks * 4));
+                    covered += z.chunkOf(k) * ranks;
+                    shard += z.chunkOf(k);
+                }
+                EXPECT_EQ(covered, z.padded);
+                EXPECT_EQ(shard, z.shard);
+            }
+        }
+    }
+    // One bucket when the cap holds the vector: the layout of an unbucketed ZeRO-1.
+    const auto one = zeroLayout(1000, 3, 1.0);
+    EXPECT_EQ(one.buckets, 1);
+    EXPECT_EQ(one.padded, 1002);
+    EXPECT_EQ(one.shard, 334);
 }
 
 // Rank 0 keeps a TensorBoard event file in logs/, as the NERSC trainer does: the NERSC tags at the

@@ -23,8 +23,23 @@ std::vector<std::vector<std::size_t>> bucketGroups(const std::vector<int64_t>& n
     return groups;
 }
 
+ZeroLayout zeroLayout(int64_t total, int worldSize, double bucketMb)
+{
+    ZeroLayout z;
+    z.ranks = std::max(1, worldSize);
+    const auto capElements = int64_t(bucketMb * 1024 * 1024 / sizeof(float));
+    z.chunk = std::max<int64_t>(1, capElements / z.ranks);
+    const int64_t bucket = z.chunk * z.ranks;
+    z.buckets = std::max<int64_t>(1, (total + bucket - 1) / bucket);
+    const int64_t rest = total - (z.buckets - 1) * bucket;
+    z.lastChunk = std::max<int64_t>(1, (rest + z.ranks - 1) / z.ranks);
+    z.padded = (z.buckets - 1) * bucket + z.lastChunk * z.ranks;
+    z.shard = (z.buckets - 1) * z.chunk + z.lastChunk;
+    return z;
+}
+
 std::map<std::string, std::vector<int64_t>> strategyMessageBytes(const std::vector<int64_t>& numels, double bucketCapMb, double fusionMb,
-                                                                 int worldSize)
+                                                                 double zeroBucketMb, int worldSize)
 {
     const auto bytesOf = [&](const std::vector<std::vector<std::size_t>>& groups) {
         std::vector<int64_t> bytes;
@@ -37,11 +52,12 @@ std::map<std::string, std::vector<int64_t>> strategyMessageBytes(const std::vect
     };
     int64_t total = 0;
     for (int64_t n : numels) total += n;
-    const int64_t ranks = std::max(1, worldSize);
-    const int64_t padded = (total + ranks - 1) / ranks * ranks;
+    const ZeroLayout z = zeroLayout(total, worldSize, zeroBucketMb);
+    std::vector<int64_t> zero;
+    for (int64_t k = 0; k < z.buckets; ++k) zero.push_back(z.chunkOf(k) * z.ranks * int64_t(sizeof(float)));
     return {{"ddp", bytesOf(bucketGroups(numels, bucketCapMb, 1.0))},
             {"fused", bytesOf(bucketGroups(numels, fusionMb, fusionMb))},
-            {"zero1", {padded * int64_t(sizeof(float))}}};
+            {"zero1", zero}};
 }
 
 }  // namespace scaledesk::train

@@ -187,21 +187,19 @@ private:
     std::size_t m_nextBucket = 0;
 };
 
-// ZeRO-1: one flat parameter buffer and one flat gradient buffer, both padded to a multiple of
-// the world size; this rank owns slice [rank·L/N, (rank+1)·L/N) and the Adam moments of it.
+// ZeRO-1: one flat parameter buffer and one flat gradient buffer, cut into buckets (zeroLayout);
+// this rank owns its chunk of each bucket, kept contiguous in its shard with the Adam moments of it.
 class Zero1Sync : public GradientSync {
 public:
-    Zero1Sync(Communicator& comm, UNet& model, torch::optim::Adam& optimizer) : m_comm(comm), m_optimizer(optimizer)
+    Zero1Sync(Communicator& comm, UNet& model, torch::optim::Adam& optimizer, double bucketMb) : m_comm(comm), m_optimizer(optimizer)
     {
         m_params = model->parameters();
         int64_t total = 0;
         for (const auto& p : m_params) total += p.numel();
-        const int64_t n = comm.size();
-        m_shardSize = (total + n - 1) / n;
-        const int64_t padded = m_shardSize * n;
+        m_layout = zeroLayout(total, comm.size(), bucketMb);
         torch::NoGradGuard noGrad;
-        m_flatParams = torch::zeros({padded}, m_params[0].options());
-        m_flatGrads = torch::zeros({padded}, m_params[0].options());
+        m_flatParams = torch::zeros({m_layout.padded}, m_params[0].options());
+        m_flatGrads = torch::zeros({m_layout.padded}, m_params[0].options());
         int64_t offset = 0;
         for (auto& p : m_params) {
             m_flatParams.narrow(0, offset, p.numel()).copy_(p.view(-1));
@@ -210,10 +208,11 @@ public:
             m_offsets.push_back(offset);
             offset += p.numel();
         }
-        m_shardParams = m_flatParams.narrow(0, comm.rank() * m_shardSize, m_shardSize);
-        m_shardGrads = torch::zeros({m_shardSize}, m_params[0].options());
-        m_expAvg = torch::zeros({m_shardSize}, m_params[0].options());
-        m_expAvgSq = torch::zeros({m_shardSize}, m_params[0].options());
+        m_shardParams = torch::zeros({m_layout.shard}, m_params[0].options());
+        takeMine(m_flatParams, m_shardParams);
+        m_shardGrads = torch::zeros({m_layout.shard}, m_params[0].options());
+        m_expAvg = torch::zeros({m_layout.shard}, m_params[0].options());
+        m_expAvgSq = torch::zeros({m_layout.shard}, m_params[0].options());
     }
 
     std::string strategy() const override { return "zero1"; }
@@ -223,7 +222,8 @@ public:
     void afterBackward() override
     {
         const auto start = Clock::now();
-        m_comm.reduceScatter(m_flatGrads, m_shardGrads);
+        eachBucket(m_flatGrads, m_shardGrads,
+                   [this](const torch::Tensor& full, const torch::Tensor& mine) { return m_comm.reduceScatterAsync(full, mine); });
         m_shardGrads.mul_(1.0 / double(m_comm.size()));
         const double t = since(start);
         m_times.commSeconds += t;
@@ -235,11 +235,11 @@ public:
         const auto& options = static_cast<const torch::optim::AdamOptions&>(m_optimizer.param_groups()[0].options());
         ++m_step;
         adamUpdate(m_shardParams.data_ptr<float>(), m_shardGrads.data_ptr<float>(), m_expAvg.data_ptr<float>(),
-                   m_expAvgSq.data_ptr<float>(), m_shardSize, m_step, lr, std::get<0>(options.betas()), std::get<1>(options.betas()),
+                   m_expAvgSq.data_ptr<float>(), m_layout.shard, m_step, lr, std::get<0>(options.betas()), std::get<1>(options.betas()),
                    options.eps());
         setLr(m_optimizer, lr);
         const auto start = Clock::now();
-        m_comm.allgather(m_flatParams, m_shardParams);
+        allgather(m_flatParams, m_shardParams);
         const double t = since(start);
         m_times.commSeconds += t;
         m_times.exposedSeconds += t;
@@ -247,11 +247,10 @@ public:
 
     void exportOptimizerState() override
     {
-        const int64_t padded = m_shardSize * m_comm.size();
-        torch::Tensor fullAvg = torch::zeros({padded}, m_expAvg.options());
-        torch::Tensor fullAvgSq = torch::zeros({padded}, m_expAvg.options());
-        m_comm.allgather(fullAvg, m_expAvg);
-        m_comm.allgather(fullAvgSq, m_expAvgSq);
+        torch::Tensor fullAvg = torch::zeros({m_layout.padded}, m_expAvg.options());
+        torch::Tensor fullAvgSq = torch::zeros({m_layout.padded}, m_expAvg.options());
+        allgather(fullAvg, m_expAvg);
+        allgather(fullAvgSq, m_expAvgSq);
         if (m_step == 0) return;  // no step yet: Adam has no state either
         for (std::size_t i = 0; i < m_params.size(); ++i) {
             auto& st = adamState(m_optimizer, m_params[i]);
@@ -263,9 +262,8 @@ public:
 
     void importOptimizerState() override
     {
-        const int64_t padded = m_shardSize * m_comm.size();
-        torch::Tensor fullAvg = torch::zeros({padded}, m_expAvg.options());
-        torch::Tensor fullAvgSq = torch::zeros({padded}, m_expAvg.options());
+        torch::Tensor fullAvg = torch::zeros({m_layout.padded}, m_expAvg.options());
+        torch::Tensor fullAvgSq = torch::zeros({m_layout.padded}, m_expAvg.options());
         int64_t step = 0;
         for (std::size_t i = 0; i < m_params.size(); ++i) {
             auto it = m_optimizer.state().find(stateKey(m_params[i]));
@@ -276,19 +274,42 @@ public:
             fullAvgSq.narrow(0, m_offsets[i], m_params[i].numel()).copy_(st.exp_avg_sq().reshape(-1));
         }
         m_step = step;
-        const int64_t begin = m_comm.rank() * m_shardSize;
-        m_expAvg.copy_(fullAvg.narrow(0, begin, m_shardSize));
-        m_expAvgSq.copy_(fullAvgSq.narrow(0, begin, m_shardSize));
+        takeMine(fullAvg, m_expAvg);
+        takeMine(fullAvgSq, m_expAvgSq);
         // The full state lives in the shards now; drop the copy.
         m_optimizer.state().clear();
     }
 
 private:
+    // This rank's chunk of each bucket of `full`, copied into `shard`.
+    void takeMine(const torch::Tensor& full, const torch::Tensor& shard) const
+    {
+        for (int64_t k = 0; k < m_layout.buckets; ++k) {
+            const int64_t c = m_layout.chunkOf(k);
+            shard.narrow(0, k * m_layout.chunk, c).copy_(full.narrow(0, m_layout.offsetOf(k) + m_comm.rank() * c, c));
+        }
+    }
+    // One collective per bucket, all started, then all waited for.
+    template <typename Start>
+    void eachBucket(const torch::Tensor& full, const torch::Tensor& shard, Start start)
+    {
+        std::vector<CommHandle> handles;
+        for (int64_t k = 0; k < m_layout.buckets; ++k) {
+            const int64_t c = m_layout.chunkOf(k);
+            handles.push_back(start(full.narrow(0, m_layout.offsetOf(k), c * m_comm.size()), shard.narrow(0, k * m_layout.chunk, c)));
+        }
+        for (auto& h : handles) h->wait();
+    }
+    void allgather(const torch::Tensor& full, const torch::Tensor& shard)
+    {
+        eachBucket(full, shard, [this](const torch::Tensor& f, const torch::Tensor& mine) { return m_comm.allgatherAsync(f, mine); });
+    }
+
     Communicator& m_comm;
     torch::optim::Adam& m_optimizer;
     std::vector<torch::Tensor> m_params;
     std::vector<int64_t> m_offsets;
-    int64_t m_shardSize = 0;
+    ZeroLayout m_layout;
     int64_t m_step = 0;
     torch::Tensor m_flatParams, m_flatGrads, m_shardParams, m_shardGrads, m_expAvg, m_expAvgSq;
 };
@@ -303,7 +324,7 @@ SyncTimes GradientSync::takeTimes()
 }
 
 std::unique_ptr<GradientSync> makeGradientSync(const std::string& strategy, Communicator& comm, UNet& model, torch::optim::Adam& optimizer,
-                                               double bucketCapMb, double fusionMb)
+                                               double bucketCapMb, double fusionMb, double zeroBucketMb)
 {
     if (strategy == "none" || comm.size() == 1) {
         if (strategy != "none" && strategy != "ddp" && strategy != "fused" && strategy != "zero1")
@@ -312,7 +333,7 @@ std::unique_ptr<GradientSync> makeGradientSync(const std::string& strategy, Comm
     }
     if (strategy == "ddp") return std::make_unique<BucketSync>(comm, model, optimizer, bucketCapMb, 1.0, true);
     if (strategy == "fused") return std::make_unique<BucketSync>(comm, model, optimizer, fusionMb, fusionMb, false);
-    if (strategy == "zero1") return std::make_unique<Zero1Sync>(comm, model, optimizer);
+    if (strategy == "zero1") return std::make_unique<Zero1Sync>(comm, model, optimizer, zeroBucketMb);
     throw std::invalid_argument("unknown strategy '" + strategy + "' (choose ddp, fused or zero1)");
 }
 

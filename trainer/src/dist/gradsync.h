@@ -15,9 +15,10 @@ namespace scaledesk::train {
 ///   `bucketCapMb`); a post-accumulate hook per parameter launches a bucket's allreduce as soon as
 ///   all its gradients are ready, in bucket order on every rank; the end of backward waits.
 /// - `fused`: Horovod-style: after backward, one allreduce per fusion buffer (`fusionMb`).
-/// - `zero1`: DeepSpeed ZeRO-1: parameters and gradients in one flat buffer padded to the world
-///   size; after backward a reduce-scatter, Adam on this rank's shard only (its moments live only
-///   here), then an allgather of the updated parameters.
+/// - `zero1`: DeepSpeed ZeRO-1: parameters and gradients in one flat buffer cut into buckets of
+///   `zeroBucketMb` (DeepSpeed's reduce_bucket_size / allgather_bucket_size; zeroLayout in
+///   buckets.h); after backward a reduce-scatter per bucket, Adam on this rank's shard only (its
+///   moments live only here), then an allgather per bucket of the updated parameters.
 /// - `none`: one process; plain gradients and the fused Adam step.
 struct SyncTimes {
     double commSeconds = 0.0;     ///< union of the collectives' launch → completion intervals
@@ -52,7 +53,7 @@ protected:
 
 /// Creates the strategy; parameters must already be equal on every rank (see broadcastState()).
 std::unique_ptr<GradientSync> makeGradientSync(const std::string& strategy, Communicator& comm, UNet& model, torch::optim::Adam& optimizer,
-                                               double bucketCapMb, double fusionMb);
+                                               double bucketCapMb, double fusionMb, double zeroBucketMb);
 
 /// Broadcasts rank 0's parameters and Adam state (moments and step counts) to every rank.
 void broadcastState(Communicator& comm, UNet& model, torch::optim::Adam& optimizer);

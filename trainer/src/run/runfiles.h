@@ -68,7 +68,7 @@ struct RunManifest {
     std::vector<std::string> hostnames;
     int64_t localBatch = 0, globalBatch = 0, stepsPerEpoch = 0, totSteps = 0, numEpochs = 0, nSamples = 0, nSamplesVal = 0;
     int64_t dataSize = 0, baseChannels = 0, parameters = 0;
-    double bucketCapMb = 0, fusionMb = 0, startUnix = 0;
+    double bucketCapMb = 0, fusionMb = 0, zeroBucketMb = 0, startUnix = 0;
     bool fullScale = false, enableAmp = false, noddp = false, broadcastBuffers = true;
     double gpuSampleSeconds = 0;
     std::string gpuTelemetry;  ///< sampling, off or unavailable (rank 0's)

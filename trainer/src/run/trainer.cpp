@@ -522,7 +522,7 @@ private:
     {
         broadcastState(comm, model, *optimizer);
         strategyLabel = comm.size() > 1 && !o.noddp ? o.strategy : "none";
-        sync = makeGradientSync(strategyLabel, comm, model, *optimizer, o.bucketCapMb, o.fusionMb);
+        sync = makeGradientSync(strategyLabel, comm, model, *optimizer, o.bucketCapMb, o.fusionMb, o.zeroBucketMb);
         sync->importOptimizerState();
         if (rank0 && o.noddp && comm.size() > 1)
             log.info("--noddp: each of the " + std::to_string(comm.size()) +
@@ -554,6 +554,7 @@ private:
         m.globalBatch = plan.globalBatch;
         m.bucketCapMb = o.bucketCapMb;
         m.fusionMb = o.fusionMb;
+        m.zeroBucketMb = o.zeroBucketMb;
         m.dataStreams = o.sharedStreams ? "shared" : "independent";
         m.stepsPerEpoch = plan.stepsPerEpoch;
         m.totSteps = plan.totSteps;
@@ -568,7 +569,7 @@ private:
         {
             std::vector<int64_t> numels;
             for (const auto& p : model->parameters()) numels.push_back(p.numel());
-            m.messageBytes = strategyMessageBytes(numels, o.bucketCapMb, o.fusionMb, o.worldSize);
+            m.messageBytes = strategyMessageBytes(numels, o.bucketCapMb, o.fusionMb, o.zeroBucketMb, o.worldSize);
         }
         m.enableAmp = c.enableAmp;
         m.noddp = o.noddp;

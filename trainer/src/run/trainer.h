@@ -30,6 +30,7 @@ struct TrainOptions {
     std::string strategy = "ddp";  ///< ddp, fused or zero1 (none at world size 1)
     double bucketCapMb = 25.0;
     double fusionMb = 64.0;
+    double zeroBucketMb = 25.0;      ///< zero1: bucket size in MiB (DeepSpeed's reduce_bucket_size / allgather_bucket_size)
     bool sharedStreams = false;      ///< --data_streams shared
     bool checkReplicas = false;      ///< --check_replicas: compare parameter hashes after every step
     bool noddp = false;              ///< --noddp: every rank trains its own replica, no gradient sync
