@@ -77,6 +77,8 @@ Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
     const bool trains = std::any_of(req.points.begin(), req.points.end(), [](const RunPoint& p) { return p.task.isEmpty(); });
     if (trains || !req.options.configFile.isEmpty())
         if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) return ok;
+    if (trains)
+        if (auto ok = checkDataLink(req.options, req.makeData || !req.options.dataDir.isEmpty()); !ok) return ok;
     QSet<QString> ids;
     QStringList taken;
     for (const RunPoint& p : req.points) {
@@ -114,7 +116,7 @@ Expected<LaunchResult> RunActions::launch(const LaunchRequest& req, const Progre
         o.dataDir = *data;
     }
     RunSubmitter submitter(m_store, m_transport, m_scheduler, req.profile);
-    if (!req.points.isEmpty()) {
+    if (std::any_of(req.points.begin(), req.points.end(), [](const RunPoint& p) { return p.task.isEmpty(); })) {
         auto firstDir = submitter.remoteRunDir(req.points.first().runId);
         if (!firstDir) return firstDir.error();
         auto warnings = checkRunData(m_transport, o, *firstDir);

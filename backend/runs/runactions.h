@@ -64,8 +64,9 @@ public:
     RunActions(RunStore& store, Transport& transport, Scheduler& scheduler);
 
     /// Everything a launch can be refused for before anything is recorded or sent: no points,
-    /// an unreadable config or one without the named config, an invalid or repeated run id, a run
-    /// id that exists. Cheap (no network); the window calls it as the user types.
+    /// an unreadable config or one without the named config, data paths its runs could not find
+    /// (checkDataLink), an invalid or repeated run id, a run id that exists. Cheap (no network);
+    /// the window calls it as the user types.
     static Status checkLaunch(const Workspace& workspace, const LaunchRequest& request);
 
     /// Checks, finds the trainer, makes the data when asked, then submits every point following

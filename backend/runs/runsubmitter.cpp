@@ -56,45 +56,66 @@ QString dataLoaderOf(const QMap<QString, ConfigValue>& config, const QStringList
 }
 }  // namespace
 
-Expected<QStringList> checkRunData(Transport& t, const SubmitOptions& o, const QString& firstRunDir)
+Expected<QList<RunDataPath>> runDataPaths(const SubmitOptions& o)
 {
-    if (o.configFile.isEmpty()) return QStringList();  // a benchmark job reads no data
+    if (o.configFile.isEmpty()) return QList<RunDataPath>();  // a benchmark job reads no data
     auto config = resolvedConfigWithSources(o.configFile, o.configName);
     if (!config) return config.error();
-    if (dataLoaderOf(*config, o.trainerArgs) == QLatin1String("synthetic")) return QStringList();
-    QStringList warnings;
+    if (dataLoaderOf(*config, o.trainerArgs) == QLatin1String("synthetic")) return QList<RunDataPath>();
+    QList<RunDataPath> paths;
     for (const QString& key : {QStringLiteral("train_path"), QStringLiteral("val_path")}) {
         const ConfigValue v = config->value(key);
         const QString path = v.value.trimmed();
         if (path.isEmpty()) continue;  // the trainer's own config check names a missing key
-        const QString where = QStringLiteral("%1:%2").arg(o.configFile).arg(v.line);
-        if (path.startsWith(QLatin1Char('/'))) {
-            if (auto found = t.stat(path); !found) {
+        paths << RunDataPath{key, path, QStringLiteral("%1:%2").arg(o.configFile).arg(v.line)};
+    }
+    return paths;
+}
+
+Status checkDataLink(const SubmitOptions& o, bool linked)
+{
+    auto paths = runDataPaths(o);
+    if (!paths) return paths.error();
+    for (const RunDataPath& p : *paths) {
+        if (p.path.startsWith(QLatin1Char('/'))) continue;
+        if (linked && QDir::cleanPath(p.path).startsWith(QLatin1String("data/"))) continue;
+        return Error{
+            ErrorCode::DataMissing,
+            QStringLiteral("%1 '%2' (config %3) is relative to the run's new folder, where only its `data` link can "
+                           "provide it%4: generate the cpu configs' data (submit --make-data; in the launch dialog, "
+                           "\"Generate the cpu configs' data\"), link a folder that holds it (--data DIR), or "
+                           "give an absolute path")
+                .arg(p.key, p.path, o.configName,
+                     linked ? QStringLiteral(", and the path is not under data/") : QStringLiteral(", and this launch links no data")),
+            p.where};
+    }
+    return Done{};
+}
+
+Expected<QStringList> checkRunData(Transport& t, const SubmitOptions& o, const QString& firstRunDir)
+{
+    if (auto ok = checkDataLink(o, !o.dataDir.isEmpty()); !ok) return ok.error();
+    auto paths = runDataPaths(o);
+    if (!paths) return paths.error();
+    QStringList warnings;
+    for (const RunDataPath& p : *paths) {
+        if (p.path.startsWith(QLatin1Char('/'))) {
+            if (auto found = t.stat(p.path); !found) {
                 if (found.error().code != ErrorCode::TransportNoFile) return found.error();
                 warnings << QStringLiteral("%1: %2 '%3' (config %4) is not on %5; the job must see it, or it fails when it starts")
-                                .arg(where, key, path, o.configName, t.describe());
+                                .arg(p.where, p.key, p.path, o.configName, t.describe());
             }
             continue;
         }
-        const QString link = QStringLiteral("data/");
-        if (o.dataDir.isEmpty() || !QDir::cleanPath(path).startsWith(link))
-            return Error{ErrorCode::DataMissing,
-                         QStringLiteral("%1 '%2' (config %3) is relative to the run's new folder, where only its `data` link can "
-                                        "provide it%4: generate the cpu configs' data (submit --make-data), link a folder that "
-                                        "holds it (--data DIR), or give an absolute path")
-                             .arg(key, path, o.configName,
-                                  o.dataDir.isEmpty() ? QStringLiteral(", and this launch links no data")
-                                                      : QStringLiteral(", and the path is not under data/")),
-                         where};
         const QString dir = o.dataDir.startsWith(QLatin1Char('/')) ? o.dataDir : firstRunDir + QLatin1Char('/') + o.dataDir;
-        const QString file = QDir::cleanPath(dir + QLatin1Char('/') + QDir::cleanPath(path).mid(link.size()));
+        const QString file = QDir::cleanPath(dir + QLatin1Char('/') + QDir::cleanPath(p.path).mid(QStringLiteral("data/").size()));
         if (auto found = t.stat(file); !found) {
             if (found.error().code != ErrorCode::TransportNoFile) return found.error();
             return Error{ErrorCode::DataMissing,
                          QStringLiteral("%1 '%2' (config %3) would be %4 through the run's `data` link to %5, and there is no such "
                                         "file on %6")
-                             .arg(key, path, o.configName, file, o.dataDir, t.describe()),
-                         where};
+                             .arg(p.key, p.path, o.configName, file, o.dataDir, t.describe()),
+                         p.where};
         }
     }
     return warnings;

@@ -19,14 +19,26 @@ struct SubmitOptions {
 /// <remote root>/data/generated, made once; returns that folder.
 Expected<QString> ensureGeneratedData(Transport& transport, const ClusterProfile& profile, const QString& trainerPath);
 
-/// Whether the runs of a launch will find their data, checked before anything is recorded or
-/// sent. The named config's train_path and val_path are read by the job in its new run folder
-/// (unless the data loader is `synthetic`, by the config or by `--data_loader_config` in the
-/// trainer's arguments). A relative path can only be found through the run's `data` link: with
-/// no link (no --data or --make-data), or a link to a folder that lacks the file, the launch is
-/// refused with ErrorCode::DataMissing naming the config's file:line. An absolute path missing
-/// on the far side is not refused (a job may see file systems that the login node does not); it
-/// is returned as a warning, one line per path.
+/// A data file the job of a run reads: the named config's train_path or val_path, and the
+/// config file:line that sets it.
+struct RunDataPath {
+    QString key, path, where;
+};
+/// The data paths the runs of a launch read in their new run folder: none for a benchmark job
+/// (no config file) or the `synthetic` loader (by the config, or by `--data_loader_config` in the
+/// trainer's arguments).
+Expected<QList<RunDataPath>> runDataPaths(const SubmitOptions& options);
+
+/// The rule that needs no connection: a relative data path can only be found through the run's
+/// `data` link, so without one (`linked`: --data or --make-data), or for a path not under data/,
+/// the launch is refused with ErrorCode::DataMissing naming the config's file:line.
+Status checkDataLink(const SubmitOptions& options, bool linked);
+
+/// Whether the runs of a launch will find their data, on the far side, before anything is
+/// recorded or sent: checkDataLink, then each relative path through the link (options.dataDir,
+/// relative to `firstRunDir` when it is relative) must be a file there (else DataMissing naming
+/// it). An absolute path missing on the far side is not refused (a job may see file systems
+/// that the login node does not); it is returned as a warning, one line per path.
 Expected<QStringList> checkRunData(Transport& transport, const SubmitOptions& options, const QString& firstRunDir);
 
 /// The trainer a profile's runs use: the deployed one (trainer.deploy) or trainer.path.

@@ -457,6 +457,14 @@ private slots:
         QVERIFY(d.whyNot().contains(QStringLiteral("not a SLURM time")));
         d.timeEdit()->setText(QStringLiteral("00:20:00"));
         QVERIFY(d.canLaunch());
+        // Without its data the cpu config's runs could not start: Launch is off, and says which line.
+        d.makeDataCheck()->click();
+        QVERIFY(!d.canLaunch());
+        QVERIFY2(d.whyNot().contains(QStringLiteral("configs/unet.yaml:89: train_path 'data/train.h5' (config cpu-tiny)")) &&
+                     d.whyNot().contains(QStringLiteral("Generate the cpu configs' data")),
+                 qPrintable(d.whyNot()));
+        d.makeDataCheck()->click();
+        QVERIFY2(d.canLaunch(), qPrintable(d.whyNot()));
         d.configCombo()->setEditable(true);
         d.configCombo()->setCurrentText(QStringLiteral("no-such-config"));
         QVERIFY(!d.canLaunch());
