@@ -463,6 +463,11 @@ private slots:
         QVERIFY2(d.whyNot().contains(QStringLiteral("configs/unet.yaml:89: train_path 'data/train.h5' (config cpu-tiny)")) &&
                      d.whyNot().contains(QStringLiteral("Generate the cpu configs' data")),
                  qPrintable(d.whyNot()));
+        if (const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR"); !shots.isEmpty()) {
+            d.show();
+            QTest::qWait(100);
+            d.grab().save(shots + QStringLiteral("/launch-no-data.png"));
+        }
         d.makeDataCheck()->click();
         QVERIFY2(d.canLaunch(), qPrintable(d.whyNot()));
         d.configCombo()->setEditable(true);
