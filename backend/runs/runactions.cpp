@@ -77,8 +77,6 @@ Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
     const bool trains = std::any_of(req.points.begin(), req.points.end(), [](const RunPoint& p) { return p.task.isEmpty(); });
     if (trains || !req.options.configFile.isEmpty())
         if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) return ok;
-    if (trains)
-        if (auto ok = checkDataLink(req.options, req.makeData || !req.options.dataDir.isEmpty()); !ok) return ok;
     QSet<QString> ids;
     QStringList taken;
     for (const RunPoint& p : req.points) {
@@ -94,6 +92,8 @@ Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
                          .arg(taken.size())
                          .arg(taken.mid(0, 3).join(QStringLiteral(", "))),
                      taken.first()};
+    if (trains)
+        if (auto ok = checkDataLink(req.options, req.makeData || !req.options.dataDir.isEmpty()); !ok) return ok;
     return Done{};
 }
 
