@@ -21,6 +21,8 @@
 #include "welcomepanel.h"
 #include "workspacecontroller.h"
 
+#include "../common/svgtexts.h"
+
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QChart>
@@ -58,7 +60,6 @@
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QValueAxis>
-#include <QXmlStreamReader>
 
 #include <cmath>
 
@@ -327,15 +328,9 @@ private slots:
         for (int y = 0; y < png.height(); y += 2)
             for (int x = 0; x < png.width(); x += 2) inked += (png.pixelColor(x, y).lightness() < 200);
         QVERIFY2(inked > 500, qPrintable(QString::number(inked)));
-        QFile svgFile(m_tmp.filePath(QStringLiteral("chart.svg")));
-        QVERIFY(svgFile.open(QIODevice::ReadOnly));
-        QXmlStreamReader xml(&svgFile);
-        QString svgText;
-        while (!xml.atEnd()) {
-            xml.readNext();
-            if (xml.isCharacters()) svgText += xml.text();
-        }
-        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QString chartError;
+        const QString svgText = svgTexts(m_tmp.filePath(QStringLiteral("chart.svg")), &chartError).join(QLatin1Char('|'));
+        QVERIFY2(chartError.isEmpty(), qPrintable(chartError));
         QVERIFY(svgText.contains(QStringLiteral("value (units)")));  // the y axis title
         QVERIFY(svgText.contains(QStringLiteral("Step")));           // the x axis title
         QVERIFY(svgText.contains(QStringLiteral("curve")));          // the legend entry
@@ -404,14 +399,9 @@ private slots:
         const QString pageSvg = m_tmp.filePath(QStringLiteral("page.svg"));
         const auto page = renderReportPage(rep, pageSvg);
         QVERIFY2(page, qPrintable(page ? QString() : page.error().text()));
-        QFile svgPage(pageSvg);
-        QVERIFY(svgPage.open(QIODevice::ReadOnly));
-        QXmlStreamReader xml(&svgPage);
-        QStringList texts;
-        while (!xml.atEnd())
-            if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("text"))
-                texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).simplified();
-        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QString svgError;
+        const QStringList texts = svgTexts(pageSvg, &svgError);
+        QVERIFY2(svgError.isEmpty(), qPrintable(svgError));
         const QString all = texts.join(QLatin1Char('|'));
         for (const QString& title : {QStringLiteral("Average epoch time vs ranks"), QStringLiteral("Speedup of the average epoch time"),
                                      QStringLiteral("Scaling efficiency"), QStringLiteral("Throughput"),

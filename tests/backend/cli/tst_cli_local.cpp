@@ -1,6 +1,7 @@
 // The `scaledesk` command line on the `local` profile: no SSH, no SLURM, the real trainer as
 // processes (mpirun for 2 ranks). Sweeps, hostile names, a killed submit, cancel, and a USR1
 // checkpoint that `requeue` resumes.
+#include "../../common/svgtexts.h"
 #include "analysis/epochscsv.h"
 #include "clitest.h"
 
@@ -11,7 +12,6 @@
 #include <QJsonObject>
 #include <QSet>
 #include <QTemporaryDir>
-#include <QXmlStreamReader>
 
 using namespace scaledesk::test;
 
@@ -140,14 +140,9 @@ private slots:
         for (const char* plot : {"plan_epoch_time", "plan_efficiency", "plan_node_hours"})
             for (const char* ext : {"png", "svg", "pdf"})
                 QVERIFY2(QFileInfo(dir + QStringLiteral("/%1.%2").arg(QLatin1String(plot), QLatin1String(ext))).size() > 1000, plot);
-        QFile svg(dir + QStringLiteral("/plan_epoch_time.svg"));
-        QVERIFY(svg.open(QIODevice::ReadOnly));
-        QXmlStreamReader xml(&svg);
-        QStringList texts;
-        while (!xml.atEnd())
-            if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("text"))
-                texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).simplified();
-        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QString svgError;
+        const QStringList texts = svgTexts(dir + QStringLiteral("/plan_epoch_time.svg"), &svgError);
+        QVERIFY2(svgError.isEmpty(), qPrintable(svgError));
         for (const QString& want :
              {QStringLiteral("Epoch time (s)"), QStringLiteral("Ranks (GPUs or CPU ranks)"), QStringLiteral("ddp predicted"),
               QStringLiteral("fused predicted"), QStringLiteral("ddp measured"), QStringLiteral("Predicted epoch time (weak scaling)")})
