@@ -199,7 +199,8 @@ void LaunchDialog::applyDefaults()
     if (!m_makeDataEdited) {
         const QSignalBlocker quiet(m_makeData);
         auto profile = findProfile(Workspace(m_workspace), m_profile->currentData().toString());
-        m_makeData->setChecked(profile && profile->isLocal() && m_config->currentText().startsWith(QLatin1String("cpu")));
+        // A cpu config reads data/ in its run folder, and the window links no other data: generate it.
+        m_makeData->setChecked(profile && m_config->currentText().startsWith(QLatin1String("cpu")));
     }
 }
 

@@ -326,14 +326,29 @@ private slots:
         QVERIFY(m_cli.record(QStringLiteral("badtime")).isEmpty());
     }
 
-    // A job that fails at once: the run says so, with the trainer's own error line.
+    // A job that fails at once: the run says so, with the trainer's own error line. Its data files
+    // are there (a link to a folder without them is refused over SFTP before anything is
+    // recorded) but are not HDF5.
     void failingJobShowsTheTrainersError()
     {
         const QString id = QStringLiteral("fails-at-once");
-        const auto r =
-            m_cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("sb"), QStringLiteral("--config"),
-                       QStringLiteral("cpu-tiny"), QStringLiteral("--name"), id, QStringLiteral("--data"),
-                       QStringLiteral("/nonexistent-data"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")});
+        const auto missing = m_cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("sb"),
+                                        QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--name"), id,
+                                        QStringLiteral("--data"), QStringLiteral("/nonexistent-data")});
+        QCOMPARE(missing.exitCode, 1);
+        QVERIFY2(missing.err.contains(QStringLiteral("/nonexistent-data/train.h5")) && missing.err.contains(QStringLiteral("no such file")),
+                 qPrintable(missing.err));
+        QVERIFY(m_cli.record(id).isEmpty());
+        const QString notHdf5 = m_tmp.filePath(QStringLiteral("not-hdf5"));
+        QVERIFY(QDir().mkpath(notHdf5));
+        for (const char* name : {"train.h5", "valid.h5"}) {
+            QFile f(notHdf5 + QLatin1Char('/') + QLatin1String(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("not HDF5\n");
+        }
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("sb"), QStringLiteral("--config"),
+                                  QStringLiteral("cpu-tiny"), QStringLiteral("--name"), id, QStringLiteral("--data"), notHdf5,
+                                  QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")});
         QCOMPARE(r.exitCode, 1);  // --wait: not every run completed
         const auto status = m_cli.run({QStringLiteral("status"), id});
         QCOMPARE(m_cli.state(id), QStringLiteral("failed"));
