@@ -13,6 +13,12 @@ namespace {
 ActionCheck refuse(const QString& why) { return ActionCheck{false, why, QString()}; }
 ActionCheck allow(const QString& confirm = QString()) { return ActionCheck{true, QString(), confirm}; }
 
+// Whether any point of the launch trains (a calibration's points are benchmarks: no config, no data).
+bool anyTrains(const LaunchRequest& req)
+{
+    return std::any_of(req.points.begin(), req.points.end(), [](const RunPoint& p) { return p.task.isEmpty(); });
+}
+
 // The refusal shared by every action on a run that is not yet with the scheduler.
 std::optional<ActionCheck> notSubmittedYet(const RunRecord& r)
 {
@@ -74,7 +80,7 @@ Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
     if (req.points.isEmpty())
         return Error{ErrorCode::SweepInvalid, QStringLiteral("nothing to launch: the sweep has no points"), QString()};
     // A calibration (every point a benchmark) trains nothing and needs no config.
-    const bool trains = std::any_of(req.points.begin(), req.points.end(), [](const RunPoint& p) { return p.task.isEmpty(); });
+    const bool trains = anyTrains(req);
     if (trains || !req.options.configFile.isEmpty())
         if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) return ok;
     QSet<QString> ids;
@@ -116,7 +122,7 @@ Expected<LaunchResult> RunActions::launch(const LaunchRequest& req, const Progre
         o.dataDir = *data;
     }
     RunSubmitter submitter(m_store, m_transport, m_scheduler, req.profile);
-    if (std::any_of(req.points.begin(), req.points.end(), [](const RunPoint& p) { return p.task.isEmpty(); })) {
+    if (anyTrains(req)) {
         auto firstDir = submitter.remoteRunDir(req.points.first().runId);
         if (!firstDir) return firstDir.error();
         auto warnings = checkRunData(m_transport, o, *firstDir);

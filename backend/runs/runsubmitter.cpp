@@ -72,13 +72,16 @@ Expected<QList<RunDataPath>> runDataPaths(const SubmitOptions& o)
     return paths;
 }
 
-Status checkDataLink(const SubmitOptions& o, bool linked)
+namespace {
+// What the run's `data` link is called in its folder: a relative data path under it is found there.
+const QString kDataLink = QStringLiteral("data/");
+
+// The link rule (checkDataLink) on paths already read from the config.
+Status checkDataLinkOf(const QList<RunDataPath>& paths, const SubmitOptions& o, bool linked)
 {
-    auto paths = runDataPaths(o);
-    if (!paths) return paths.error();
-    for (const RunDataPath& p : *paths) {
+    for (const RunDataPath& p : paths) {
         if (p.path.startsWith(QLatin1Char('/'))) continue;
-        if (linked && QDir::cleanPath(p.path).startsWith(QLatin1String("data/"))) continue;
+        if (linked && QDir::cleanPath(p.path).startsWith(kDataLink)) continue;
         return Error{
             ErrorCode::DataMissing,
             QStringLiteral("%1 '%2' (config %3) is relative to the run's new folder, where only its `data` link can "
@@ -91,12 +94,20 @@ Status checkDataLink(const SubmitOptions& o, bool linked)
     }
     return Done{};
 }
+}  // namespace
+
+Status checkDataLink(const SubmitOptions& o, bool linked)
+{
+    auto paths = runDataPaths(o);
+    if (!paths) return paths.error();
+    return checkDataLinkOf(*paths, o, linked);
+}
 
 Expected<QStringList> checkRunData(Transport& t, const SubmitOptions& o, const QString& firstRunDir)
 {
-    if (auto ok = checkDataLink(o, !o.dataDir.isEmpty()); !ok) return ok.error();
     auto paths = runDataPaths(o);
     if (!paths) return paths.error();
+    if (auto ok = checkDataLinkOf(*paths, o, !o.dataDir.isEmpty()); !ok) return ok.error();
     QStringList warnings;
     for (const RunDataPath& p : *paths) {
         if (p.path.startsWith(QLatin1Char('/'))) {
@@ -108,7 +119,7 @@ Expected<QStringList> checkRunData(Transport& t, const SubmitOptions& o, const Q
             continue;
         }
         const QString dir = o.dataDir.startsWith(QLatin1Char('/')) ? o.dataDir : firstRunDir + QLatin1Char('/') + o.dataDir;
-        const QString file = QDir::cleanPath(dir + QLatin1Char('/') + QDir::cleanPath(p.path).mid(QStringLiteral("data/").size()));
+        const QString file = QDir::cleanPath(dir + QLatin1Char('/') + QDir::cleanPath(p.path).mid(kDataLink.size()));
         if (auto found = t.stat(file); !found) {
             if (found.error().code != ErrorCode::TransportNoFile) return found.error();
             return Error{ErrorCode::DataMissing,
