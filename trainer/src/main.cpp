@@ -250,6 +250,12 @@ int main(int argc, char** argv)
     bench->add_option("--compute_seconds", benchComm.computeSeconds, "compute: seconds of kernels alone, and again on every rank")
         ->capture_default_str()
         ->check(kPositive);
+    bench
+        ->add_option("--after_compute", benchComm.afterCompute,
+                     "also time each collective and size after this many seconds of compute kernels per call, with no barrier "
+                     "(0: not): the collective as training meets it, which `scaledesk plan` prefers")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     bench->fallthrough();  // --backend and --comm_timeout are the training's options
 
     CLI11_PARSE(app, argc, argv);

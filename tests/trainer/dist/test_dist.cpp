@@ -181,6 +181,38 @@ TEST_F(Dist, BenchCommTimesEverySizeOverTheRanks)
     EXPECT_NE(bad.output.find("--sizes: '6' is not a size in bytes"), std::string::npos) << bad.output;
 }
 
+// --after_compute: each collective and size again, after compute kernels and no barrier, its own
+// line after the barrier's, with the ranks' wait and compute.
+TEST_F(Dist, BenchCommTimesCollectivesAfterComputeToo)
+{
+    const std::string out = path("bench-after.jsonl");
+    const Job job = runMpi(2,
+                           {"bench-comm", "--sizes", "4K,64K", "--ops", "allreduce,allgather", "--reps", "3", "--after_compute", "0.02",
+                            "--out", out, "--threads", "1"});
+    for (int code : job.exitCodes) EXPECT_EQ(code, 0) << all(job);
+    EXPECT_NE(job.outputs[0].find("kernel(s) of"), std::string::npos) << all(job);
+    const std::vector<std::string> lines = readLines(out);
+    ASSERT_EQ(lines.size(), 8u) << readFile(out);  // 2 collectives × 2 sizes × (barrier, after compute)
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+        const json j = json::parse(lines[k]);
+        EXPECT_EQ(j.at("kind"), k < 4 ? "allreduce" : "allgather") << lines[k];
+        EXPECT_EQ(j.at("bytes"), k % 4 < 2 ? 4096 : 65536) << lines[k];
+        EXPECT_GE(j.at("seconds").get<double>(), j.at("min_s").get<double>()) << lines[k];
+        if (k % 2 == 0) {
+            EXPECT_FALSE(j.contains("mode")) << lines[k];
+            continue;
+        }
+        EXPECT_EQ(j.at("mode"), "after_compute") << lines[k];
+        EXPECT_GE(j.at("kernels").get<int>(), 1) << lines[k];
+        EXPECT_GT(j.at("compute_s").get<double>(), 0.0) << lines[k];
+        EXPECT_GE(j.at("wait_s").get<double>(), 0.0) << lines[k];
+        EXPECT_GT(j.at("seconds").get<double>(), 0.0) << lines[k];
+    }
+    const ProcessResult bad = runCommand(shellQuote(kBin) + " bench-comm --after_compute -1 2>&1");
+    EXPECT_NE(bad.exitCode, 0);
+    EXPECT_NE(bad.output.find("--after_compute"), std::string::npos) << bad.output;
+}
+
 TEST_F(Dist, GlooEnvTwoAndThreeRanks)
 {
     for (int ranks : {2, 3}) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -142,6 +143,84 @@ nlohmann::json benchCompute(Communicator& comm, double seconds)
                           {"reps", reps},
                           {"threads", at::get_num_threads()}};
 }
+
+// One collective's timings over the ranks, `reps` of them after two untimed calls.
+struct Timings {
+    double seconds = 0;  ///< barrier: the slowest rank's median; after compute: the mean over calls of the last rank in
+    double fastest = 0;  ///< rank 0's fastest call (barrier), the fastest call of the last rank in (after compute)
+    double wait = 0;     ///< after compute: the ranks' mean time in the collective beyond the last rank in's
+    double compute = 0;  ///< after compute: the ranks' mean time of the kernels before each call
+};
+
+// Each rank's `values` (as many on every rank), gathered on every rank: a [ranks, values] tensor.
+torch::Tensor everyRank(Communicator& comm, const std::vector<double>& values)
+{
+    const auto per = static_cast<int64_t>(values.size());
+    torch::Tensor all = torch::zeros({comm.size() * per}, torch::kFloat64);
+    torch::Tensor mine = all.narrow(0, comm.rank() * per, per);
+    mine.copy_(torch::tensor(values, torch::kFloat64));
+    comm.allgather(all, mine);
+    return all.view({comm.size(), per});
+}
+
+// Times `op` on `buffer` (`shard`: this rank's part). With no kernels, the ranks meet in a barrier
+// before each call: the collective alone. With `kernels` > 0, each rank runs that many compute
+// kernels before each call and no barrier: the collective as training meets it, after a step's
+// compute, with its caches cold and the ranks arriving when their compute ends. A rank that
+// arrives first waits for the last inside the collective; the last one in measures the
+// collective itself, and what the others spend beyond it is the wait, which a step pays once.
+Timings timeCollective(Communicator& comm, const std::string& op, torch::Tensor& buffer, torch::Tensor& shard, int reps, int kernels,
+                       ComputeKernel* kernel)
+{
+    using Clock = std::chrono::steady_clock;
+    std::vector<double> times, computes;
+    if (kernels > 0) comm.barrier();
+    for (int r = 0; r < reps + 2; ++r) {
+        auto t0 = Clock::now();
+        if (kernels > 0)
+            for (int k = 0; k < kernels; ++k) (*kernel)();
+        else
+            comm.barrier();
+        const double computed = std::chrono::duration<double>(Clock::now() - t0).count();
+        t0 = Clock::now();
+        if (op == "allreduce")
+            comm.allreduce(buffer);
+        else if (op == "reduce_scatter")
+            comm.reduceScatter(buffer, shard);
+        else
+            comm.allgather(buffer, shard);
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (r >= 2) {  // the first two set up buffers and connections
+            times.push_back(s);
+            computes.push_back(computed);
+        }
+    }
+    Timings t;
+    if (kernels == 0) {
+        // Every rank's time counts: a collective is as slow as its slowest rank.
+        t.seconds = everyRank(comm, median(times)).max().item<double>();
+        t.fastest = *std::min_element(times.begin(), times.end());
+        return t;
+    }
+    const torch::Tensor all = everyRank(comm, times);    // [ranks, reps]
+    const torch::Tensor last = std::get<0>(all.min(0));  // per call: the last rank in's time
+    // The mean, not the median: an epoch is a sum of steps and pays every slow call.
+    t.seconds = last.mean().item<double>();
+    t.fastest = last.min().item<double>();
+    t.wait = (all - last.unsqueeze(0)).mean().item<double>();
+    t.compute = everyRank(comm, computes).mean().item<double>();
+    return t;
+}
+
+// Rank 0's table row for one line, with the bus bandwidth as nccl-tests define it: an allreduce
+// moves 2(n−1)/n of the buffer, the others (n−1)/n.
+void printRow(const nlohmann::json& line, const std::string& label, int n)
+{
+    const double seconds = line["seconds"], bytes = line["bytes"];
+    const double factor = (line["kind"] == "allreduce" ? 2.0 : 1.0) * (n - 1) / n;
+    std::printf("| %s | %.0f | %.6g | %.6g | %.3f |\n", label.c_str(), bytes, seconds, double(line["min_s"]),
+                factor * bytes / seconds / 1e9);
+}
 }  // namespace
 
 void runBenchComm(Communicator& comm, const BenchCommOptions& options)
@@ -157,10 +236,19 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
     }
     const int n = comm.size();
     if (rank0) {
-        std::printf("collectives over %d ranks on %d node(s), %s, float32, median of %d\n", n, nodes, comm.backend().c_str(), options.reps);
+        std::printf("collectives over %d ranks on %d node(s), %s, float32, median of %d calls (after compute: mean)\n", n, nodes,
+                    comm.backend().c_str(), options.reps);
         std::printf("| collective | bytes | median s | min s | bus GB/s |\n|---|---|---|---|---|\n");
     }
-    using Clock = std::chrono::steady_clock;
+    // After compute: as many kernels before each call as fill `afterCompute` seconds, timed with
+    // every rank computing at once (as in training), on rank 0.
+    ComputeKernel kernel;
+    int kernels = 0;
+    if (options.afterCompute > 0) {
+        const double one = everyRank(comm, timeKernel(kernel, 0.5, nullptr))[0].item<double>();
+        kernels = std::max(1, int(std::lround(options.afterCompute / one)));
+        if (rank0) std::printf("after compute: %d kernel(s) of %.3g s before each call, no barrier\n", kernels, one);
+    }
     auto now = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
     for (const std::string& op : options.ops) {
         if (op == "compute") {
@@ -179,31 +267,27 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
             const long long bytes = count * 4;
             torch::Tensor buffer = torch::ones({count}, torch::kFloat32);
             torch::Tensor shard = buffer.narrow(0, comm.rank() * (count / n), count / n);
-            std::vector<double> times;
-            for (int r = 0; r < options.reps + 2; ++r) {
-                comm.barrier();
-                const auto t0 = Clock::now();
-                if (op == "allreduce")
-                    comm.allreduce(buffer);
-                else if (op == "reduce_scatter")
-                    comm.reduceScatter(buffer, shard);
-                else
-                    comm.allgather(buffer, shard);
-                const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-                if (r >= 2) times.push_back(s);  // the first two set up buffers and connections
+            const auto describe = [&](const Timings& x) {
+                return nlohmann::json{
+                    {"kind", op},     {"backend", comm.backend()}, {"ranks", n},         {"nodes", nodes},       {"host", hosts.front()},
+                    {"bytes", bytes}, {"seconds", x.seconds},      {"min_s", x.fastest}, {"reps", options.reps}, {"t", now()}};
+            };
+            const nlohmann::json line = describe(timeCollective(comm, op, buffer, shard, options.reps, 0, nullptr));
+            if (rank0) {
+                printRow(line, op, n);
+                if (file.is_open()) file << line.dump() << '\n' << std::flush;
             }
-            // Every rank's time counts: a collective is as slow as its slowest rank.
-            const double seconds = everyRank(comm, median(times)).max().item<double>();
-            const double fastest = *std::min_element(times.begin(), times.end());
-            if (!rank0) continue;
-            // Bus bandwidth as nccl-tests define it: an allreduce moves 2(n-1)/n of the buffer, the others (n-1)/n.
-            const double factor = (op == "allreduce" ? 2.0 : 1.0) * (n - 1) / n;
-            std::printf("| %s | %lld | %.6g | %.6g | %.3f |\n", op.c_str(), bytes, seconds, fastest,
-                        factor * double(bytes) / seconds / 1e9);
-            const nlohmann::json line{
-                {"kind", op},     {"backend", comm.backend()}, {"ranks", n},       {"nodes", nodes},       {"host", hosts.front()},
-                {"bytes", bytes}, {"seconds", seconds},        {"min_s", fastest}, {"reps", options.reps}, {"t", now()}};
-            if (file.is_open()) file << line.dump() << '\n' << std::flush;
+            if (kernels == 0) continue;
+            const Timings loaded = timeCollective(comm, op, buffer, shard, options.reps, kernels, &kernel);
+            nlohmann::json after = describe(loaded);
+            after["mode"] = "after_compute";
+            after["wait_s"] = loaded.wait;
+            after["compute_s"] = loaded.compute;
+            after["kernels"] = kernels;
+            if (rank0) {
+                printRow(after, op + " after compute", n);
+                if (file.is_open()) file << after.dump() << '\n' << std::flush;
+            }
         }
     }
     std::fflush(stdout);

@@ -18,6 +18,9 @@ struct BenchCommOptions {
     std::vector<std::string> ops{"allreduce", "reduce_scatter", "allgather", "compute"};
     int reps = 10;
     double computeSeconds = 1.0;
+    /// > 0: each collective and size is timed again after this many seconds of compute kernels per
+    /// call and no barrier, as training meets it (JSON "mode": "after_compute").
+    double afterCompute = 0;
     std::string out;  ///< JSON lines written here by rank 0 ("" or "-": standard output only)
 };
 
@@ -28,7 +31,10 @@ std::vector<long long> parseByteSizes(const std::string& list);
 /// Runs the benchmark on `comm` (every rank calls it). Rank 0 prints a table and writes one JSON
 /// line per collective and size: {"kind": "allreduce" | "reduce_scatter" | "allgather", "backend",
 /// "ranks", "nodes", "host", "bytes" (the full buffer), "seconds" (the slowest rank's median),
-/// "min_s", "reps", "t"}, and for compute {"kind": "compute", …, "alone_s" (rank 0's median alone),
+/// "min_s", "reps", "t"}; with afterCompute, a second line per collective and size with "mode":
+/// "after_compute", "seconds" (the mean over calls of the last rank in, who waits for none),
+/// "wait_s" (the ranks' mean time in the collective beyond it: the arrival imbalance a step pays
+/// once), "compute_s" (the kernels' time before each call, the ranks' mean) and "kernels"; and for compute {"kind": "compute", …, "alone_s" (rank 0's median alone),
 /// "seconds" (the slowest rank's median with every rank computing), "mean_s" (the ranks' mean of
 /// theirs), "reps" (rank 0's timed kernels alone)}: the input of `scaledesk plan --comm`
 /// (docs/planner.md). Nodes are the distinct host names of the ranks. Needs at least two ranks;
