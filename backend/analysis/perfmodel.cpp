@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace scaledesk {
@@ -177,7 +178,7 @@ Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& timings)
     return m;
 }
 
-ComputeModel::ComputeModel() : fixedS(kNaN), perSampleS(kNaN), backwardShare(kNaN), dataS(kNaN), relativeRms(kNaN) {}
+ComputeModel::ComputeModel() : fixedS(kNaN), perSampleS(kNaN), backwardShare(kNaN), dataS(kNaN), relativeRms(kNaN), optimizerShare(kNaN) {}
 
 Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples)
 {
@@ -188,7 +189,7 @@ Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples)
     ComputeModel m;
     // Weighted (relative) least squares of compute ≈ fixed + perSample·b.
     double s11 = 0, s12 = 0, s22 = 0, r1 = 0, r2 = 0;
-    double minB = ok.first().localBatch, maxB = minB, share = 0, data = 0;
+    double minB = ok.first().localBatch, maxB = minB, share = 0, data = 0, optimizer = 0;
     for (const ComputeSample& s : ok) {
         const double w = 1.0 / s.computeS;
         s11 += w * w;
@@ -199,6 +200,7 @@ Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples)
         minB = std::min(minB, s.localBatch);
         maxB = std::max(maxB, s.localBatch);
         share += s.backwardS / s.computeS;
+        optimizer += s.optimizerS / s.computeS;
         data += s.dataS;
     }
     if (maxB > minB) {
@@ -210,6 +212,7 @@ Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples)
         m.perSampleS = r2 / s22;
     }
     m.backwardShare = share / ok.size();
+    m.optimizerShare = optimizer / ok.size();
     m.dataS = data / ok.size();
     double sq = 0;
     for (const ComputeSample& s : ok) sq += std::pow((m.time(s.localBatch) - s.computeS) / s.computeS, 2);
@@ -258,10 +261,55 @@ double PerfModel::contention(int ranks, int nodes) const
     return c ? c->seconds / c->aloneS : 1.0;
 }
 
+double PerfModel::arrivalWait(int ranks, int nodes) const
+{
+    if (ranks <= 1) return 0.0;
+    // The very layout, else the largest measured with as many ranks per node (as contention()).
+    const auto share = [&](int r, int n) {
+        double wait = 0, compute = 0;
+        for (const CommSample& c : waitSamples)
+            if (c.afterCompute && c.ranks == r && c.nodes == n && c.computeS > 0) {
+                wait += c.waitS;
+                compute += c.computeS;
+            }
+        return compute > 0 ? wait / compute : -1.0;
+    };
+    if (const double same = share(ranks, nodes); same >= 0) return same;
+    int bestNodes = 0, bestRanks = 0;
+    for (const CommSample& c : waitSamples)
+        if (c.afterCompute && c.computeS > 0 && c.ranks * nodes == ranks * c.nodes && c.nodes > bestNodes) {
+            bestNodes = c.nodes;
+            bestRanks = c.ranks;
+        }
+    return bestNodes > 0 ? share(bestRanks, bestNodes) : 0.0;
+}
+
+QList<CommSample> preferAfterCompute(const QList<CommSample>& samples, int* dropped)
+{
+    const auto key = [](const CommSample& c) { return std::make_tuple(int(c.op), c.ranks, c.nodes); };
+    std::set<std::tuple<int, int, int>> loaded;
+    for (const CommSample& c : samples)
+        if (c.afterCompute) loaded.insert(key(c));
+    QList<CommSample> kept;
+    int left = 0;
+    for (const CommSample& c : samples) {
+        if (!c.afterCompute && c.op != CommSample::Op::Compute && loaded.count(key(c))) {
+            ++left;
+            continue;
+        }
+        kept << c;
+    }
+    if (dropped) *dropped = left;
+    return kept;
+}
+
 StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, double localBatch) const
 {
     StepPrediction p;
     p.computeS = compute.time(localBatch) * contention(ranks, nodes);
+    // ZeRO-1 shards the optimizer's state and step: each rank updates 1/n of the parameters.
+    if (strategy == QLatin1String("zero1") && std::isfinite(compute.optimizerShare))
+        p.computeS *= 1.0 - compute.optimizerShare * (1.0 - 1.0 / ranks);
     p.dataS = std::isfinite(compute.dataS) ? compute.dataS : 0.0;
     const StrategyComm sc = strategies.value(strategy);
     const double bucket = strategies.contains(strategy) ? sc.bucketBytes : (strategy == QLatin1String("fused") ? 64e6 : 25e6);
@@ -287,6 +335,10 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
     } else {
         p.exposedS = p.commS;  // fused and zero1 communicate after backward
     }
+    // The ranks reach the step's first collective as their compute ends; the first in waits there.
+    p.waitS = p.computeS * arrivalWait(ranks, nodes);
+    p.commS += p.waitS;
+    p.exposedS += p.waitS;
     p.stepS = p.computeS + p.dataS + p.exposedS;
     return p;
 }

@@ -26,7 +26,18 @@ struct CommSample {
     /// ranks that share a node slow each other's compute (PerfModel::contention).
     enum class Op { Allreduce, ReduceScatter, Allgather, Compute } op = Op::Allreduce;
     double aloneS = 0;  ///< Compute only
+    /// A collective timed as training meets it (`bench-comm --after_compute`): each call after
+    /// `computeS` of compute on every rank and no barrier; `seconds` is the last rank in's (it waits
+    /// for none) and `waitS` what the ranks spent in it beyond that, on average: their arrival
+    /// imbalance, which a step pays once (PerfModel::arrivalWait).
+    bool afterCompute = false;
+    double waitS = 0, computeS = 0;
 };
+
+/// The collectives as training meets them where the benchmark timed them so: for each collective,
+/// ranks and nodes with an after-compute timing, only those (the barrier's timings of the same
+/// collective and layout left out); everything else as it is. `dropped` counts what was left out.
+QList<CommSample> preferAfterCompute(const QList<CommSample>& samples, int* dropped = nullptr);
 
 /// The α–β model of a ring allreduce of S bytes over n ranks:
 ///     t(n, S) = 2(n−1)·α + 2(n−1)/n · S/β
@@ -79,15 +90,18 @@ Expected<AllreduceModel> fitCollective(const QList<CommSample>& samples, CommSam
 /// A run's mean step at one local batch: what the trainer's step records say.
 struct ComputeSample {
     double localBatch = 0;
-    double computeS = 0;   ///< forward + backward + optimizer per step
-    double backwardS = 0;  ///< the part of it that backward takes (what DDP can overlap with)
-    double dataS = 0;      ///< waiting for data per step
+    double computeS = 0;    ///< forward + backward + optimizer per step
+    double backwardS = 0;   ///< the part of it that backward takes (what DDP can overlap with)
+    double dataS = 0;       ///< waiting for data per step
+    double optimizerS = 0;  ///< the part of compute the optimizer step takes (all of the parameters')
 };
 
 /// Compute time per step, affine in the local batch: t(b) = fixed + perSample·b; backward is
 /// the same share of it as measured.
 struct ComputeModel {
     double fixedS, perSampleS, backwardShare, dataS, relativeRms;
+    /// The optimizer step's share of compute; ZeRO-1 updates only its rank's 1/n of the parameters.
+    double optimizerShare;
     int samples = 0;
     ComputeModel();
     double time(double localBatch) const { return fixedS + perSampleS * localBatch; }
@@ -124,6 +138,7 @@ double measuredOverlap(const QList<QPair<double, double>>& commAndExposed);
 /// compute × PerfModel::contention.
 struct StepPrediction {
     double computeS, dataS, commS, exposedS, stepS;
+    double waitS = 0;  ///< the arrival wait (PerfModel::arrivalWait), in commS and exposedS
 };
 
 struct EpochPrediction {
@@ -150,6 +165,12 @@ struct PerfModel {
     /// the slowest rank's time over the lone rank's, where the benchmark ran that layout, else the
     /// largest layout of as many ranks per node, else 1 (not measured). 1 for one rank, and on GPUs.
     double contention(int ranks, int nodes) const;
+    /// The after-compute collectives' timings (CommSample::afterCompute), for arrivalWait().
+    QList<CommSample> waitSamples;
+    /// The wait of a step's first collective for the last rank to finish computing, as a share of
+    /// the step's compute: Σ wait / Σ compute over the after-compute timings at this layout, else
+    /// at the largest layout of as many ranks per node, else 0 (not measured). 0 for one rank.
+    double arrivalWait(int ranks, int nodes) const;
     QMap<QString, StrategyComm> strategies;  ///< by strategy name; one not here: its default bucket and its rule
 
     StepPrediction step(const QString& strategy, int ranks, int nodes, double localBatch) const;

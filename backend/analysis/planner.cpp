@@ -98,8 +98,8 @@ double wholeEpochs(double epochs) { return std::isfinite(epochs) ? std::max(1.0,
 }  // namespace
 
 PlanRunInput::PlanRunInput()
-    : localBatch(kNaN), samplesPerEpoch(kNaN), computeS(kNaN), backwardS(kNaN), dataS(kNaN), commS(kNaN), exposedS(kNaN), epochS(kNaN),
-      epochCv(kNaN), gradientBytes(kNaN), bucketBytes(kNaN), globalBatch(kNaN)
+    : localBatch(kNaN), samplesPerEpoch(kNaN), computeS(kNaN), backwardS(kNaN), dataS(kNaN), commS(kNaN), exposedS(kNaN), optimizerS(kNaN),
+      epochS(kNaN), epochCv(kNaN), gradientBytes(kNaN), bucketBytes(kNaN), globalBatch(kNaN)
 {}
 
 PlanOptions::PlanOptions() : gpuHourPrice(kNaN), targetLoss(kNaN), localBatch(kNaN), globalBatch(kNaN) {}
@@ -153,6 +153,18 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path)
         s.bytes = compute ? 0.0 : o.value(QLatin1String("bytes")).toDouble();
         s.seconds = o.value(QLatin1String("seconds")).toDouble();
         s.aloneS = compute ? o.value(QLatin1String("alone_s")).toDouble() : 0.0;
+        if (!compute && o.value(QLatin1String("mode")).toString() == QLatin1String("after_compute")) {
+            s.afterCompute = true;
+            for (const char* key : {"wait_s", "compute_s"}) {
+                const QJsonValue v = o.value(QLatin1String(key));
+                if (!v.isDouble() || !(v.toDouble() >= 0))
+                    return planError(
+                        QStringLiteral("field '%1' is missing or not a number ≥ 0 (an after-compute timing)").arg(QLatin1String(key)),
+                        QStringLiteral("%1:%2").arg(path).arg(line));
+            }
+            s.waitS = o.value(QLatin1String("wait_s")).toDouble();
+            s.computeS = o.value(QLatin1String("compute_s")).toDouble();
+        }
         samples << s;
     }
     if (samples.isEmpty())
@@ -245,10 +257,13 @@ Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int war
     return plan;
 }
 
-Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& benchmark,
+Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& timings,
                         const QStringList& benchmarkSources, const PlanOptions& options)
 {
     Plan plan;
+    // The collectives as training meets them (after compute, no barrier) where they were so timed.
+    int barrierLeftOut = 0;
+    const QList<CommSample> benchmark = preferAfterCompute(timings, &barrierLeftOut);
     plan.sweep = sweep;
     std::vector<PlanRunInput> used;
     for (const PlanRunInput& r : runs)
@@ -268,8 +283,11 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     QSet<double> batches;
     for (const PlanRunInput& r : used) {
         const double f = plan.model.contention(r.ranks, r.nodes);
-        computeSamples << ComputeSample{r.localBatch, r.computeS / f, std::isfinite(r.backwardS) ? r.backwardS / f : 0.0,
-                                        std::isfinite(r.dataS) ? r.dataS : 0.0};
+        // A zero1 run's optimizer updated its 1/n shard: counted as the whole update would take.
+        const double optimizer = std::isfinite(r.optimizerS) ? r.optimizerS : 0.0;
+        const double unsharded = r.strategy == QLatin1String("zero1") ? optimizer * (r.ranks - 1) : 0.0;
+        computeSamples << ComputeSample{r.localBatch, (r.computeS + unsharded) / f, std::isfinite(r.backwardS) ? r.backwardS / f : 0.0,
+                                        std::isfinite(r.dataS) ? r.dataS : 0.0, (optimizer + unsharded) / f};
         batches.insert(r.localBatch);
     }
     auto compute = fitCompute(computeSamples);
@@ -286,8 +304,10 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                            return t.join(QStringLiteral(", "));
                        }())
                        .arg(batches.size() < 2 ? QStringLiteral(" (one local batch: proportional to it, no fixed part)") : QString());
-    plan.inputs << QStringLiteral("data wait: %1 s per step; backward: %2 % of compute (the runs' step records)")
-                       .arg(formatNumber(compute->dataS), formatNumber(100.0 * compute->backwardShare));
+    plan.inputs << QStringLiteral("data wait: %1 s per step; backward: %2 % of compute; optimizer: %3 % of compute, of which "
+                                  "zero1 does 1/n at n ranks (the runs' step records)")
+                       .arg(formatNumber(compute->dataS), formatNumber(100.0 * compute->backwardShare),
+                            formatNumber(100.0 * compute->optimizerShare));
     if (plan.model.cpuRanks && !plan.model.contentionSamples.isEmpty()) {
         QStringList layouts;
         for (const CommSample& c : plan.model.contentionSamples)
@@ -303,6 +323,34 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     } else if (plan.model.cpuRanks) {
         plan.inputs << QStringLiteral("compute contention: not measured (no compute timing in the benchmark: `scaledesk calibrate` "
                                       "times it): every rank computes as the runs did");
+    }
+
+    // The arrival wait: what the after-compute timings spent in the collectives beyond the last rank in.
+    QMap<QPair<int, int>, QPair<int, double>> waitLayouts;  // (ranks, nodes) → (timings, Σ compute)
+    for (const CommSample& c : benchmark)
+        if (c.afterCompute) {
+            plan.model.waitSamples << c;
+            auto& w = waitLayouts[qMakePair(c.ranks, c.nodes)];
+            ++w.first;
+            w.second += c.computeS;
+        }
+    if (!waitLayouts.isEmpty()) {
+        QStringList layouts;
+        for (auto it = waitLayouts.cbegin(); it != waitLayouts.cend(); ++it)
+            layouts << QStringLiteral("+%1 % of compute at %2 rank(s) on %3 node(s) (%4 timing(s) after %5 s of compute each)")
+                           .arg(formatNumber(100.0 * plan.model.arrivalWait(it.key().first, it.key().second)))
+                           .arg(it.key().first)
+                           .arg(it.key().second)
+                           .arg(it.value().first)
+                           .arg(formatNumber(it.value().second / it.value().first));
+        plan.inputs << QStringLiteral("collectives timed as training meets them (bench-comm --after_compute: after compute, no barrier), "
+                                      "%1 barrier timing(s) of the same collectives left out; arrival wait (the first rank in a step's "
+                                      "first collective waits for the last): %2")
+                           .arg(barrierLeftOut)
+                           .arg(layouts.join(QStringLiteral("; ")));
+    } else if (std::any_of(benchmark.begin(), benchmark.end(), [](const CommSample& c) { return c.op != CommSample::Op::Compute; })) {
+        plan.inputs << QStringLiteral("collectives timed behind a barrier, the ranks' arrival wait not measured "
+                                      "(bench-comm --after_compute times them as training meets them)");
     }
 
     // Gradients, buckets and overlap by strategy.
@@ -377,7 +425,8 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     }
 
     // The allreduce: the benchmark's timings, and each multi-rank run's per-step communication as
-    // its buckets' allreduces.
+    // its buckets' allreduces, less the arrival wait its steps paid where that was measured (the
+    // model adds it once a step).
     QList<CommSample> comm = benchmark;
     QStringList commRuns;
     for (const PlanRunInput& r : used) {
@@ -386,7 +435,9 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
         const StrategyComm sc = plan.model.strategies.value(r.strategy);
         const double k =
             !sc.messageBytes.isEmpty() ? double(sc.messageBytes.size()) : std::max(1.0, std::ceil(gradientBytes / sc.bucketBytes));
-        comm << CommSample{r.ranks, r.nodes, gradientBytes / k, r.commS / k};
+        const double collectives = std::max(0.0, r.commS - plan.model.arrivalWait(r.ranks, r.nodes) * r.computeS);
+        if (!(collectives > 0)) continue;
+        comm << CommSample{r.ranks, r.nodes, gradientBytes / k, collectives / k};
         commRuns << r.runId;
     }
     int rpn = options.ranksPerNode;
@@ -869,6 +920,7 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
         const double after = std::isfinite(stepsPerEpoch) ? stepsPerEpoch * warmupEpochs : 0.0;
         r.computeS = meanAfter(metrics, "step/compute_s", after, &r.steps);
         r.backwardS = meanAfter(metrics, "step/backward_s", after);
+        r.optimizerS = meanAfter(metrics, "step/optim_s", after);
         r.dataS = meanAfter(metrics, "step/data_s", after);
         r.commS = meanAfter(metrics, "step/comm_s", after);
         r.exposedS = meanAfter(metrics, "step/comm_exposed_s", after);

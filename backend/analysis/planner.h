@@ -27,6 +27,7 @@ struct PlanRunInput {
     int ranks = 1, nodes = 1;
     double localBatch, samplesPerEpoch;
     double computeS, backwardS, dataS, commS, exposedS;  ///< per step
+    double optimizerS;                                   ///< per step: the part of compute the optimizer step takes
     double epochS;                                       ///< measured mean epoch (training), NaN when none
     double epochCv;                                      ///< the epochs' coefficient of variation (std / mean)
     double gradientBytes;                                ///< parameters × 4

@@ -35,6 +35,12 @@ public:
                           "strategies send (default: bench-comm's)");
         m_app->add_option("--ops", m_ops, "what to time, comma-separated (default: allreduce,reduce_scatter,allgather,compute)");
         m_app->add_option("--reps", m_reps, "timed repetitions per size")->check(CLI::PositiveNumber);
+        m_app->add_option("--after-compute", m_afterCompute,
+                          "seconds of compute before each collective when timing it a second time, as training meets it (no "
+                          "barrier; the planner prefers these timings and takes the ranks' arrival wait from them); 0: behind a "
+                          "barrier only")
+            ->check(CLI::NonNegativeNumber)
+            ->capture_default_str();
         m_app->add_option("--name", m_name, "the calibration's sweep name (default: calibrate-<profile>-<UTC time>)");
         m_app->add_option("--time", m_time, "time limit of each job (default: the profile's)");
         m_app->add_flag("--wait", m_wait, "poll until every job has ended, then print the timings; exit 1 unless all completed");
@@ -67,6 +73,7 @@ public:
         if (!m_sizes.empty()) req.options.trainerArgs << QStringLiteral("--sizes") << q(m_sizes);
         if (!m_ops.empty()) req.options.trainerArgs << QStringLiteral("--ops") << q(m_ops);
         if (m_reps > 0) req.options.trainerArgs << QStringLiteral("--reps") << QString::number(m_reps);
+        req.options.trainerArgs << QStringLiteral("--after_compute") << QString::number(m_afterCompute);
         QStringList submitted;
         const int rc = ctx.launchRuns(req, m_wait, m_timeout, &submitted);
         if (m_wait)
@@ -81,6 +88,7 @@ private:
     std::string m_profile = "local", m_sizes, m_ops, m_name, m_time;
     std::vector<int> m_nodes{1};
     int m_ranks = 0, m_reps = 0, m_timeout = 0;
+    double m_afterCompute = 0.1;
     bool m_wait = false;
 };
 }  // namespace

@@ -14,6 +14,20 @@ using namespace scaledesk;
 namespace {
 bool within(double got, double want, double rel) { return std::abs(got - want) <= rel * std::abs(want); }
 bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
+// 0.1 s of compute per sample (half of it backward), no data wait, 1 MB of gradients over an
+// allreduce of α = 0 and β = 1 GB/s.
+PerfModel tenthOfASecondPerSample()
+{
+    PerfModel m;
+    m.compute.fixedS = 0;
+    m.compute.perSampleS = 0.1;
+    m.compute.backwardShare = 0.5;
+    m.compute.dataS = 0;
+    m.comm.alphaS = 0;
+    m.comm.betaBytesPerS = 1e9;
+    m.gradientBytes = 1e6;
+    return m;
+}
 }  // namespace
 
 class TestPerfModel : public QObject {
@@ -187,14 +201,7 @@ private slots:
     // per node was not measured (1×); GPUs and one rank compute on their own.
     void computeContentionByLayout()
     {
-        PerfModel m;
-        m.compute.fixedS = 0;
-        m.compute.perSampleS = 0.1;
-        m.compute.backwardShare = 0.5;
-        m.compute.dataS = 0;
-        m.comm.alphaS = 0;
-        m.comm.betaBytesPerS = 1e9;
-        m.gradientBytes = 1e6;
+        PerfModel m = tenthOfASecondPerSample();
         m.cpuRanks = true;
         CommSample kernel{2, 1, 0, 0.012};
         kernel.op = CommSample::Op::Compute;
@@ -224,6 +231,64 @@ private slots:
         auto fit = fitAllreduce(mixed);
         QVERIFY2(fit, fit ? "" : qPrintable(fit.error().text()));
         QCOMPARE(fit->samples, 2);
+    }
+
+    // Collectives timed after compute (no barrier): where a collective and layout has such timings
+    // they replace the barrier's; the ranks' wait in them beyond the last rank in, over the compute
+    // before them, is the arrival wait a step pays once: 0.01 and 0.03 s after 0.1 s each = 20 %.
+    void arrivalWaitFromTheAfterComputeTimings()
+    {
+        CommSample barrier{2, 1, 1e6, 1e-3};
+        CommSample after = barrier;
+        after.afterCompute = true;
+        after.seconds = 1.5e-3;
+        after.waitS = 0.01;
+        after.computeS = 0.1;
+        CommSample after2 = after;
+        after2.bytes = 4e6;
+        after2.waitS = 0.03;
+        CommSample scatter = barrier;
+        scatter.op = CommSample::Op::ReduceScatter;
+        CommSample acrossNodes = barrier;
+        acrossNodes.nodes = 2;
+        int dropped = -1;
+        const QList<CommSample> kept = preferAfterCompute({barrier, after, after2, scatter, acrossNodes}, &dropped);
+        QCOMPARE(dropped, 1);  // the allreduce behind a barrier at 2 ranks on 1 node
+        QCOMPARE(kept.size(), 4);
+        QVERIFY(kept[0].afterCompute && kept[1].afterCompute);
+        QCOMPARE(kept[2].op, CommSample::Op::ReduceScatter);  // not timed after compute: kept
+        QCOMPARE(kept[3].nodes, 2);                           // another layout: kept
+
+        PerfModel m = tenthOfASecondPerSample();
+        QCOMPARE(m.arrivalWait(2, 1), 0.0);  // not measured
+        m.waitSamples << after << after2;
+        QVERIFY(near(m.arrivalWait(2, 1), 0.2));
+        QVERIFY(near(m.arrivalWait(8, 4), 0.2));  // 2 per node, as measured
+        QCOMPARE(m.arrivalWait(2, 2), 0.0);       // 1 per node: not measured
+        QCOMPARE(m.arrivalWait(1, 1), 0.0);       // one rank waits for none
+        // fused at 2 ranks, local batch 2: compute 0.2 s, one allreduce of 1 MB = 1e-3 s, and the
+        // wait 20 % of 0.2 s, exposed with it.
+        const StepPrediction p = m.step(QStringLiteral("fused"), 2, 1, 2);
+        QVERIFY(near(p.waitS, 0.04));
+        QVERIFY(near(p.commS, 0.041));
+        QVERIFY(near(p.exposedS, 0.041));
+        QVERIFY(near(p.stepS, 0.241));
+        QCOMPARE(m.step(QStringLiteral("fused"), 1, 1, 2).waitS, 0.0);
+    }
+
+    // ZeRO-1 shards the optimizer: with the optimizer 20 % of a 0.2 s step, a zero1 rank of 4
+    // computes 0.2·(1 − 0.2·3/4) = 0.17 s; ddp and one rank the whole 0.2 s. The share is fitted
+    // from the step records.
+    void zero1UpdatesItsShardOnly()
+    {
+        PerfModel m = tenthOfASecondPerSample();
+        auto fit = fitCompute({ComputeSample{2, 0.2, 0.1, 0, 0.04}, ComputeSample{2, 0.2, 0.1, 0, 0.04}});
+        QVERIFY2(fit, fit ? "" : qPrintable(fit.error().text()));
+        QVERIFY(near(fit->optimizerShare, 0.2));
+        m.compute = *fit;
+        QVERIFY(near(m.step(QStringLiteral("zero1"), 4, 1, 2).computeS, 0.17));
+        QVERIFY(near(m.step(QStringLiteral("ddp"), 4, 1, 2).computeS, 0.2));
+        QVERIFY(near(m.step(QStringLiteral("zero1"), 1, 1, 2).computeS, 0.2));
     }
 
     void whatCannotBeFittedIsSaid()

@@ -328,6 +328,122 @@ private slots:
         QVERIFY2(noAlone.error().message.contains(QStringLiteral("'alone_s'")), qPrintable(noAlone.error().message));
     }
 
+    // A benchmark with --after_compute: its after-compute timings are read with their wait and
+    // compute, replace the barrier's of the same collective, and add the arrival wait to the step:
+    // fused at 2 ranks computes 0.2 s, its 40 MB allreduce takes 1.5× the barrier's ring time, and
+    // the ranks waited 0.01 s per 0.1 s of compute: 10 % of 0.2 s.
+    void collectivesTimedAfterComputeArePreferred()
+    {
+        QTemporaryDir dir;
+        const QString bench = dir.filePath(QStringLiteral("comm.jsonl"));
+        QFile f(bench);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        for (double s : {1e6, 1e7, 4e7}) {
+            f.write(line("allreduce", s, ring(1e-4, 2e9, 2, s)));
+            QByteArray after = line("allreduce", s, 1.5 * ring(1e-4, 2e9, 2, s));
+            after.replace("}\n", ",\"mode\":\"after_compute\",\"wait_s\":0.01,\"compute_s\":0.1,\"kernels\":20}\n");
+            f.write(after);
+        }
+        f.close();
+        auto samples = loadCommSamples(bench);
+        QVERIFY2(samples, samples ? "" : qPrintable(samples.error().text()));
+        QCOMPARE(samples->size(), 6);
+        QVERIFY(!(*samples)[0].afterCompute);
+        QVERIFY((*samples)[1].afterCompute);
+        QCOMPARE((*samples)[1].waitS, 0.01);
+        QCOMPARE((*samples)[1].computeS, 0.1);
+
+        PlanOptions o;
+        o.nodes = {1};
+        o.ranksPerNode = 2;
+        o.strategies = {QStringLiteral("fused")};
+        auto plan = makePlan(QStringLiteral("s"), {oneRankRun()}, *samples, {bench}, o);
+        QVERIFY2(plan, plan ? "" : qPrintable(plan.error().text()));
+        QCOMPARE(plan->model.comm.samples, 3);  // the after-compute timings only
+        const double allreduce = 1.5 * ring(1e-4, 2e9, 2, 40e6);
+        const double want = 0.2 + 0.01 + allreduce + 0.1 * 0.2;
+        QVERIFY2(std::abs(plan->points[0].stepS - want) < 1e-9 * want,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(plan->points[0].stepS, 0, 'g', 17).arg(want, 0, 'g', 17)));
+        QVERIFY2(plan->markdown().contains(QStringLiteral("3 barrier timing(s) of the same collectives left out")),
+                 qPrintable(plan->markdown()));
+        QVERIFY2(plan->markdown().contains(QStringLiteral("+10 % of compute at 2 rank(s) on 1 node(s)")), qPrintable(plan->markdown()));
+
+        // A 2-rank run's communication per step, which the allreduce fit reads too, paid the wait:
+        // it is taken less 10 % of the run's compute, so the curve at 40 MB stays the benchmark's.
+        PlanRunInput two = oneRankRun();
+        two.runId = QStringLiteral("two");
+        two.strategy = QStringLiteral("fused");
+        two.ranks = 2;
+        two.bucketBytes = 64.0 * (1 << 20);  // one fusion buffer
+        two.commS = allreduce + 0.1 * two.computeS;
+        two.exposedS = two.commS;
+        auto withRun = makePlan(QStringLiteral("s"), {oneRankRun(), two}, *samples, {bench}, o);
+        QVERIFY2(withRun, withRun ? "" : qPrintable(withRun.error().text()));
+        bool seen = false;
+        for (const CommSample& c : withRun->model.comm.measured)
+            if (c.ranks == 2 && c.nodes == 1 && c.bytes == 40e6) {
+                seen = true;
+                QVERIFY2(std::abs(c.seconds - allreduce) < 1e-12, qPrintable(QString::number(c.seconds, 'g', 17)));
+            }
+        QVERIFY(seen);
+
+        // The barrier's timings alone: no wait, and the plan says it was not measured.
+        QList<CommSample> barrierOnly;
+        for (const CommSample& c : *samples)
+            if (!c.afterCompute) barrierOnly << c;
+        auto plain = makePlan(QStringLiteral("s"), {oneRankRun()}, barrierOnly, {bench}, o);
+        QVERIFY(plain);
+        QVERIFY(std::abs(plain->points[0].stepS - (0.2 + 0.01 + ring(1e-4, 2e9, 2, 40e6))) < 1e-9);
+        QVERIFY(plain->markdown().contains(QStringLiteral("the ranks' arrival wait not measured")));
+
+        QFile bad(dir.filePath(QStringLiteral("bad.jsonl")));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write(line("allreduce", 1e6, 1e-3));
+        bad.write("{\"kind\":\"allreduce\",\"ranks\":2,\"nodes\":1,\"bytes\":1e6,\"seconds\":1e-3,\"mode\":\"after_compute\",\"compute_s\":"
+                  "0.1}\n");
+        bad.close();
+        auto noWait = loadCommSamples(bad.fileName());
+        QVERIFY(!noWait);
+        QCOMPARE(noWait.error().location, bad.fileName() + QStringLiteral(":2"));
+        QVERIFY2(noWait.error().message.contains(QStringLiteral("'wait_s'")), qPrintable(noWait.error().message));
+    }
+
+    // A 2-rank zero1 run updated half the parameters: its 0.02 s optimizer step counts as 0.04 s in
+    // the compute fit, so it fits as the 1-rank run does (0.1 s per sample), and its prediction
+    // at 2 ranks gives the half back.
+    void zero1RunsAreFittedWithTheWholeOptimizerStep()
+    {
+        PlanRunInput one = oneRankRun();
+        one.optimizerS = 0.04;
+        PlanRunInput zero = one;
+        zero.runId = QStringLiteral("zero");
+        zero.strategy = QStringLiteral("zero1");
+        zero.ranks = 2;
+        zero.optimizerS = 0.02;
+        zero.computeS = 0.18;
+        zero.commS = zero.exposedS = 0.01;
+        PlanOptions o;
+        o.nodes = {1};
+        o.ranksPerNode = 2;
+        o.strategies = {QStringLiteral("zero1")};
+        QTemporaryDir dir;
+        const QString bench = dir.filePath(QStringLiteral("comm.jsonl"));
+        QFile f(bench);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        for (double s : {1e6, 4e7}) f.write(line("allreduce", s, ring(1e-4, 2e9, 2, s)));
+        f.close();
+        auto samples = loadCommSamples(bench);
+        QVERIFY(samples);
+        auto plan = makePlan(QStringLiteral("s"), {one, zero}, *samples, {bench}, o);
+        QVERIFY2(plan, plan ? "" : qPrintable(plan.error().text()));
+        QVERIFY2(std::abs(plan->model.compute.perSampleS - 0.1) < 1e-12,
+                 qPrintable(QString::number(plan->model.compute.perSampleS, 'g', 17)));
+        QVERIFY(std::abs(plan->model.compute.optimizerShare - 0.2) < 1e-12);
+        QVERIFY2(std::abs(plan->points[0].computeS - 0.18) < 1e-12, qPrintable(QString::number(plan->points[0].computeS, 'g', 17)));
+        QVERIFY2(plan->markdown().contains(QStringLiteral("optimizer: 20 % of compute, of which zero1 does 1/n at n ranks")),
+                 qPrintable(plan->markdown()));
+    }
+
     // A launch at another batch than the runs': weak at local batch 4 (the run had 2), strong at a
     // global batch of 8; the run's own epoch is no measurement of those points.
     void predictsAtTheBatchAskedFor()

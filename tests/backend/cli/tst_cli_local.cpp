@@ -243,7 +243,7 @@ private slots:
         QVERIFY2(r.out.contains(QStringLiteral("cal-1x2/comm.jsonl")), qPrintable(r.out));
         QFile f(file);
         QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(file));
-        int lines = 0;
+        int lines = 0, afterCompute = 0;
         QSet<QString> kinds;
         for (const QByteArray& line : f.readAll().split('\n')) {
             if (line.trimmed().isEmpty()) continue;
@@ -251,9 +251,13 @@ private slots:
             QCOMPARE(o.value(QStringLiteral("ranks")).toInt(), 2);
             QVERIFY(o.value(QStringLiteral("seconds")).toDouble() > 0);
             kinds.insert(o.value(QStringLiteral("kind")).toString());
+            afterCompute += o.value(QStringLiteral("mode")).toString() == QStringLiteral("after_compute");
             ++lines;
         }
-        QCOMPARE(lines, 7);  // 3 collectives × 2 sizes, and compute (alone, and on both ranks)
+        // 3 collectives × 2 sizes behind a barrier and again after compute (calibrate's default),
+        // and compute (alone, and on both ranks).
+        QCOMPARE(lines, 13);
+        QCOMPARE(afterCompute, 6);
         QCOMPARE(kinds.size(), 4);
         QVERIFY(kinds.contains(QStringLiteral("compute")));
         // The plan of a sweep on this profile takes the calibration without being told.
@@ -265,6 +269,9 @@ private slots:
                      p.out.contains(QStringLiteral("at 2 rank(s) on 1 node(s)")),
                  qPrintable(p.out));
         QVERIFY2(p.out.contains(QStringLiteral("reduce-scatter (zero1)")) || p.out.contains(QStringLiteral("reduce-scatter")),
+                 qPrintable(p.out));
+        QVERIFY2(p.out.contains(QStringLiteral("collectives timed as training meets them")) &&
+                     p.out.contains(QStringLiteral("6 barrier timing(s) of the same collectives left out")),
                  qPrintable(p.out));
     }
 
