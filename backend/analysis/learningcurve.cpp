@@ -144,7 +144,8 @@ Expected<LearningCurve> fitLearningCurve(const QList<LossSample>& losses)
     c.amplitude = trial.amplitude * std::pow(unit, c.exponent);
     c.relativeRms = std::sqrt(best / losses.size());
     c.samples = int(losses.size());
-    c.batches = int(batchSet.size());
+    c.batches = batchSet.values();
+    std::sort(c.batches.begin(), c.batches.end());
     c.maxSamples = unit;
     return c;
 }

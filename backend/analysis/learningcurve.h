@@ -24,7 +24,7 @@ struct LearningCurve {
     double lossFloor, amplitude, exponent, noiseBatch;  ///< L∞, a, b, B_noise (inf: not measured)
     double relativeRms;                                 ///< the fit's root-mean-square relative residual
     int samples = 0;                                    ///< validation losses fitted
-    int batches = 0;                                    ///< distinct global batches among them
+    QList<double> batches;                              ///< the distinct global batches among them, ascending
     double maxSamples;                                  ///< the most samples any of them had seen
     LearningCurve();
     bool batchMeasured() const;

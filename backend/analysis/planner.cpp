@@ -612,12 +612,8 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                                  .arg(losses.isEmpty() ? QStringLiteral("no run has a validation loss") : curve.error().message, sweep));
         plan.curve = *curve;
         sigmaLoss = curve->relativeRms;
-        QList<double> batchesSeen;
-        for (const LossSample& l : losses)
-            if (!batchesSeen.contains(l.batch)) batchesSeen << l.batch;
-        std::sort(batchesSeen.begin(), batchesSeen.end());
         QStringList batchText;
-        for (double b : batchesSeen) batchText << formatNumber(b);
+        for (double b : curve->batches) batchText << formatNumber(b);
         plan.inputs << QStringLiteral("learning curve: validation loss L(s, B) = L∞ + a·(s / (1 + B/B_noise))^−b with L∞ = %1, a = %2, "
                                       "b = %3, %4; residual %5 %, from %6 validation losses at global batch(es) %7 (%8)")
                            .arg(formatNumber(curve->lossFloor), formatNumber(curve->amplitude), formatNumber(curve->exponent),
@@ -725,8 +721,8 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
             plan.warnings << QStringLiteral("time-to-target: the effect of the global batch on the samples to the target was not "
                                             "measured (%1): taken as none, which is optimistic where the global batch grows (weak "
                                             "scaling); runs at two global batches measure it")
-                                 .arg(plan.curve.batches < 2 ? QStringLiteral("one global batch in the runs")
-                                                             : QStringLiteral("no difference between the runs' global batches"));
+                                 .arg(plan.curve.batches.size() < 2 ? QStringLiteral("one global batch in the runs")
+                                                                    : QStringLiteral("no difference between the runs' global batches"));
     }
     for (const PlanPoint& p : plan.points)
         if (p.extrapolated) {
