@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -246,42 +247,44 @@ double measuredOverlap(const QList<QPair<double, double>>& commAndExposed)
 
 StrategyComm::StrategyComm() : measuredOverlap(kNaN) {}
 
+namespace {
+// The layout (ranks, nodes) whose samples stand for `ranks` on `nodes`: that very layout where one
+// of its samples `counts`, else the largest measured with as many ranks per node; none: (0, 0).
+QPair<int, int> standInLayout(const QList<CommSample>& samples, int ranks, int nodes, const std::function<bool(const CommSample&)>& counts)
+{
+    QPair<int, int> best{0, 0};
+    for (const CommSample& c : samples) {
+        if (!counts(c)) continue;
+        if (c.ranks == ranks && c.nodes == nodes) return {ranks, nodes};
+        if (c.ranks * nodes == ranks * c.nodes && c.nodes > best.second) best = {c.ranks, c.nodes};
+    }
+    return best;
+}
+}  // namespace
+
 double PerfModel::contention(int ranks, int nodes) const
 {
     if (ranks <= 1 || !cpuRanks) return 1.0;
-    // The very layout, else the largest measured with as many ranks per node.
-    const CommSample* sameLayout = nullptr;
-    const CommSample* samePerNode = nullptr;
-    for (const CommSample& c : contentionSamples) {
-        if (c.op != CommSample::Op::Compute || !(c.aloneS > 0) || !(c.seconds > 0)) continue;
-        if (c.ranks == ranks && c.nodes == nodes) sameLayout = &c;
-        if (c.ranks * nodes == ranks * c.nodes && (!samePerNode || c.nodes >= samePerNode->nodes)) samePerNode = &c;
-    }
-    const CommSample* c = sameLayout ? sameLayout : samePerNode;
-    return c ? c->seconds / c->aloneS : 1.0;
+    const auto kernel = [](const CommSample& c) { return c.op == CommSample::Op::Compute && c.aloneS > 0 && c.seconds > 0; };
+    const QPair<int, int> layout = standInLayout(contentionSamples, ranks, nodes, kernel);
+    const CommSample* last = nullptr;  // the layout's latest measurement
+    for (const CommSample& c : contentionSamples)
+        if (kernel(c) && c.ranks == layout.first && c.nodes == layout.second) last = &c;
+    return last ? last->seconds / last->aloneS : 1.0;
 }
 
 double PerfModel::arrivalWait(int ranks, int nodes) const
 {
     if (ranks <= 1) return 0.0;
-    // The very layout, else the largest measured with as many ranks per node (as contention()).
-    const auto share = [&](int r, int n) {
-        double wait = 0, compute = 0;
-        for (const CommSample& c : waitSamples)
-            if (c.afterCompute && c.ranks == r && c.nodes == n && c.computeS > 0) {
-                wait += c.waitS;
-                compute += c.computeS;
-            }
-        return compute > 0 ? wait / compute : -1.0;
-    };
-    if (const double same = share(ranks, nodes); same >= 0) return same;
-    int bestNodes = 0, bestRanks = 0;
+    const auto timed = [](const CommSample& c) { return c.afterCompute && c.computeS > 0; };
+    const QPair<int, int> layout = standInLayout(waitSamples, ranks, nodes, timed);
+    double wait = 0, compute = 0;
     for (const CommSample& c : waitSamples)
-        if (c.afterCompute && c.computeS > 0 && c.ranks * nodes == ranks * c.nodes && c.nodes > bestNodes) {
-            bestNodes = c.nodes;
-            bestRanks = c.ranks;
+        if (timed(c) && c.ranks == layout.first && c.nodes == layout.second) {
+            wait += c.waitS;
+            compute += c.computeS;
         }
-    return bestNodes > 0 ? share(bestRanks, bestNodes) : 0.0;
+    return compute > 0 ? wait / compute : 0.0;
 }
 
 QList<CommSample> preferAfterCompute(const QList<CommSample>& samples, int* dropped)

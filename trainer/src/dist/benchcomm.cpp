@@ -82,14 +82,18 @@ int countNodes(Communicator& comm, std::vector<std::string>* mine)
     for (int r = 0; r < comm.size(); ++r) distinct.insert(all[r].item<int64_t>());
     return int(distinct.size());
 }
-// Each rank's `value`, gathered on every rank (float64, by rank).
-torch::Tensor everyRank(Communicator& comm, double value)
+// Each rank's `values` (as many on every rank), gathered on every rank: a [ranks, values] tensor.
+torch::Tensor everyRank(Communicator& comm, const std::vector<double>& values)
 {
-    torch::Tensor all = torch::zeros({comm.size()}, torch::kFloat64);
-    all.narrow(0, comm.rank(), 1).fill_(value);
-    comm.allgather(all, all.narrow(0, comm.rank(), 1));
-    return all;
+    const auto per = static_cast<int64_t>(values.size());
+    torch::Tensor all = torch::zeros({comm.size() * per}, torch::kFloat64);
+    torch::Tensor mine = all.narrow(0, comm.rank() * per, per);
+    mine.copy_(torch::tensor(values, torch::kFloat64));
+    comm.allgather(all, mine);
+    return all.view({comm.size(), per});
 }
+// Each rank's `value`, gathered on every rank (float64, by rank).
+torch::Tensor everyRank(Communicator& comm, double value) { return everyRank(comm, std::vector<double>{value}).flatten(); }
 
 // One forward and backward of two strided 3-D convolutions with a leaky ReLU between, on a 32³
 // crop of 4 channels: the kind of work a U-Net step is made of, about 10 ms on one core.
@@ -151,17 +155,6 @@ struct Timings {
     double wait = 0;     ///< after compute: the ranks' mean time in the collective beyond the last rank in's
     double compute = 0;  ///< after compute: the ranks' mean time of the kernels before each call
 };
-
-// Each rank's `values` (as many on every rank), gathered on every rank: a [ranks, values] tensor.
-torch::Tensor everyRank(Communicator& comm, const std::vector<double>& values)
-{
-    const auto per = static_cast<int64_t>(values.size());
-    torch::Tensor all = torch::zeros({comm.size() * per}, torch::kFloat64);
-    torch::Tensor mine = all.narrow(0, comm.rank() * per, per);
-    mine.copy_(torch::tensor(values, torch::kFloat64));
-    comm.allgather(all, mine);
-    return all.view({comm.size(), per});
-}
 
 // Times `op` on `buffer` (`shard`: this rank's part). With no kernels, the ranks meet in a barrier
 // before each call: the collective alone. With `kernels` > 0, each rank runs that many compute
