@@ -26,6 +26,9 @@ struct CommSample {
     /// ranks that share a node slow each other's compute (PerfModel::contention).
     enum class Op { Allreduce, ReduceScatter, Allgather, Compute } op = Op::Allreduce;
     double aloneS = 0;  ///< Compute only
+    /// Compute and after-compute timings: what computed, as the benchmark names it ("kernel":
+    /// "conv", or "model" with "config" and "local_batch": that config's own training step).
+    QString kernel{};
     /// A collective timed as training meets it (`bench-comm --after_compute`): each call after
     /// `computeS` of compute on every rank and no barrier; `seconds` is the last rank in's (it waits
     /// for none) and `waitS` what the ranks spent in it beyond that, on average: their arrival

@@ -153,6 +153,11 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path)
         s.bytes = compute ? 0.0 : o.value(QLatin1String("bytes")).toDouble();
         s.seconds = o.value(QLatin1String("seconds")).toDouble();
         s.aloneS = compute ? o.value(QLatin1String("alone_s")).toDouble() : 0.0;
+        s.kernel = o.value(QLatin1String("kernel")).toString() == QLatin1String("model")
+            ? QStringLiteral("config %1's own training step at local batch %2")
+                  .arg(o.value(QLatin1String("config")).toString())
+                  .arg(o.value(QLatin1String("local_batch")).toInt())
+            : QStringLiteral("a convolution kernel");
         if (!compute && o.value(QLatin1String("mode")).toString() == QLatin1String("after_compute")) {
             s.afterCompute = true;
             for (const char* key : {"wait_s", "compute_s"}) {
@@ -311,14 +316,13 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     if (plan.model.cpuRanks && !plan.model.contentionSamples.isEmpty()) {
         QStringList layouts;
         for (const CommSample& c : plan.model.contentionSamples)
-            layouts << QStringLiteral("×%1 at %2 rank(s) on %3 node(s) (%4 s alone, %5 s on every rank at once)")
+            layouts << QStringLiteral("×%1 at %2 rank(s) on %3 node(s) (%4: %5 s alone, %6 s on every rank at once)")
                            .arg(formatNumber(c.seconds / c.aloneS))
                            .arg(c.ranks)
                            .arg(c.nodes)
-                           .arg(formatNumber(c.aloneS), formatNumber(c.seconds));
-        plan.inputs << QStringLiteral("compute contention (CPU ranks share a node's cores and memory): %1, the benchmark's compute "
-                                      "kernel; each run's compute divided by its layout's before the fit, each prediction multiplied "
-                                      "by its own")
+                           .arg(c.kernel, formatNumber(c.aloneS), formatNumber(c.seconds));
+        plan.inputs << QStringLiteral("compute contention (CPU ranks share a node's cores and memory): %1, timed by the benchmark; "
+                                      "each run's compute divided by its layout's before the fit, each prediction multiplied by its own")
                            .arg(layouts.join(QStringLiteral("; ")));
     } else if (plan.model.cpuRanks) {
         plan.inputs << QStringLiteral("compute contention: not measured (no compute timing in the benchmark: `scaledesk calibrate` "
@@ -326,23 +330,29 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     }
 
     // The arrival wait: what the after-compute timings spent in the collectives beyond the last rank in.
-    QMap<QPair<int, int>, QPair<int, double>> waitLayouts;  // (ranks, nodes) → (timings, Σ compute)
+    struct WaitLayout {
+        int timings = 0;
+        double computeS = 0;
+        QString kernel;
+    };
+    QMap<QPair<int, int>, WaitLayout> waitLayouts;  // (ranks, nodes) → what was timed there
     for (const CommSample& c : benchmark)
         if (c.afterCompute) {
             plan.model.waitSamples << c;
-            auto& w = waitLayouts[qMakePair(c.ranks, c.nodes)];
-            ++w.first;
-            w.second += c.computeS;
+            WaitLayout& w = waitLayouts[qMakePair(c.ranks, c.nodes)];
+            ++w.timings;
+            w.computeS += c.computeS;
+            w.kernel = c.kernel;
         }
     if (!waitLayouts.isEmpty()) {
         QStringList layouts;
         for (auto it = waitLayouts.cbegin(); it != waitLayouts.cend(); ++it)
-            layouts << QStringLiteral("+%1 % of compute at %2 rank(s) on %3 node(s) (%4 timing(s) after %5 s of compute each)")
+            layouts << QStringLiteral("+%1 % of compute at %2 rank(s) on %3 node(s) (%4 timing(s) after %5 s of compute each, %6)")
                            .arg(formatNumber(100.0 * plan.model.arrivalWait(it.key().first, it.key().second)))
                            .arg(it.key().first)
                            .arg(it.key().second)
-                           .arg(it.value().first)
-                           .arg(formatNumber(it.value().second / it.value().first));
+                           .arg(it.value().timings)
+                           .arg(formatNumber(it.value().computeS / it.value().timings), it.value().kernel);
         plan.inputs << QStringLiteral("collectives timed as training meets them (bench-comm --after_compute: after compute, no barrier), "
                                       "%1 barrier timing(s) of the same collectives left out; arrival wait (the first rank in a step's "
                                       "first collective waits for the last): %2")

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/terminal.h"
+#include "runs/deploy.h"
 #include "runs/runactions.h"
 
 #include <CLI/CLI.hpp>
@@ -35,12 +36,23 @@ public:
                           "strategies send (default: bench-comm's)");
         m_app->add_option("--ops", m_ops, "what to time, comma-separated (default: allreduce,reduce_scatter,allgather,compute)");
         m_app->add_option("--reps", m_reps, "timed repetitions per size")->check(CLI::PositiveNumber);
-        m_app->add_option("--after-compute", m_afterCompute,
-                          "seconds of compute before each collective when timing it a second time, as training meets it (no "
-                          "barrier; the planner prefers these timings and takes the ranks' arrival wait from them); 0: behind a "
-                          "barrier only")
+        m_app
+            ->add_option("--after-compute", m_afterCompute,
+                         "seconds of compute before each collective when timing it a second time, as training meets it (no "
+                         "barrier; the planner prefers these timings and takes the ranks' arrival wait from them); 0: behind a "
+                         "barrier only")
             ->check(CLI::NonNegativeNumber)
             ->capture_default_str();
+        m_configFile = (bundledTrainerSources() + QStringLiteral("/configs/unet.yaml")).toStdString();
+        CLI::Option* config =
+            m_app->add_option("--config", m_config,
+                              "a named config whose own training step (forward, loss, backward, Adam on random crops) is the "
+                              "benchmark's compute, instead of a convolution kernel: the compute contention and the compute before "
+                              "each collective are then the model's");
+        m_app->add_option("--config-file", m_configFile, "with --config: the YAML of named configs")->capture_default_str();
+        m_app->add_option("--local-batch", m_localBatch, "with --config: crops per step (default: its global_batch_size over the ranks)")
+            ->check(CLI::PositiveNumber)
+            ->needs(config);
         m_app->add_option("--name", m_name, "the calibration's sweep name (default: calibrate-<profile>-<UTC time>)");
         m_app->add_option("--time", m_time, "time limit of each job (default: the profile's)");
         m_app->add_flag("--wait", m_wait, "poll until every job has ended, then print the timings; exit 1 unless all completed");
@@ -68,7 +80,12 @@ public:
             p.nodes = nodes;
             p.ranksPerNode = ranks;
             p.task = QStringLiteral("bench-comm");
+            p.localBatch = m_localBatch;
             req.points << p;
+        }
+        if (!m_config.empty()) {
+            req.options.configFile = q(m_configFile);
+            req.options.configName = q(m_config);
         }
         if (!m_sizes.empty()) req.options.trainerArgs << QStringLiteral("--sizes") << q(m_sizes);
         if (!m_ops.empty()) req.options.trainerArgs << QStringLiteral("--ops") << q(m_ops);
@@ -85,9 +102,9 @@ public:
 
 private:
     CLI::App* m_app = nullptr;
-    std::string m_profile = "local", m_sizes, m_ops, m_name, m_time;
+    std::string m_profile = "local", m_sizes, m_ops, m_name, m_time, m_config, m_configFile;
     std::vector<int> m_nodes{1};
-    int m_ranks = 0, m_reps = 0, m_timeout = 0;
+    int m_ranks = 0, m_reps = 0, m_timeout = 0, m_localBatch = 0;
     double m_afterCompute = 0.1;
     bool m_wait = false;
 };

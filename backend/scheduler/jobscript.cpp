@@ -21,14 +21,19 @@ QStringList sbatchArguments(const QString& runDir)
 QStringList trainerCommand(const JobRequest& r)
 {
     const RunPoint& p = r.point;
-    if (p.task == QLatin1String("bench-comm"))
-        return QStringList{r.trainerPath,
-                           QStringLiteral("bench-comm"),
-                           QStringLiteral("--out"),
-                           QStringLiteral("comm.jsonl"),
-                           QStringLiteral("--threads"),
-                           QString::number(r.profile.slurm.cpusPerTask)} +
-            r.trainerArgs;
+    if (p.task == QLatin1String("bench-comm")) {
+        QStringList bench{r.trainerPath,
+                          QStringLiteral("bench-comm"),
+                          QStringLiteral("--out"),
+                          QStringLiteral("comm.jsonl"),
+                          QStringLiteral("--threads"),
+                          QString::number(r.profile.slurm.cpusPerTask)};
+        // With a config, its own training step is the benchmark's compute.
+        if (!r.configName.isEmpty())
+            bench << QStringLiteral("--yaml_config") << QStringLiteral("config.yaml") << QStringLiteral("--config") << r.configName;
+        if (!r.configName.isEmpty() && p.localBatch > 0) bench << QStringLiteral("--local_batch_size") << QString::number(p.localBatch);
+        return bench + r.trainerArgs;
+    }
     QStringList train = {r.trainerPath,
                          QStringLiteral("--yaml_config"),
                          QStringLiteral("config.yaml"),

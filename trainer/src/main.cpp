@@ -14,6 +14,7 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <iostream>
 #include <malloc.h>
 #include <sstream>
@@ -142,7 +143,7 @@ int main(int argc, char** argv)
     app.add_option("--yaml_config", v.yamlConfig, "YAML file of named configs")
         ->capture_default_str()
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.add_option("--config", v.config, "name of the config in the YAML file")->capture_default_str();
+    CLI::Option* configOption = app.add_option("--config", v.config, "name of the config in the YAML file")->capture_default_str();
     app.add_option("--run_num", options.runNum, "run number: <expdir>/<config>/<N>GPU/<run_num>")->capture_default_str();
     app.add_option("--num_epochs", v.numEpochs, "override num_epochs")->check(kPositive);
     app.add_option("--local_batch_size", options.localBatchSize, "per-rank batch; the global batch becomes world size x this")
@@ -237,9 +238,10 @@ int main(int argc, char** argv)
     CLI::App* bench =
         app.add_subcommand("bench-comm",
                            "time the collectives of the strategies (allreduce; reduce-scatter and allgather) over this job's ranks at each "
-                           "size, and (compute) a convolution kernel on one rank alone and on every rank at once (launch it as the "
-                           "training is launched: mpirun -np N or srun, with its --threads); rank 0 prints a table and appends JSON "
-                           "lines to --out for `scaledesk plan --comm`");
+                           "size, and (compute) a convolution kernel on one rank alone and on every rank at once; with --config "
+                           "(and --yaml_config, --local_batch_size), that config's own training step instead of the kernel (launch "
+                           "it as the training is launched: mpirun -np N or srun, with its --threads); rank 0 prints a table and "
+                           "appends JSON lines to --out for `scaledesk plan --comm`");
     bench->add_option("--sizes", benchSizes, "comma-separated sizes in bytes (K, M, G: powers of 1024)")->capture_default_str();
     bench->add_option("--ops", benchComm.ops, "what to time, comma-separated")
         ->delimiter(',')
@@ -296,6 +298,11 @@ int main(int argc, char** argv)
         if (bench->parsed()) {
             benchComm.sizes = parseByteSizes(benchSizes);
             const DistEnv dist = discoverDistEnv();
+            if (configOption->count() > 0) {  // the config's own step is the compute
+                benchComm.model = loadTrainConfig(v.yamlConfig, v.config);
+                validateTrainConfig(*benchComm.model);
+                benchComm.localBatch = options.localBatchSize.value_or(std::max<int64_t>(1, benchComm.model->globalBatchSize / dist.size));
+            }
             rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
             {
                 const auto comm = makeCommunicator(backend, dist, std::chrono::seconds(commTimeout), torch::cuda::is_available());

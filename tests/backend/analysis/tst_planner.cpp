@@ -285,6 +285,7 @@ private slots:
         QCOMPARE(samples->size(), 4);
         QCOMPARE(samples->last().op, CommSample::Op::Compute);
         QCOMPARE(samples->last().aloneS, 0.01);
+        QCOMPARE(samples->last().kernel, QStringLiteral("a convolution kernel"));  // a line without "kernel": the one kernel of old
 
         PlanRunInput base = oneRankRun();
         base.cpu = true;
@@ -299,6 +300,8 @@ private slots:
                      QStringLiteral("compute contention (CPU ranks share a node's cores and memory): ×1.25 at 2 rank(s) on 1 node(s)")),
                  qPrintable(plan->markdown()));
         QCOMPARE(plan->model.comm.samples, 3);  // the kernel is no collective
+        QVERIFY2(plan->markdown().contains(QStringLiteral("(a convolution kernel: 0.01 s alone, 0.0125 s on every rank at once)")),
+                 qPrintable(plan->markdown()));
 
         PlanRunInput two = base;
         two.runId = QStringLiteral("two");
@@ -317,6 +320,22 @@ private slots:
         QVERIFY(without);
         QVERIFY(std::abs(without->points[0].computeS - 0.2) < 1e-12);
         QVERIFY(without->markdown().contains(QStringLiteral("compute contention: not measured")));
+
+        // bench-comm --config: the config's own step computed, and the inputs name it.
+        QFile model(dir.filePath(QStringLiteral("model.jsonl")));
+        QVERIFY(model.open(QIODevice::WriteOnly));
+        model.write("{\"kind\":\"compute\",\"ranks\":2,\"nodes\":1,\"alone_s\":0.08,\"seconds\":0.1,\"kernel\":\"model\","
+                    "\"config\":\"cpu-bench\",\"local_batch\":1}\n");
+        model.close();
+        auto ownStep = loadCommSamples(model.fileName());
+        QVERIFY2(ownStep, ownStep ? "" : qPrintable(ownStep.error().text()));
+        samples->append(ownStep->first());
+        auto withModel = makePlan(QStringLiteral("s"), {base}, *samples, {bench, model.fileName()}, o);
+        QVERIFY2(withModel, withModel ? "" : qPrintable(withModel.error().text()));
+        QVERIFY(std::abs(withModel->points[0].computeS - 0.25) < 1e-12);
+        QVERIFY2(withModel->markdown().contains(QStringLiteral(
+                     "×1.25 at 2 rank(s) on 1 node(s) (config cpu-bench's own training step at local batch 1: 0.08 s alone")),
+                 qPrintable(withModel->markdown()));
 
         QFile bad(dir.filePath(QStringLiteral("bad.jsonl")));
         QVERIFY(bad.open(QIODevice::WriteOnly));

@@ -235,7 +235,8 @@ private slots:
         const auto r =
             m_cli.run({QStringLiteral("calibrate"), QStringLiteral("--nodes"), QStringLiteral("1"), QStringLiteral("--ranks-per-node"),
                        QStringLiteral("2"), QStringLiteral("--sizes"), QStringLiteral("64K,1M"), QStringLiteral("--reps"),
-                       QStringLiteral("3"), QStringLiteral("--name"), QStringLiteral("cal"), QStringLiteral("--wait")});
+                       QStringLiteral("3"), QStringLiteral("--name"), QStringLiteral("cal"), QStringLiteral("--config"),
+                       QStringLiteral("cpu-tiny"), QStringLiteral("--local-batch"), QStringLiteral("1"), QStringLiteral("--wait")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
         QCOMPARE(m_cli.state(QStringLiteral("cal-1x2")), QStringLiteral("completed"));
         QCOMPARE(m_cli.record(QStringLiteral("cal-1x2")).value(QStringLiteral("task")).toString(), QStringLiteral("bench-comm"));
@@ -251,7 +252,15 @@ private slots:
             QCOMPARE(o.value(QStringLiteral("ranks")).toInt(), 2);
             QVERIFY(o.value(QStringLiteral("seconds")).toDouble() > 0);
             kinds.insert(o.value(QStringLiteral("kind")).toString());
-            afterCompute += o.value(QStringLiteral("mode")).toString() == QStringLiteral("after_compute");
+            const bool computes = o.value(QStringLiteral("kind")).toString() == QStringLiteral("compute") ||
+                o.value(QStringLiteral("mode")).toString() == QStringLiteral("after_compute");
+            afterCompute += computes && o.value(QStringLiteral("kind")).toString() != QStringLiteral("compute");
+            // --config: cpu-tiny's own step (its config.yaml in the run folder) is the compute.
+            if (computes)
+                QVERIFY2(o.value(QStringLiteral("kernel")).toString() == QStringLiteral("model") &&
+                             o.value(QStringLiteral("config")).toString() == QStringLiteral("cpu-tiny") &&
+                             o.value(QStringLiteral("local_batch")).toInt() == 1,
+                         line.constData());
             ++lines;
         }
         // 3 collectives × 2 sizes behind a barrier and again after compute (calibrate's default),
@@ -266,7 +275,7 @@ private slots:
         QVERIFY2(p.exitCode == 0, qPrintable(p.all()));
         QVERIFY2(p.out.contains(QStringLiteral("benchmark timing(s) (") + file), qPrintable(p.out));
         QVERIFY2(p.out.contains(QStringLiteral("compute contention (CPU ranks share a node's cores and memory): ×")) &&
-                     p.out.contains(QStringLiteral("at 2 rank(s) on 1 node(s)")),
+                     p.out.contains(QStringLiteral("at 2 rank(s) on 1 node(s) (config cpu-tiny's own training step at local batch 1:")),
                  qPrintable(p.out));
         QVERIFY2(p.out.contains(QStringLiteral("reduce-scatter (zero1)")) || p.out.contains(QStringLiteral("reduce-scatter")),
                  qPrintable(p.out));

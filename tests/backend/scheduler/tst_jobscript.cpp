@@ -123,6 +123,15 @@ private slots:
         QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --mpi='pmix' '/opt/scale desk/bin/scaledesk-train' "
                                                "'bench-comm' '--out' 'comm.jsonl' '--threads' '32' '--sizes' '64K,1M' &")));
         QVERIFY(!script.contains(QStringLiteral("--yaml_config")));
+        // With a config (scaledesk calibrate --config), its own step is the benchmark's compute.
+        r.configName = QStringLiteral("cpu-bench");
+        r.point.localBatch = 2;
+        QCOMPARE(
+            trainerCommand(r),
+            (QStringList{QStringLiteral("/opt/scale desk/bin/scaledesk-train"), QStringLiteral("bench-comm"), QStringLiteral("--out"),
+                         QStringLiteral("comm.jsonl"), QStringLiteral("--threads"), QStringLiteral("32"), QStringLiteral("--yaml_config"),
+                         QStringLiteral("config.yaml"), QStringLiteral("--config"), QStringLiteral("cpu-bench"),
+                         QStringLiteral("--local_batch_size"), QStringLiteral("2"), QStringLiteral("--sizes"), QStringLiteral("64K,1M")}));
     }
 };
 

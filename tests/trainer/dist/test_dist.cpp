@@ -156,6 +156,7 @@ TEST_F(Dist, BenchCommTimesEverySizeOverTheRanks)
             EXPECT_EQ(j.at("kind"), "compute") << lines[k];
             EXPECT_EQ(j.at("ranks"), 2);
             EXPECT_EQ(j.at("threads"), 1);
+            EXPECT_EQ(j.at("kernel"), "conv") << lines[k];
             EXPECT_GT(j.at("alone_s").get<double>(), 0.0) << lines[k];
             EXPECT_GE(j.at("seconds").get<double>(), j.at("mean_s").get<double>()) << lines[k];
             EXPECT_GT(j.at("mean_s").get<double>(), 0.0) << lines[k];
@@ -165,6 +166,8 @@ TEST_F(Dist, BenchCommTimesEverySizeOverTheRanks)
         }
         const std::size_t i = k % 7;  // 0–5: three collectives × two sizes
         EXPECT_EQ(j.at("kind"), ops[i / 2 % 3]) << lines[k];
+        // The reductions are timed with their average (×1/n), as the strategies follow them.
+        EXPECT_EQ(j.value("averaged", false), ops[i / 2 % 3] != "allgather") << lines[k];
         EXPECT_EQ(j.at("ranks"), 2);
         EXPECT_EQ(j.at("nodes"), 1);
         EXPECT_EQ(j.at("bytes"), i % 2 == 0 ? 4096 : 262144);
@@ -211,6 +214,42 @@ TEST_F(Dist, BenchCommTimesCollectivesAfterComputeToo)
     const ProcessResult bad = runCommand(shellQuote(kBin) + " bench-comm --after_compute -1 2>&1");
     EXPECT_NE(bad.exitCode, 0);
     EXPECT_NE(bad.output.find("--after_compute"), std::string::npos) << bad.output;
+}
+
+// --config: the compute (contention, and before each call after compute) is that config's own
+// training step at --local_batch_size, and the lines say so; a config that is not there is named.
+TEST_F(Dist, BenchCommComputesTheConfigsOwnStep)
+{
+    const std::string out = path("bench-model.jsonl");
+    const Job job = runMpi(2,
+                           {"bench-comm", "--config", "cpu-tiny", "--local_batch_size", "2", "--sizes", "4K", "--ops", "allreduce,compute",
+                            "--reps", "3", "--after_compute", "0.01", "--compute_seconds", "0.2", "--out", out, "--threads", "1"});
+    for (int code : job.exitCodes) EXPECT_EQ(code, 0) << all(job);
+    const std::vector<std::string> lines = readLines(out);
+    ASSERT_EQ(lines.size(), 3u) << readFile(out);  // the allreduce behind a barrier, after compute, then compute
+    EXPECT_FALSE(json::parse(lines[0]).contains("kernel")) << lines[0];
+    for (std::size_t k : {1u, 2u}) {
+        const json j = json::parse(lines[k]);
+        EXPECT_EQ(j.at("kernel"), "model") << lines[k];
+        EXPECT_EQ(j.at("config"), "cpu-tiny") << lines[k];
+        EXPECT_EQ(j.at("local_batch"), 2) << lines[k];
+    }
+    const json after = json::parse(lines[1]), compute = json::parse(lines[2]);
+    EXPECT_EQ(after.at("mode"), "after_compute");
+    EXPECT_GE(after.at("kernels").get<int>(), 1) << lines[1];
+    EXPECT_EQ(compute.at("kind"), "compute");
+    // A step of the model at 2 crops is slower than one at 1: the batch reaches the compute.
+    const std::string one = path("bench-model-1.jsonl");
+    const Job single = runMpi(2,
+                              {"bench-comm", "--config", "cpu-tiny", "--local_batch_size", "1", "--ops", "compute", "--compute_seconds",
+                               "0.2", "--out", one, "--threads", "1"});
+    for (int code : single.exitCodes) EXPECT_EQ(code, 0) << all(single);
+    const std::vector<std::string> oneLines = readLines(one);
+    ASSERT_EQ(oneLines.size(), 1u) << readFile(one);
+    EXPECT_GT(compute.at("alone_s").get<double>(), json::parse(oneLines[0]).at("alone_s").get<double>()) << lines[2] << '\n' << oneLines[0];
+    const ProcessResult bad = runCommand(shellQuote(kBin) + " bench-comm --yaml_config " + shellQuote(kUnet) + " --config nosuch 2>&1");
+    EXPECT_NE(bad.exitCode, 0);
+    EXPECT_NE(bad.output.find("nosuch"), std::string::npos) << bad.output;
 }
 
 TEST_F(Dist, GlooEnvTwoAndThreeRanks)

@@ -1,6 +1,8 @@
 #include "dist/benchcomm.h"
 
 #include "dist/comm.h"
+#include "model/fusedadam.h"
+#include "model/unet.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -95,22 +97,55 @@ torch::Tensor everyRank(Communicator& comm, const std::vector<double>& values)
 // Each rank's `value`, gathered on every rank (float64, by rank).
 torch::Tensor everyRank(Communicator& comm, double value) { return everyRank(comm, std::vector<double>{value}).flatten(); }
 
-// One forward and backward of two strided 3-D convolutions with a leaky ReLU between, on a 32³
-// crop of 4 channels: the kind of work a U-Net step is made of, about 10 ms on one core.
+// The compute the benchmark runs, one call a step: what it is, for the JSON lines, and the call.
 struct ComputeKernel {
-    torch::nn::Conv3d down1{torch::nn::Conv3dOptions(4, 32, 4).stride(2).padding(1)};
-    torch::nn::Conv3d down2{torch::nn::Conv3dOptions(32, 64, 4).stride(2).padding(1)};
-    torch::Tensor input = torch::randn({1, 4, 32, 32, 32});
-    void operator()()
-    {
-        down1->zero_grad();
-        down2->zero_grad();
-        down2(torch::leaky_relu(down1(input), 0.2)).abs().mean().backward();
-    }
+    nlohmann::json describe;
+    std::function<void()> run;
+    void operator()() const { run(); }
 };
 
+// Without a config: one forward and backward of two strided 3-D convolutions with a leaky ReLU
+// between, on a 32³ crop of 4 channels: the kind of work a U-Net step is made of, about 10 ms on
+// one core. With one: the config's own training step (forward, loss, backward, Adam) on a random
+// batch of its crops, as the trainer computes it.
+ComputeKernel makeKernel(const BenchCommOptions& options)
+{
+    if (!options.model) {
+        auto down1 = std::make_shared<torch::nn::Conv3d>(torch::nn::Conv3dOptions(4, 32, 4).stride(2).padding(1));
+        auto down2 = std::make_shared<torch::nn::Conv3d>(torch::nn::Conv3dOptions(32, 64, 4).stride(2).padding(1));
+        auto input = std::make_shared<torch::Tensor>(torch::randn({1, 4, 32, 32, 32}));
+        return {nlohmann::json{{"kernel", "conv"}}, [down1, down2, input] {
+                    (*down1)->zero_grad();
+                    (*down2)->zero_grad();
+                    (*down2)(torch::leaky_relu((*down1)(*input), 0.2)).abs().mean().backward();
+                }};
+    }
+    struct Step {
+        Step(const TrainConfig& c, int64_t b)
+            : model(UNetOptions{4, c.outChannels, c.baseChannels, c.fullScale}),
+              adam(model->parameters(), torch::optim::AdamOptions(c.startLr)),
+              input(torch::randn({b, 4, c.dataSize, c.dataSize, c.dataSize}) * 0.1),
+              target(torch::tanh(torch::randn({b, c.outChannels, c.dataSize, c.dataSize, c.dataSize}))), lambdaRho(c.lambdaRho)
+        {
+            model->initWeights(c.convScale, c.convBias);
+        }
+        UNet model;
+        torch::optim::Adam adam;
+        torch::Tensor input, target;
+        double lambdaRho;
+    };
+    const TrainConfig& c = *options.model;
+    const int64_t b = options.localBatch;
+    auto step = std::make_shared<Step>(c, b);
+    return {nlohmann::json{{"kernel", "model"}, {"config", c.name}, {"local_batch", b}}, [step] {
+                step->adam.zero_grad();  // in place in this libtorch, as the strategies zero their buckets
+                computeLoss(step->model->forward(step->input), step->target, step->lambdaRho).backward();
+                fusedAdamStep(step->adam);
+            }};
+}
+
 // The kernel's median over as many runs as fit in `seconds` (at least 3), after one untimed run.
-double timeKernel(ComputeKernel& kernel, double seconds, int* reps)
+double timeKernel(const ComputeKernel& kernel, double seconds, int* reps)
 {
     using Clock = std::chrono::steady_clock;
     kernel();
@@ -127,9 +162,8 @@ double timeKernel(ComputeKernel& kernel, double seconds, int* reps)
 
 // Compute contention: rank 0's kernel alone, the others asleep (a rank waiting in a barrier may
 // spin on a core), then every rank's at once. The sleepers wake after rank 0's time and a margin.
-nlohmann::json benchCompute(Communicator& comm, double seconds)
+nlohmann::json benchCompute(Communicator& comm, const ComputeKernel& kernel, double seconds)
 {
-    ComputeKernel kernel;
     kernel();  // first-touch allocations, outside every timing
     comm.barrier();
     double alone = 0;
@@ -141,11 +175,13 @@ nlohmann::json benchCompute(Communicator& comm, double seconds)
     comm.barrier();
     const double together = timeKernel(kernel, seconds, nullptr);
     const torch::Tensor all = everyRank(comm, together);
-    return nlohmann::json{{"alone_s", alone},
-                          {"seconds", all.max().item<double>()},
-                          {"mean_s", all.mean().item<double>()},
-                          {"reps", reps},
-                          {"threads", at::get_num_threads()}};
+    nlohmann::json line{{"alone_s", alone},
+                        {"seconds", all.max().item<double>()},
+                        {"mean_s", all.mean().item<double>()},
+                        {"reps", reps},
+                        {"threads", at::get_num_threads()}};
+    line.update(kernel.describe);
+    return line;
 }
 
 // One collective's timings over the ranks, `reps` of them after two untimed calls.
@@ -163,7 +199,7 @@ struct Timings {
 // arrives first waits for the last inside the collective; the last one in measures the
 // collective itself, and what the others spend beyond it is the wait, which a step pays once.
 Timings timeCollective(Communicator& comm, const std::string& op, torch::Tensor& buffer, torch::Tensor& shard, int reps, int kernels,
-                       ComputeKernel* kernel)
+                       const ComputeKernel* kernel)
 {
     using Clock = std::chrono::steady_clock;
     std::vector<double> times, computes;
@@ -176,12 +212,17 @@ Timings timeCollective(Communicator& comm, const std::string& op, torch::Tensor&
             comm.barrier();
         const double computed = std::chrono::duration<double>(Clock::now() - t0).count();
         t0 = Clock::now();
-        if (op == "allreduce")
+        // As the strategies call them: a reduction is followed by its average (the sum over n),
+        // over the whole buffer (ddp, fused) or this rank's shard (zero1).
+        if (op == "allreduce") {
             comm.allreduce(buffer);
-        else if (op == "reduce_scatter")
+            buffer.mul_(1.0 / comm.size());
+        } else if (op == "reduce_scatter") {
             comm.reduceScatter(buffer, shard);
-        else
+            shard.mul_(1.0 / comm.size());
+        } else {
             comm.allgather(buffer, shard);
+        }
         const double s = std::chrono::duration<double>(Clock::now() - t0).count();
         if (r >= 2) {  // the first two set up buffers and connections
             times.push_back(s);
@@ -235,7 +276,7 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
     }
     // After compute: as many kernels before each call as fill `afterCompute` seconds, timed with
     // every rank computing at once (as in training), on rank 0.
-    ComputeKernel kernel;
+    const ComputeKernel kernel = makeKernel(options);
     int kernels = 0;
     if (options.afterCompute > 0) {
         const double one = everyRank(comm, timeKernel(kernel, 0.5, nullptr))[0].item<double>();
@@ -245,7 +286,7 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
     auto now = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
     for (const std::string& op : options.ops) {
         if (op == "compute") {
-            nlohmann::json line = benchCompute(comm, options.computeSeconds);
+            nlohmann::json line = benchCompute(comm, kernel, options.computeSeconds);
             if (!rank0) continue;
             const double alone = line["alone_s"], slowest = line["seconds"];
             std::printf("| compute | – | %.6g on every rank (slowest), %.6g alone: ×%.3f | | |\n", slowest, alone, slowest / alone);
@@ -261,9 +302,11 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
             torch::Tensor buffer = torch::ones({count}, torch::kFloat32);
             torch::Tensor shard = buffer.narrow(0, comm.rank() * (count / n), count / n);
             const auto describe = [&](const Timings& x) {
-                return nlohmann::json{
+                nlohmann::json line{
                     {"kind", op},     {"backend", comm.backend()}, {"ranks", n},         {"nodes", nodes},       {"host", hosts.front()},
                     {"bytes", bytes}, {"seconds", x.seconds},      {"min_s", x.fastest}, {"reps", options.reps}, {"t", now()}};
+                if (op != "allgather") line["averaged"] = true;  // the time includes the ×1/n of the sum
+                return line;
             };
             const nlohmann::json line = describe(timeCollective(comm, op, buffer, shard, options.reps, 0, nullptr));
             if (rank0) {
@@ -277,6 +320,7 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
             after["wait_s"] = loaded.wait;
             after["compute_s"] = loaded.compute;
             after["kernels"] = kernels;
+            after.update(kernel.describe);
             if (rank0) {
                 printRow(after, op + " after compute", n);
                 if (file.is_open()) file << after.dump() << '\n' << std::flush;

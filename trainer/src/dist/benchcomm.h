@@ -1,5 +1,9 @@
 #pragma once
 
+#include "run/config.h"
+
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +16,9 @@ class Communicator;
 /// median (and minimum) of `reps` timed calls after two untimed ones, every rank taking part; and
 /// ("compute") how much the ranks slow each other's compute: a convolution kernel like the
 /// U-Net's, forward and backward on the CPU, timed on rank 0 alone while the others sleep, then on
-/// every rank at once, `computeSeconds` each.
+/// every rank at once, `computeSeconds` each. With `model`, that compute is the config's own
+/// training step instead: the U-Net's forward, loss, backward and Adam step on a random batch of
+/// `localBatch` crops.
 struct BenchCommOptions {
     std::vector<long long> sizes{4096, 65536, 1 << 20, 4 << 20, 16 << 20, 64 << 20};  ///< bytes
     std::vector<std::string> ops{"allreduce", "reduce_scatter", "allgather", "compute"};
@@ -21,7 +27,11 @@ struct BenchCommOptions {
     /// > 0: each collective and size is timed again after this many seconds of compute kernels per
     /// call and no barrier, as training meets it (JSON "mode": "after_compute").
     double afterCompute = 0;
-    std::string out;  ///< JSON lines written here by rank 0 ("" or "-": standard output only)
+    /// The config whose training step is the compute (compute contention, and before each call
+    /// with afterCompute); none: the convolution kernel.
+    std::optional<TrainConfig> model;
+    int64_t localBatch = 1;  ///< with model: crops per step
+    std::string out;         ///< JSON lines written here by rank 0 ("" or "-": standard output only)
 };
 
 /// Parses "4K,64K,1M,16M" (K, M, G: powers of 1024; plain numbers are bytes) into byte counts,
@@ -31,12 +41,15 @@ std::vector<long long> parseByteSizes(const std::string& list);
 /// Runs the benchmark on `comm` (every rank calls it). Rank 0 prints a table and writes one JSON
 /// line per collective and size: {"kind": "allreduce" | "reduce_scatter" | "allgather", "backend",
 /// "ranks", "nodes", "host", "bytes" (the full buffer), "seconds" (the slowest rank's median),
-/// "min_s", "reps", "t"}; with afterCompute, a second line per collective and size with "mode":
+/// "min_s", "reps", "t"}; a reduction is timed with the average that follows it in the strategies
+/// (×1/n over the buffer, or the shard of a reduce-scatter), and its line says "averaged": true; with afterCompute, a second line per collective and size with "mode":
 /// "after_compute", "seconds" (the mean over calls of the last rank in, who waits for none),
 /// "wait_s" (the ranks' mean time in the collective beyond it: the arrival imbalance a step pays
-/// once), "compute_s" (the kernels' time before each call, the ranks' mean) and "kernels"; and for compute {"kind": "compute", …, "alone_s" (rank 0's median alone),
-/// "seconds" (the slowest rank's median with every rank computing), "mean_s" (the ranks' mean of
-/// theirs), "reps" (rank 0's timed kernels alone)}: the input of `scaledesk plan --comm`
+/// once), "compute_s" (the kernels' time before each call, the ranks' mean) and "kernels"; and for compute
+/// {"kind": "compute", …, "alone_s" (rank 0's median alone), "seconds" (the slowest rank's median
+/// with every rank computing), "mean_s" (the ranks' mean of theirs), "reps" (rank 0's timed
+/// kernels alone)}. The compute and after-compute lines name their compute: "kernel" is "conv", or
+/// "model" with "config" and "local_batch": the input of `scaledesk plan --comm`
 /// (docs/planner.md). Nodes are the distinct host names of the ranks. Needs at least two ranks;
 /// throws CommError otherwise.
 void runBenchComm(Communicator& comm, const BenchCommOptions& options);

@@ -130,7 +130,6 @@ public:
             busy.emplace_back(b.launched, b.handle->completedAt());
             b.handle.reset();
         }
-        m_times.exposedSeconds += since(waitStart);
         // Communication time = the union of the buckets' launch → completion intervals.
         std::sort(busy.begin(), busy.end());
         Clock::time_point coveredUntil = busy.front().first;
@@ -141,8 +140,13 @@ public:
                 coveredUntil = end;
             }
         }
+        // The sum becomes the mean: part of the synchronisation, as in zero1 (and NCCL's ncclAvg),
+        // so it counts in the communication, exposed, and never in the optimizer's time.
+        const auto averageStart = Clock::now();
         const double scale = 1.0 / double(m_comm.size());
         for (auto& b : m_buckets) b.flat.mul_(scale);
+        m_times.commSeconds += since(averageStart);
+        m_times.exposedSeconds += since(waitStart);
         resetPending();
     }
 

@@ -52,4 +52,8 @@ private:
 };
 TORCH_MODULE(UNet);
 
+/// The training loss of the U-Net's output: L1 against the target, plus lambda_rho times the L1 of
+/// the densities exp(14·x) of channel 0 when lambdaRho > 0 (the original's density term).
+torch::Tensor computeLoss(const torch::Tensor& output, const torch::Tensor& target, double lambdaRho);
+
 }  // namespace scaledesk::train

@@ -96,16 +96,6 @@ bool cpuHasBf16()
     return false;
 }
 
-torch::Tensor computeLoss(const torch::Tensor& output, const torch::Tensor& target, double lambdaRho)
-{
-    torch::Tensor loss = torch::l1_loss(output, target);
-    if (lambdaRho > 0.0) {
-        // The original's density term: L1 between exp(14·x) of channel 0 ("log(ρ)/14" undone).
-        loss = loss + lambdaRho * torch::l1_loss(torch::exp(output.select(1, 0).mul(14.0)), torch::exp(target.select(1, 0).mul(14.0)));
-    }
-    return loss;
-}
-
 std::string hostName()
 {
     char buf[256] = {};
