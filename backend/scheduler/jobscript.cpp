@@ -29,9 +29,10 @@ QStringList trainerCommand(const JobRequest& r)
                           QStringLiteral("--threads"),
                           QString::number(r.profile.slurm.cpusPerTask)};
         // With a config, its own training step is the benchmark's compute.
-        if (!r.configName.isEmpty())
+        if (!r.configName.isEmpty()) {
             bench << QStringLiteral("--yaml_config") << QStringLiteral("config.yaml") << QStringLiteral("--config") << r.configName;
-        if (!r.configName.isEmpty() && p.localBatch > 0) bench << QStringLiteral("--local_batch_size") << QString::number(p.localBatch);
+            if (p.localBatch > 0) bench << QStringLiteral("--local_batch_size") << QString::number(p.localBatch);
+        }
         return bench + r.trainerArgs;
     }
     QStringList train = {r.trainerPath,

@@ -122,8 +122,7 @@ ComputeKernel makeKernel(const BenchCommOptions& options)
     }
     struct Step {
         Step(const TrainConfig& c, int64_t b)
-            : model(UNetOptions{4, c.outChannels, c.baseChannels, c.fullScale}),
-              adam(model->parameters(), torch::optim::AdamOptions(c.startLr)),
+            : model(unetOptions(c)), adam(model->parameters(), torch::optim::AdamOptions(c.startLr)),
               input(torch::randn({b, 4, c.dataSize, c.dataSize, c.dataSize}) * 0.1),
               target(torch::tanh(torch::randn({b, c.outChannels, c.dataSize, c.dataSize, c.dataSize}))), lambdaRho(c.lambdaRho)
         {

@@ -42,14 +42,15 @@ std::vector<long long> parseByteSizes(const std::string& list);
 /// line per collective and size: {"kind": "allreduce" | "reduce_scatter" | "allgather", "backend",
 /// "ranks", "nodes", "host", "bytes" (the full buffer), "seconds" (the slowest rank's median),
 /// "min_s", "reps", "t"}; a reduction is timed with the average that follows it in the strategies
-/// (×1/n over the buffer, or the shard of a reduce-scatter), and its line says "averaged": true; with afterCompute, a second line per collective and size with "mode":
-/// "after_compute", "seconds" (the mean over calls of the last rank in, who waits for none),
-/// "wait_s" (the ranks' mean time in the collective beyond it: the arrival imbalance a step pays
-/// once), "compute_s" (the kernels' time before each call, the ranks' mean) and "kernels"; and for compute
-/// {"kind": "compute", …, "alone_s" (rank 0's median alone), "seconds" (the slowest rank's median
-/// with every rank computing), "mean_s" (the ranks' mean of theirs), "reps" (rank 0's timed
-/// kernels alone)}. The compute and after-compute lines name their compute: "kernel" is "conv", or
-/// "model" with "config" and "local_batch": the input of `scaledesk plan --comm`
+/// (×1/n over the buffer, or the shard of a reduce-scatter), and its line says "averaged": true.
+/// With afterCompute, a second line per collective and size with "mode": "after_compute",
+/// "seconds" (the mean over calls of the last rank in, who waits for none), "wait_s" (the ranks'
+/// mean time in the collective beyond it: the arrival imbalance a step pays once), "compute_s"
+/// (the kernels' time before each call, the ranks' mean) and "kernels". For compute: {"kind":
+/// "compute", …, "alone_s" (rank 0's median alone), "seconds" (the slowest rank's median with
+/// every rank computing), "mean_s" (the ranks' mean of theirs), "reps" (rank 0's timed kernels
+/// alone)}. The compute and after-compute lines name their compute: "kernel" is "conv", or "model"
+/// with "config" and "local_batch". The lines are the input of `scaledesk plan --comm`
 /// (docs/planner.md). Nodes are the distinct host names of the ranks. Needs at least two ranks;
 /// throws CommError otherwise.
 void runBenchComm(Communicator& comm, const BenchCommOptions& options);

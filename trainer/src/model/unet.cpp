@@ -1,5 +1,7 @@
 #include "model/unet.h"
 
+#include "run/config.h"
+
 #include <torch/torch.h>
 
 namespace scaledesk::train {
@@ -14,6 +16,8 @@ torch::nn::ConvTranspose3dOptions upOptions(int64_t in, int64_t out)
     return torch::nn::ConvTranspose3dOptions(in, out, 4).stride(2).padding(1).output_padding(0).bias(true);
 }
 }  // namespace
+
+UNetOptions unetOptions(const TrainConfig& config) { return UNetOptions{4, config.outChannels, config.baseChannels, config.fullScale}; }
 
 UNetImpl::UNetImpl(const UNetOptions& options) : m_options(options)
 {

@@ -9,6 +9,8 @@
 
 namespace scaledesk::train {
 
+struct TrainConfig;
+
 /// Shape parameters of the NERSC U-Net (spec §1) plus the ScaleDesk size extensions.
 struct UNetOptions {
     int64_t inChannels = 4;
@@ -16,6 +18,9 @@ struct UNetOptions {
     int64_t baseChannels = 64;  ///< 64 reproduces the original
     bool fullScale = true;      ///< 6 levels; false drops conv_down6/conv_up6 (5 levels)
 };
+
+/// The U-Net a config trains: its output channels, base channels and depth, 4 input channels.
+UNetOptions unetOptions(const TrainConfig& config);
 
 /// One row of the layer table, for `--describe` and tests.
 struct LayerInfo {

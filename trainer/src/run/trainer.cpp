@@ -219,7 +219,7 @@ void describeRun(const TrainOptions& o, const RunPlan& plan)
     std::cout << "lr: init " << pythonFloatRepr(schedule.initLr()) << ", step 1 " << pythonFloatRepr(schedule.at(1)) << ", last step "
               << pythonFloatRepr(schedule.at(plan.totSteps)) << "\n";
     std::cout << "run folder: " << plan.runDir << "\n";
-    UNet model(UNetOptions{4, c.outChannels, c.baseChannels, c.fullScale});
+    UNet model(unetOptions(c));
     std::cout << "model: U-Net, " << c.levels() << " levels, base_channels " << c.baseChannels << ", input (4, " << c.dataSize << ", "
               << c.dataSize << ", " << c.dataSize << ")\n";
     char row[160];
@@ -457,7 +457,7 @@ private:
     void buildModel()
     {
         torch::manual_seed(plan.seed);
-        model = UNet(UNetOptions{4, c.outChannels, c.baseChannels, c.fullScale});
+        model = UNet(unetOptions(c));
         model->initWeights(c.convScale, c.convBias);
         model->to(device);
         optimizer =
