@@ -103,9 +103,9 @@ double AllreduceModel::bucketedTime(int ranks, int nodes, double bytes, double b
 
 Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& timings)
 {
-    QList<CommSample> samples;  // the collectives: compute is none
+    QList<CommSample> samples;  // the collectives alone: compute is none, and an overlapped call is not alone
     for (const CommSample& s : timings)
-        if (s.op != CommSample::Op::Compute) samples << s;
+        if (s.op != CommSample::Op::Compute && !s.overlapped) samples << s;
     QList<CommSample> intra, inter;
     for (const CommSample& s : samples) {
         if (s.ranks < 2 || !(s.seconds > 0) || !(s.bytes >= 0))
@@ -262,15 +262,38 @@ QPair<int, int> standInLayout(const QList<CommSample>& samples, int ranks, int n
 }
 }  // namespace
 
-double PerfModel::contention(int ranks, int nodes) const
+const CommSample* PerfModel::contentionSample(int ranks, int nodes) const
 {
-    if (ranks <= 1 || !cpuRanks) return 1.0;
     const auto kernel = [](const CommSample& c) { return c.op == CommSample::Op::Compute && c.aloneS > 0 && c.seconds > 0; };
     const QPair<int, int> layout = standInLayout(contentionSamples, ranks, nodes, kernel);
     const CommSample* last = nullptr;  // the layout's latest measurement
     for (const CommSample& c : contentionSamples)
         if (kernel(c) && c.ranks == layout.first && c.nodes == layout.second) last = &c;
-    return last ? last->seconds / last->aloneS : 1.0;
+    return last;
+}
+
+double PerfModel::computeBetweenCollectives(int ranks, int nodes) const
+{
+    const CommSample* kernel = contentionSample(ranks, nodes);
+    if (!kernel) return 0.0;
+    double sum = 0;
+    int timings = 0;
+    for (const CommSample& c : waitSamples)
+        if (c.afterCompute && c.computeS > 0 && c.kernels > 0 && c.ranks == kernel->ranks && c.nodes == kernel->nodes &&
+            c.kernel == kernel->kernel) {
+            sum += c.computeS / c.kernels;
+            ++timings;
+        }
+    return timings ? sum / timings : 0.0;
+}
+
+double PerfModel::contention(int ranks, int nodes) const
+{
+    if (ranks <= 1 || !cpuRanks) return 1.0;
+    const CommSample* kernel = contentionSample(ranks, nodes);
+    if (!kernel) return 1.0;
+    const double between = computeBetweenCollectives(ranks, nodes);
+    return (between > 0 ? between : kernel->seconds) / kernel->aloneS;
 }
 
 double PerfModel::arrivalWait(int ranks, int nodes) const
@@ -285,6 +308,24 @@ double PerfModel::arrivalWait(int ranks, int nodes) const
             compute += c.computeS;
         }
     return compute > 0 ? wait / compute : 0.0;
+}
+
+double PerfModel::overlapShare(int ranks, int nodes) const
+{
+    const auto timed = [](const CommSample& c) { return c.overlapped && c.op == CommSample::Op::Allreduce; };
+    const QPair<int, int> layout = standInLayout(overlapSamples, ranks, nodes, timed);
+    double hidden = 0, collective = 0;
+    for (const CommSample& o : overlapSamples) {
+        if (!timed(o) || o.ranks != layout.first || o.nodes != layout.second) continue;
+        for (const CommSample& a : waitSamples)
+            if (a.afterCompute && a.op == CommSample::Op::Allreduce && a.ranks == o.ranks && a.nodes == o.nodes && a.bytes == o.bytes &&
+                a.kernel == o.kernel && a.kernels == o.kernels) {
+                hidden += (a.computeS + a.seconds + a.waitS) - (o.computeS + o.seconds);
+                collective += a.seconds;
+                break;
+            }
+    }
+    return collective > 0 ? std::clamp(hidden / collective, -1.0, 1.0) : kNaN;
 }
 
 QList<CommSample> preferAfterCompute(const QList<CommSample>& samples, int* dropped)
@@ -330,11 +371,13 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
         p.exposedS = 0.0;
     } else if (std::isfinite(sc.measuredOverlap)) {
         p.exposedS = (1.0 - sc.measuredOverlap) * p.commS;
-    } else if (strategy == QLatin1String("ddp") && !cpuRanks) {
-        // Buckets go out while backward runs; the last one cannot hide behind anything.
+    } else if (strategy == QLatin1String("ddp") && (!cpuRanks || std::isfinite(overlapShare(ranks, nodes)))) {
+        // Buckets go out while backward runs; the last one cannot hide behind anything. On CPU
+        // ranks only the share the benchmark saw hide behind compute does.
         const double backward = p.computeS * (std::isfinite(compute.backwardShare) ? compute.backwardShare : 0.0);
         const double last = comm.time(ranks, nodes, layout ? sc.messageBytes.last() : std::min(bucket, gradientBytes));
-        p.exposedS = std::max(last, p.commS - backward);
+        const double share = cpuRanks ? overlapShare(ranks, nodes) : 1.0;
+        p.exposedS = std::max(last, p.commS - share * std::min(p.commS, backward));
     } else {
         p.exposedS = p.commS;  // fused and zero1 communicate after backward
     }

@@ -35,6 +35,12 @@ struct CommSample {
     /// imbalance, which a step pays once (PerfModel::arrivalWait).
     bool afterCompute = false;
     double waitS = 0, computeS = 0;
+    int kernels = 1;  ///< after compute: how many of the kernel `computeS` ran before each call
+    /// An allreduce launched before `kernels` kernels (`computeS`, the ranks' mean while it ran) and
+    /// waited for after them (bench-comm --after_compute's third line, "mode": "overlapped"):
+    /// `seconds` is the ranks' mean wait after their kernels. It times no collective alone: the
+    /// fits leave it out, and PerfModel::overlapShare() reads it.
+    bool overlapped = false;
 };
 
 /// The collectives as training meets them where the benchmark timed them so: for each collective,
@@ -116,7 +122,9 @@ Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples);
 
 /// How a strategy's communication meets its step:
 /// - ddp: bucketed allreduce launched during backward; exposed = max(last bucket, comm − backward)
-///   on GPUs; on CPU ranks (PerfModel::cpuRanks) exposed = comm;
+///   on GPUs; on CPU ranks (PerfModel::cpuRanks), where the benchmark timed allreduces behind
+///   compute, exposed = max(last bucket, comm − φ·min(comm, backward)) with φ =
+///   PerfModel::overlapShare(), else exposed = comm;
 /// - fused (Horovod): one fusion buffer after backward; exposed = comm;
 /// - zero1 (DeepSpeed ZeRO-1): one reduce-scatter of the gradients and one allgather of the
 ///   parameters, after backward; exposed = comm. Each costs half a ring allreduce, unless the two
@@ -164,16 +172,34 @@ struct PerfModel {
     /// at the ranks and nodes it ran.
     QList<CommSample> contentionSamples;
     /// How much slower a rank computes at `ranks` ranks on `nodes` nodes than alone, on CPU ranks
-    /// (ranks that share a node's cores, caches and memory bandwidth; a GPU computes on its own):
-    /// the slowest rank's time over the lone rank's, where the benchmark ran that layout, else the
-    /// largest layout of as many ranks per node, else 1 (not measured). 1 for one rank, and on GPUs.
+    /// (ranks that share a node's cores, caches and memory bandwidth; a GPU computes on its own),
+    /// at the layout the benchmark ran, else the largest layout of as many ranks per node, else 1
+    /// (not measured). 1 for one rank, and on GPUs. Where the benchmark also timed collectives after
+    /// the same kernel (waitSamples), the kernel's mean time between collectives over its time
+    /// alone: a step computes between its collectives, which leave the caches to refill and the
+    /// cores to the other ranks' copies. Else the slowest rank's time with every rank computing
+    /// at once over the lone rank's.
     double contention(int ranks, int nodes) const;
+    /// The benchmark's compute timing contention() reads at this layout (the latest there); null
+    /// where there is none.
+    const CommSample* contentionSample(int ranks, int nodes) const;
+    /// contention()'s between-collectives kernel time at the layout it reads (its mean over the
+    /// after-compute timings of the compute sample's kernel); 0 where there is none.
+    double computeBetweenCollectives(int ranks, int nodes) const;
     /// The after-compute collectives' timings (CommSample::afterCompute), for arrivalWait().
     QList<CommSample> waitSamples;
     /// The wait of a step's first collective for the last rank to finish computing, as a share of
     /// the step's compute: Σ wait / Σ compute over the after-compute timings at this layout, else
     /// at the largest layout of as many ranks per node, else 0 (not measured). 0 for one rank.
     double arrivalWait(int ranks, int nodes) const;
+    /// The allreduces timed behind compute (CommSample::overlapped), for overlapShare().
+    QList<CommSample> overlapSamples;
+    /// The share φ of an allreduce that hides behind compute on these ranks: Σ (after-compute call
+    /// − overlapped call) / Σ after-compute allreduce, over the sizes timed both ways after the same
+    /// kernel at this layout (else the largest layout of as many ranks per node), a call being the
+    /// ranks' mean compute, collective and wait. Bounded to [−1, 1]; below 0, computing while the
+    /// collective runs costs more than taking turns. NaN where not measured.
+    double overlapShare(int ranks, int nodes) const;
     QMap<QString, StrategyComm> strategies;  ///< by strategy name; one not here: its default bucket and its rule
 
     StepPrediction step(const QString& strategy, int ranks, int nodes, double localBatch) const;

@@ -158,17 +158,34 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path)
                   .arg(o.value(QLatin1String("config")).toString())
                   .arg(o.value(QLatin1String("local_batch")).toInt())
             : QStringLiteral("a convolution kernel");
-        if (!compute && o.value(QLatin1String("mode")).toString() == QLatin1String("after_compute")) {
-            s.afterCompute = true;
+        const QString mode = o.value(QLatin1String("mode")).toString();
+        if (!compute && !mode.isEmpty() && mode != QLatin1String("after_compute") && mode != QLatin1String("overlapped"))
+            return planError(QStringLiteral("field 'mode' is '%1', not \"after_compute\" or \"overlapped\"").arg(mode),
+                             QStringLiteral("%1:%2").arg(path).arg(line));
+        if (mode == QLatin1String("overlapped") && s.op != CommSample::Op::Allreduce)
+            return planError(QStringLiteral("an overlapped timing of a %1: only allreduces are timed behind compute").arg(kind),
+                             QStringLiteral("%1:%2").arg(path).arg(line));
+        if (!compute && !mode.isEmpty()) {
+            s.afterCompute = mode == QLatin1String("after_compute");
+            s.overlapped = !s.afterCompute;
             for (const char* key : {"wait_s", "compute_s"}) {
                 const QJsonValue v = o.value(QLatin1String(key));
+                if (s.overlapped && QLatin1String(key) == QLatin1String("wait_s")) continue;
                 if (!v.isDouble() || !(v.toDouble() >= 0))
                     return planError(
-                        QStringLiteral("field '%1' is missing or not a number ≥ 0 (an after-compute timing)").arg(QLatin1String(key)),
+                        QStringLiteral("field '%1' is missing or not a number ≥ 0 (an %2 timing)")
+                            .arg(QLatin1String(key), s.overlapped ? QStringLiteral("overlapped") : QStringLiteral("after-compute")),
                         QStringLiteral("%1:%2").arg(path).arg(line));
             }
-            s.waitS = o.value(QLatin1String("wait_s")).toDouble();
+            s.waitS = s.overlapped ? 0.0 : o.value(QLatin1String("wait_s")).toDouble();
             s.computeS = o.value(QLatin1String("compute_s")).toDouble();
+            const QJsonValue kernels = o.value(QLatin1String("kernels"));
+            if (!kernels.isUndefined() &&
+                !(kernels.isDouble() && kernels.toDouble() >= 1 && kernels.toDouble() == std::floor(kernels.toDouble())))
+                return planError(QStringLiteral("field 'kernels' is not a whole number ≥ 1 (an %1 timing)")
+                                     .arg(s.overlapped ? QStringLiteral("overlapped") : QStringLiteral("after-compute")),
+                                 QStringLiteral("%1:%2").arg(path).arg(line));
+            s.kernels = kernels.isUndefined() ? 1 : kernels.toInt();
         }
         samples << s;
     }
@@ -267,8 +284,15 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
 {
     Plan plan;
     // The collectives as training meets them (after compute, no barrier) where they were so timed.
+    // The allreduces timed behind compute are no timing of a collective: kept aside for ddp's overlap.
     int barrierLeftOut = 0;
-    const QList<CommSample> benchmark = preferAfterCompute(timings, &barrierLeftOut);
+    QList<CommSample> alone;
+    for (const CommSample& c : timings)
+        if (c.overlapped)
+            plan.model.overlapSamples << c;
+        else
+            alone << c;
+    const QList<CommSample> benchmark = preferAfterCompute(alone, &barrierLeftOut);
     plan.sweep = sweep;
     std::vector<PlanRunInput> used;
     for (const PlanRunInput& r : runs)
@@ -282,8 +306,10 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     // Compute: affine in the local batch, from every run, each as it would compute alone (its
     // compute over the contention of its layout, where the benchmark measured it).
     plan.model.cpuRanks = std::all_of(used.begin(), used.end(), [](const PlanRunInput& r) { return r.cpu; });
-    for (const CommSample& c : benchmark)
+    for (const CommSample& c : benchmark) {
         if (c.op == CommSample::Op::Compute) plan.model.contentionSamples << c;
+        if (c.afterCompute) plan.model.waitSamples << c;
+    }
     QList<ComputeSample> computeSamples;
     QSet<double> batches;
     for (const PlanRunInput& r : used) {
@@ -315,12 +341,19 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                             formatNumber(100.0 * compute->optimizerShare));
     if (plan.model.cpuRanks && !plan.model.contentionSamples.isEmpty()) {
         QStringList layouts;
-        for (const CommSample& c : plan.model.contentionSamples)
-            layouts << QStringLiteral("×%1 at %2 rank(s) on %3 node(s) (%4: %5 s alone, %6 s on every rank at once)")
-                           .arg(formatNumber(c.seconds / c.aloneS))
+        for (const CommSample& c : std::as_const(plan.model.contentionSamples)) {
+            const double between = plan.model.computeBetweenCollectives(c.ranks, c.nodes);
+            const bool read = plan.model.contentionSample(c.ranks, c.nodes) == &c;  // a later timing there replaces it
+            layouts << QStringLiteral("×%1 at %2 rank(s) on %3 node(s) (%4: %5 s alone, %6 s on every rank at once%7)%8")
+                           .arg(formatNumber((read && between > 0 ? between : c.seconds) / c.aloneS))
                            .arg(c.ranks)
                            .arg(c.nodes)
-                           .arg(c.kernel, formatNumber(c.aloneS), formatNumber(c.seconds));
+                           .arg(c.kernel, formatNumber(c.aloneS), formatNumber(c.seconds))
+                           .arg(read && between > 0 ? QStringLiteral(", %1 s between collectives: the after-compute timings' mean, used")
+                                                          .arg(formatNumber(between))
+                                                    : QString())
+                           .arg(read ? QString() : QStringLiteral(", replaced by a later timing"));
+        }
         plan.inputs << QStringLiteral("compute contention (CPU ranks share a node's cores and memory): %1, timed by the benchmark; "
                                       "each run's compute divided by its layout's before the fit, each prediction multiplied by its own")
                            .arg(layouts.join(QStringLiteral("; ")));
@@ -338,7 +371,6 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     QMap<QPair<int, int>, WaitLayout> waitLayouts;  // (ranks, nodes) → what was timed there
     for (const CommSample& c : benchmark)
         if (c.afterCompute) {
-            plan.model.waitSamples << c;
             WaitLayout& w = waitLayouts[qMakePair(c.ranks, c.nodes)];
             ++w.timings;
             w.computeS += c.computeS;
@@ -424,14 +456,32 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                           .arg(sc.messageBytes.size())
                           .arg(formatNumber(*lo / (1 << 20)), formatNumber(*hi / (1 << 20)), layoutFrom);
         }
+        QString cpuRule;
+        if (s == QLatin1String("ddp") && plan.model.cpuRanks) {
+            QMap<QPair<int, int>, int> timedBehind;  // (ranks, nodes) → sizes timed behind compute
+            for (const CommSample& c : std::as_const(plan.model.overlapSamples)) ++timedBehind[qMakePair(c.ranks, c.nodes)];
+            QStringList shares;
+            for (auto it = timedBehind.cbegin(); it != timedBehind.cend(); ++it) {
+                const double phi = plan.model.overlapShare(it.key().first, it.key().second);
+                if (std::isfinite(phi))
+                    shares << QStringLiteral("φ = %1 at %2 rank(s) on %3 node(s) (%4 size(s))")
+                                  .arg(formatNumber(phi))
+                                  .arg(it.key().first)
+                                  .arg(it.key().second)
+                                  .arg(it.value());
+            }
+            cpuRule = shares.isEmpty()
+                ? QStringLiteral(": CPU ranks, where backward and the buckets share the cores: all exposed")
+                : QStringLiteral(": CPU ranks: exposed = max(last bucket, comm − φ·min(comm, backward)), φ the share of an allreduce "
+                                 "that hid behind compute in the benchmark (its overlapped timings against its after-compute ones): "
+                                 "%1; all exposed where no layout of as many ranks per node was timed so")
+                      .arg(shares.join(QStringLiteral("; ")));
+        }
         plan.inputs << (std::isfinite(sc.measuredOverlap)
                             ? QStringLiteral("%1: %2; overlap %3 measured in %4")
                                   .arg(s, buckets, formatNumber(sc.measuredOverlap), from.join(QStringLiteral(", ")))
                             : QStringLiteral("%1: %2; overlap by the strategy's rule (no run of it with more than one rank)%3")
-                                  .arg(s, buckets,
-                                       s == QLatin1String("ddp") && plan.model.cpuRanks
-                                           ? QStringLiteral(": CPU ranks, where backward and the buckets share the cores: all exposed")
-                                           : QString()));
+                                  .arg(s, buckets, cpuRule));
     }
 
     // The allreduce: the benchmark's timings, and each multi-rank run's per-step communication as

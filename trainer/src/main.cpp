@@ -255,7 +255,8 @@ int main(int argc, char** argv)
     bench
         ->add_option("--after_compute", benchComm.afterCompute,
                      "also time each collective and size after this many seconds of compute kernels per call, with no barrier "
-                     "(0: not): the collective as training meets it, which `scaledesk plan` prefers")
+                     "(0: not): the collective as training meets it, which `scaledesk plan` prefers; the allreduce also once "
+                     "launched before the kernels and waited for after them (\"overlapped\": what ddp hides behind backward)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
     bench->fallthrough();  // --backend and --comm_timeout are the training's options

@@ -28,6 +28,14 @@ PerfModel tenthOfASecondPerSample()
     m.gradientBytes = 1e6;
     return m;
 }
+// The benchmark's compute kernel at 2 ranks on one node: 10 ms alone, 12 ms on both at once.
+CommSample kernelOnTwoRanks()
+{
+    CommSample kernel{2, 1, 0, 0.012};
+    kernel.op = CommSample::Op::Compute;
+    kernel.aloneS = 0.010;
+    return kernel;
+}
 }  // namespace
 
 class TestPerfModel : public QObject {
@@ -203,9 +211,7 @@ private slots:
     {
         PerfModel m = tenthOfASecondPerSample();
         m.cpuRanks = true;
-        CommSample kernel{2, 1, 0, 0.012};
-        kernel.op = CommSample::Op::Compute;
-        kernel.aloneS = 0.010;
+        const CommSample kernel = kernelOnTwoRanks();
         m.contentionSamples << kernel;
         QVERIFY(near(m.contention(2, 1), 1.2));
         QVERIFY(near(m.contention(8, 4), 1.2));  // 2 per node, as measured
@@ -229,6 +235,96 @@ private slots:
         // Not a collective: the allreduce fit leaves it out.
         QList<CommSample> mixed{CommSample{2, 1, 1e6, 2e-3}, CommSample{2, 1, 4e6, 5e-3}, kernel};
         auto fit = fitAllreduce(mixed);
+        QVERIFY2(fit, fit ? "" : qPrintable(fit.error().text()));
+        QCOMPARE(fit->samples, 2);
+    }
+
+    // The kernel timed between collectives (bench-comm --after_compute) is how a step computes:
+    // where the same kernel has such timings at the layout, their mean per kernel over the kernel
+    // alone is the contention. 10 ms alone, 12 ms on both ranks at once, and 26 ms for two kernels
+    // (13 ms each) and 14 ms for one between the collectives: ×1.35 at 2 ranks on 1 node.
+    void computeContentionBetweenCollectives()
+    {
+        PerfModel m = tenthOfASecondPerSample();
+        m.cpuRanks = true;
+        CommSample kernel = kernelOnTwoRanks();
+        kernel.kernel = QStringLiteral("config cpu-bench's own training step at local batch 1");
+        m.contentionSamples << kernel;
+        CommSample after{2, 1, 1e6, 1.5e-3};
+        after.afterCompute = true;
+        after.kernel = kernel.kernel;
+        after.computeS = 0.026;
+        after.kernels = 2;
+        CommSample after2 = after;
+        after2.bytes = 4e6;
+        after2.computeS = 0.014;
+        after2.kernels = 1;
+        m.waitSamples << after << after2;
+        QVERIFY(near(m.computeBetweenCollectives(2, 1), 0.0135));
+        QVERIFY(near(m.contention(2, 1), 1.35));
+        QVERIFY(near(m.contention(8, 4), 1.35));  // 2 per node: the layout measured stands in
+        QVERIFY(near(m.step(QStringLiteral("fused"), 2, 1, 2).computeS, 0.27));
+        // Timings of another kernel, or at another layout, are not this kernel's: together/alone.
+        m.waitSamples[0].kernel = m.waitSamples[1].kernel = QStringLiteral("a convolution kernel");
+        QCOMPARE(m.computeBetweenCollectives(2, 1), 0.0);
+        QVERIFY(near(m.contention(2, 1), 1.2));
+        m.waitSamples[0].kernel = m.waitSamples[1].kernel = kernel.kernel;
+        m.waitSamples[0].nodes = m.waitSamples[1].nodes = 2;
+        QVERIFY(near(m.contention(2, 1), 1.2));
+        // GPUs compute on their own, timed between collectives or not.
+        m.waitSamples[0].nodes = m.waitSamples[1].nodes = 1;
+        m.cpuRanks = false;
+        QCOMPARE(m.contention(2, 1), 1.0);
+    }
+
+    // ddp on CPU ranks: the share φ of an allreduce that hides behind compute is what a call costs
+    // after compute (compute + collective + wait) less what it costs launched before the compute
+    // and waited for after it, over the collective: 0.105 − 0.103 of 0.004 s and 0.114 − 0.108 of
+    // 0.012 s = 0.008 / 0.016 = 0.5. Four 0.25 MB buckets (1 ms at 2 ranks) then expose
+    // max(last, 1 ms − 0.5·min(1 ms, backward)) = 0.5 ms.
+    void ddpOverlapOnCpuRanksFromTheBenchmark()
+    {
+        PerfModel m = tenthOfASecondPerSample();
+        m.cpuRanks = true;
+        m.strategies[QStringLiteral("ddp")].messageBytes = {0.25e6, 0.25e6, 0.25e6, 0.25e6};
+        const QString kernel = QStringLiteral("config cpu-bench's own training step at local batch 1");
+        auto timing = [&](double bytes, double compute, double seconds, double wait, bool overlapped) {
+            CommSample c{2, 1, bytes, seconds};
+            c.afterCompute = !overlapped;
+            c.overlapped = overlapped;
+            c.kernel = kernel;
+            c.computeS = compute;
+            c.waitS = wait;
+            return c;
+        };
+        QVERIFY(std::isnan(m.overlapShare(2, 1)));
+        QVERIFY(near(m.step(QStringLiteral("ddp"), 2, 1, 2).exposedS, 1e-3));  // not measured: all exposed
+        m.waitSamples << timing(1e6, 0.1, 0.004, 0.001, false) << timing(4e6, 0.1, 0.012, 0.002, false);
+        m.overlapSamples << timing(1e6, 0.102, 0.001, 0, true) << timing(4e6, 0.104, 0.004, 0, true);
+        QVERIFY(near(m.overlapShare(2, 1), 0.5));
+        QVERIFY(near(m.overlapShare(8, 4), 0.5));  // 2 per node: the layout measured stands in
+        QVERIFY(std::isnan(m.overlapShare(2, 2)));
+        StepPrediction d = m.step(QStringLiteral("ddp"), 2, 1, 2);
+        QVERIFY2(near(d.exposedS - d.waitS, 0.5e-3), qPrintable(QString::number(d.exposedS - d.waitS, 'g', 17)));
+        QVERIFY(near(d.waitS, 0.2 * 0.003 / 0.2));  // the arrival wait still paid once
+        // fused and zero1 send after backward: nothing to hide behind.
+        StepPrediction f = m.step(QStringLiteral("fused"), 2, 1, 2);
+        QVERIFY(near(f.exposedS - f.waitS, 1e-3));
+        // GPUs keep the rule: the buckets hide behind backward but the last.
+        m.cpuRanks = false;
+        d = m.step(QStringLiteral("ddp"), 2, 1, 2);
+        QVERIFY(near(d.exposedS - d.waitS, 0.25e-3));
+        m.cpuRanks = true;
+        // Overlapping that costs more than taking turns is negative, bounded at −1.
+        m.overlapSamples[0].seconds = m.overlapSamples[1].seconds = 0.5;
+        QCOMPARE(m.overlapShare(2, 1), -1.0);
+        d = m.step(QStringLiteral("ddp"), 2, 1, 2);
+        QVERIFY(near(d.exposedS - d.waitS, 2e-3));
+        // Timed after another kernel, the calls cannot be set side by side.
+        m.overlapSamples[0].kernel = m.overlapSamples[1].kernel = QStringLiteral("a convolution kernel");
+        QVERIFY(std::isnan(m.overlapShare(2, 1)));
+        // Not a collective timed alone: the allreduce fit leaves an overlapped call out.
+        auto fit = fitAllreduce({CommSample{2, 1, 1e6, 2e-3}, CommSample{2, 1, 4e6, 5e-3}, m.overlapSamples[0]});
         QVERIFY2(fit, fit ? "" : qPrintable(fit.error().text()));
         QCOMPARE(fit->samples, 2);
     }

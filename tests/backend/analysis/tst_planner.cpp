@@ -45,6 +45,15 @@ PlanRunInput oneRankRun()
     r.steps = 10;
     return r;
 }
+// A plan of one strategy at 2 ranks on one node.
+PlanOptions twoRanksOnOneNode(const QString& strategy)
+{
+    PlanOptions o;
+    o.nodes = {1};
+    o.ranksPerNode = 2;
+    o.strategies = {strategy};
+    return o;
+}
 }  // namespace
 
 class TestPlanner : public QObject {
@@ -289,10 +298,7 @@ private slots:
 
         PlanRunInput base = oneRankRun();
         base.cpu = true;
-        PlanOptions o;
-        o.nodes = {1};
-        o.ranksPerNode = 2;
-        o.strategies = {QStringLiteral("fused")};
+        const PlanOptions o = twoRanksOnOneNode(QStringLiteral("fused"));
         auto plan = makePlan(QStringLiteral("s"), {base}, *samples, {bench}, o);
         QVERIFY2(plan, plan ? "" : qPrintable(plan.error().text()));
         QVERIFY2(std::abs(plan->points[0].computeS - 0.25) < 1e-12, qPrintable(QString::number(plan->points[0].computeS, 'g', 17)));
@@ -337,6 +343,39 @@ private slots:
                      "×1.25 at 2 rank(s) on 1 node(s) (config cpu-bench's own training step at local batch 1: 0.08 s alone")),
                  qPrintable(withModel->markdown()));
 
+        // With collectives timed after the same step (--after_compute), the step's time between
+        // them is the contention: 0.18 s for two steps, 0.09 s each, over 0.08 s alone = ×1.125.
+        QFile between(dir.filePath(QStringLiteral("between.jsonl")));
+        QVERIFY(between.open(QIODevice::WriteOnly));
+        QByteArray after = line("allreduce", 4e7, ring(1e-4, 2e9, 2, 4e7));
+        after.replace("}\n",
+                      ",\"mode\":\"after_compute\",\"wait_s\":0,\"compute_s\":0.18,\"kernels\":2,\"kernel\":\"model\","
+                      "\"config\":\"cpu-bench\",\"local_batch\":1}\n");
+        between.write(after);
+        between.close();
+        auto timedAfter = loadCommSamples(between.fileName());
+        QVERIFY2(timedAfter, timedAfter ? "" : qPrintable(timedAfter.error().text()));
+        QCOMPARE(timedAfter->first().kernels, 2);
+        samples->append(timedAfter->first());
+        auto withBetween = makePlan(QStringLiteral("s"), {base}, *samples, {bench, model.fileName(), between.fileName()}, o);
+        QVERIFY2(withBetween, withBetween ? "" : qPrintable(withBetween.error().text()));
+        QVERIFY2(std::abs(withBetween->points[0].computeS - 0.225) < 1e-12,
+                 qPrintable(QString::number(withBetween->points[0].computeS, 'g', 17)));
+        QVERIFY2(
+            withBetween->markdown().contains(QStringLiteral("×1.125 at 2 rank(s) on 1 node(s) (config cpu-bench's own training step at "
+                                                            "local batch 1: 0.08 s alone, 0.1 s on every rank at once, 0.09 s between "
+                                                            "collectives: the after-compute timings' mean, used)")),
+            qPrintable(withBetween->markdown()));
+        QFile badKernels(dir.filePath(QStringLiteral("kernels.jsonl")));
+        QVERIFY(badKernels.open(QIODevice::WriteOnly));
+        after.replace("\"kernels\":2", "\"kernels\":0.5");
+        badKernels.write(line("allreduce", 1e6, 1e-3) + after);
+        badKernels.close();
+        auto halfKernel = loadCommSamples(badKernels.fileName());
+        QVERIFY(!halfKernel);
+        QCOMPARE(halfKernel.error().location, badKernels.fileName() + QStringLiteral(":2"));
+        QVERIFY2(halfKernel.error().message.contains(QStringLiteral("'kernels'")), qPrintable(halfKernel.error().message));
+
         QFile bad(dir.filePath(QStringLiteral("bad.jsonl")));
         QVERIFY(bad.open(QIODevice::WriteOnly));
         bad.write("{\"kind\":\"compute\",\"ranks\":2,\"nodes\":1,\"seconds\":0.0125}\n");
@@ -345,6 +384,84 @@ private slots:
         QVERIFY(!noAlone);
         QCOMPARE(noAlone.error().location, bad.fileName() + QStringLiteral(":1"));
         QVERIFY2(noAlone.error().message.contains(QStringLiteral("'alone_s'")), qPrintable(noAlone.error().message));
+    }
+
+    // bench-comm's overlapped allreduces (launched before the compute, waited for after it) set
+    // ddp's share φ on CPU ranks: here each call costs 0.25 of its collective less behind compute
+    // than after it, so ddp exposes its communication less a quarter of it (backward, 0.1 s, is
+    // longer); they are no timing of the collective alone, so the fits and the barrier's timings
+    // are as without them.
+    void overlappedAllreducesSetDdpsShareOnCpuRanks()
+    {
+        QTemporaryDir dir;
+        const QString bench = dir.filePath(QStringLiteral("comm.jsonl"));
+        QFile f(bench);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        QByteArray behind;
+        for (double s : {1e6, 1e7, 4e7}) {
+            const double after = 1.5 * ring(1e-4, 2e9, 2, s);
+            f.write(line("allreduce", s, ring(1e-4, 2e9, 2, s)));
+            f.write(line("allreduce", s, after)
+                        .replace("}\n", ",\"mode\":\"after_compute\",\"wait_s\":0.01,\"compute_s\":0.1,\"kernels\":1}\n"));
+            behind +=
+                line("allreduce", s, 0.01 + 0.75 * after).replace("}\n", ",\"mode\":\"overlapped\",\"compute_s\":0.1,\"kernels\":1}\n");
+        }
+        f.close();
+        auto plain = loadCommSamples(bench);
+        QVERIFY2(plain, plain ? "" : qPrintable(plain.error().text()));
+        QVERIFY(f.open(QIODevice::Append));
+        f.write(behind);
+        f.close();
+        auto samples = loadCommSamples(bench);
+        QVERIFY2(samples, samples ? "" : qPrintable(samples.error().text()));
+        QCOMPARE(samples->size(), 9);
+        QVERIFY(samples->last().overlapped && !samples->last().afterCompute);
+        QCOMPARE(samples->last().computeS, 0.1);
+
+        PlanRunInput base = oneRankRun();
+        base.cpu = true;
+        const PlanOptions o = twoRanksOnOneNode(QStringLiteral("ddp"));
+        auto without = makePlan(QStringLiteral("s"), {base}, *plain, {bench}, o);
+        auto with = makePlan(QStringLiteral("s"), {base}, *samples, {bench}, o);
+        QVERIFY2(without && with, qPrintable(without ? (with ? QString() : with.error().text()) : without.error().text()));
+        QCOMPARE(with->model.comm.samples, 3);  // the after-compute timings only, as without
+        QVERIFY2(with->markdown().contains(QStringLiteral("3 barrier timing(s) of the same collectives left out")),
+                 qPrintable(with->markdown()));
+        QVERIFY2(with->markdown().contains(QStringLiteral("exposed = max(last bucket, comm − φ·min(comm, backward))")) &&
+                     with->markdown().contains(QStringLiteral("φ = 0.25 at 2 rank(s) on 1 node(s) (3 size(s))")),
+                 qPrintable(with->markdown()));
+        QVERIFY2(without->markdown().contains(QStringLiteral("CPU ranks, where backward and the buckets share the cores: all exposed")),
+                 qPrintable(without->markdown()));
+        const double wait = 0.1 * 0.2;  // 0.01 s per 0.1 s of compute, of the step's 0.2 s
+        const double comm = without->points[0].exposedCommS - wait;
+        QVERIFY2(std::abs(with->points[0].exposedCommS - (wait + 0.75 * comm)) < 1e-12,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(with->points[0].exposedCommS, 0, 'g', 17).arg(wait + 0.75 * comm, 0, 'g', 17)));
+
+        // Only an allreduce is timed behind compute, and a mode not known is named.
+        QFile bad(dir.filePath(QStringLiteral("bad.jsonl")));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write(line("allgather", 1e6, 1e-3).replace("}\n", ",\"mode\":\"overlapped\",\"compute_s\":0.1,\"kernels\":1}\n"));
+        bad.close();
+        auto gather = loadCommSamples(bad.fileName());
+        QVERIFY(!gather);
+        QCOMPARE(gather.error().location, bad.fileName() + QStringLiteral(":1"));
+        QVERIFY2(gather.error().message.contains(QStringLiteral("only allreduces are timed behind compute")),
+                 qPrintable(gather.error().message));
+        QVERIFY(bad.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        bad.write(line("allreduce", 1e6, 1e-3) + line("allreduce", 1e6, 1e-3).replace("}\n", ",\"mode\":\"sideways\"}\n"));
+        bad.close();
+        auto unknown = loadCommSamples(bad.fileName());
+        QVERIFY(!unknown);
+        QCOMPARE(unknown.error().location, bad.fileName() + QStringLiteral(":2"));
+        QVERIFY2(unknown.error().message.contains(QStringLiteral("field 'mode' is 'sideways'")), qPrintable(unknown.error().message));
+        QVERIFY(bad.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        bad.write(line("allreduce", 1e6, 1e-3).replace("}\n", ",\"mode\":\"overlapped\",\"kernels\":1}\n"));
+        bad.close();
+        auto noCompute = loadCommSamples(bad.fileName());
+        QVERIFY(!noCompute);
+        QVERIFY2(
+            noCompute.error().message.contains(QStringLiteral("field 'compute_s' is missing or not a number ≥ 0 (an overlapped timing)")),
+            qPrintable(noCompute.error().message));
     }
 
     // A benchmark with --after_compute: its after-compute timings are read with their wait and
@@ -372,10 +489,7 @@ private slots:
         QCOMPARE((*samples)[1].waitS, 0.01);
         QCOMPARE((*samples)[1].computeS, 0.1);
 
-        PlanOptions o;
-        o.nodes = {1};
-        o.ranksPerNode = 2;
-        o.strategies = {QStringLiteral("fused")};
+        const PlanOptions o = twoRanksOnOneNode(QStringLiteral("fused"));
         auto plan = makePlan(QStringLiteral("s"), {oneRankRun()}, *samples, {bench}, o);
         QVERIFY2(plan, plan ? "" : qPrintable(plan.error().text()));
         QCOMPARE(plan->model.comm.samples, 3);  // the after-compute timings only
@@ -441,10 +555,7 @@ private slots:
         zero.optimizerS = 0.02;
         zero.computeS = 0.18;
         zero.commS = zero.exposedS = 0.01;
-        PlanOptions o;
-        o.nodes = {1};
-        o.ranksPerNode = 2;
-        o.strategies = {QStringLiteral("zero1")};
+        const PlanOptions o = twoRanksOnOneNode(QStringLiteral("zero1"));
         QTemporaryDir dir;
         const QString bench = dir.filePath(QStringLiteral("comm.jsonl"));
         QFile f(bench);

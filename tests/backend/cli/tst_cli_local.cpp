@@ -244,7 +244,7 @@ private slots:
         QVERIFY2(r.out.contains(QStringLiteral("cal-1x2/comm.jsonl")), qPrintable(r.out));
         QFile f(file);
         QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(file));
-        int lines = 0, afterCompute = 0;
+        int lines = 0, afterCompute = 0, overlapped = 0;
         QSet<QString> kinds;
         for (const QByteArray& line : f.readAll().split('\n')) {
             if (line.trimmed().isEmpty()) continue;
@@ -253,8 +253,10 @@ private slots:
             QVERIFY(o.value(QStringLiteral("seconds")).toDouble() > 0);
             kinds.insert(o.value(QStringLiteral("kind")).toString());
             const bool computes = o.value(QStringLiteral("kind")).toString() == QStringLiteral("compute") ||
-                o.value(QStringLiteral("mode")).toString() == QStringLiteral("after_compute");
-            afterCompute += computes && o.value(QStringLiteral("kind")).toString() != QStringLiteral("compute");
+                o.value(QStringLiteral("mode")).toString() == QStringLiteral("after_compute") ||
+                o.value(QStringLiteral("mode")).toString() == QStringLiteral("overlapped");
+            afterCompute += o.value(QStringLiteral("mode")).toString() == QStringLiteral("after_compute");
+            overlapped += o.value(QStringLiteral("mode")).toString() == QStringLiteral("overlapped");
             // --config: cpu-tiny's own step (its config.yaml in the run folder) is the compute.
             if (computes)
                 QVERIFY2(o.value(QStringLiteral("kernel")).toString() == QStringLiteral("model") &&
@@ -264,9 +266,10 @@ private slots:
             ++lines;
         }
         // 3 collectives × 2 sizes behind a barrier and again after compute (calibrate's default),
-        // and compute (alone, and on both ranks).
-        QCOMPARE(lines, 13);
+        // the allreduce of each size behind compute, and compute (alone, and on both ranks).
+        QCOMPARE(lines, 15);
         QCOMPARE(afterCompute, 6);
+        QCOMPARE(overlapped, 2);
         QCOMPARE(kinds.size(), 4);
         QVERIFY(kinds.contains(QStringLiteral("compute")));
         // The plan of a sweep on this profile takes the calibration without being told.
@@ -277,6 +280,8 @@ private slots:
         QVERIFY2(p.out.contains(QStringLiteral("compute contention (CPU ranks share a node's cores and memory): ×")) &&
                      p.out.contains(QStringLiteral("at 2 rank(s) on 1 node(s) (config cpu-tiny's own training step at local batch 1:")),
                  qPrintable(p.out));
+        // The step timed before the after-compute collectives is the one the contention reads.
+        QVERIFY2(p.out.contains(QStringLiteral(" s between collectives: the after-compute timings' mean, used)")), qPrintable(p.out));
         QVERIFY2(p.out.contains(QStringLiteral("reduce-scatter (zero1)")) || p.out.contains(QStringLiteral("reduce-scatter")),
                  qPrintable(p.out));
         QVERIFY2(p.out.contains(QStringLiteral("collectives timed as training meets them")) &&

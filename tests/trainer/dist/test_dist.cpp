@@ -185,7 +185,8 @@ TEST_F(Dist, BenchCommTimesEverySizeOverTheRanks)
 }
 
 // --after_compute: each collective and size again, after compute kernels and no barrier, its own
-// line after the barrier's, with the ranks' wait and compute.
+// line after the barrier's, with the ranks' wait and compute; the allreduce a third time, launched
+// before the kernels and waited for after them (ddp's buckets behind backward).
 TEST_F(Dist, BenchCommTimesCollectivesAfterComputeToo)
 {
     const std::string out = path("bench-after.jsonl");
@@ -195,14 +196,26 @@ TEST_F(Dist, BenchCommTimesCollectivesAfterComputeToo)
     for (int code : job.exitCodes) EXPECT_EQ(code, 0) << all(job);
     EXPECT_NE(job.outputs[0].find("kernel(s) of"), std::string::npos) << all(job);
     const std::vector<std::string> lines = readLines(out);
-    ASSERT_EQ(lines.size(), 8u) << readFile(out);  // 2 collectives × 2 sizes × (barrier, after compute)
+    // Per size: the allreduce behind a barrier, after compute and overlapped; the allgather behind
+    // a barrier and after compute.
+    ASSERT_EQ(lines.size(), 10u) << readFile(out);
     for (std::size_t k = 0; k < lines.size(); ++k) {
         const json j = json::parse(lines[k]);
-        EXPECT_EQ(j.at("kind"), k < 4 ? "allreduce" : "allgather") << lines[k];
-        EXPECT_EQ(j.at("bytes"), k % 4 < 2 ? 4096 : 65536) << lines[k];
+        const bool allreduce = k < 6;
+        const std::size_t i = allreduce ? k % 3 : (k - 6) % 2;  // 0 barrier, 1 after compute, 2 overlapped
+        EXPECT_EQ(j.at("kind"), allreduce ? "allreduce" : "allgather") << lines[k];
+        EXPECT_EQ(j.at("bytes"), (allreduce ? k / 3 : (k - 6) / 2) == 0 ? 4096 : 65536) << lines[k];
         EXPECT_GE(j.at("seconds").get<double>(), j.at("min_s").get<double>()) << lines[k];
-        if (k % 2 == 0) {
+        if (i == 0) {
             EXPECT_FALSE(j.contains("mode")) << lines[k];
+            continue;
+        }
+        if (i == 2) {  // the compute while the call ran, and the wait for it after
+            EXPECT_EQ(j.at("mode"), "overlapped") << lines[k];
+            EXPECT_GE(j.at("kernels").get<int>(), 1) << lines[k];
+            EXPECT_GT(j.at("compute_s").get<double>(), 0.0) << lines[k];
+            EXPECT_GT(j.at("seconds").get<double>(), 0.0) << lines[k];
+            EXPECT_FALSE(j.contains("wait_s")) << lines[k];
             continue;
         }
         EXPECT_EQ(j.at("mode"), "after_compute") << lines[k];
@@ -226,16 +239,17 @@ TEST_F(Dist, BenchCommComputesTheConfigsOwnStep)
                             "--reps", "3", "--after_compute", "0.01", "--compute_seconds", "0.2", "--out", out, "--threads", "1"});
     for (int code : job.exitCodes) EXPECT_EQ(code, 0) << all(job);
     const std::vector<std::string> lines = readLines(out);
-    ASSERT_EQ(lines.size(), 3u) << readFile(out);  // the allreduce behind a barrier, after compute, then compute
+    ASSERT_EQ(lines.size(), 4u) << readFile(out);  // the allreduce behind a barrier, after compute, overlapped, then compute
     EXPECT_FALSE(json::parse(lines[0]).contains("kernel")) << lines[0];
-    for (std::size_t k : {1u, 2u}) {
+    for (std::size_t k : {1u, 2u, 3u}) {
         const json j = json::parse(lines[k]);
         EXPECT_EQ(j.at("kernel"), "model") << lines[k];
         EXPECT_EQ(j.at("config"), "cpu-tiny") << lines[k];
         EXPECT_EQ(j.at("local_batch"), 2) << lines[k];
     }
-    const json after = json::parse(lines[1]), compute = json::parse(lines[2]);
+    const json after = json::parse(lines[1]), compute = json::parse(lines[3]);
     EXPECT_EQ(after.at("mode"), "after_compute");
+    EXPECT_EQ(json::parse(lines[2]).at("mode"), "overlapped") << lines[2];
     EXPECT_GE(after.at("kernels").get<int>(), 1) << lines[1];
     EXPECT_EQ(compute.at("kind"), "compute");
     // A step of the model at 2 crops is slower than one at 1: the batch reaches the compute.
@@ -246,7 +260,7 @@ TEST_F(Dist, BenchCommComputesTheConfigsOwnStep)
     for (int code : single.exitCodes) EXPECT_EQ(code, 0) << all(single);
     const std::vector<std::string> oneLines = readLines(one);
     ASSERT_EQ(oneLines.size(), 1u) << readFile(one);
-    EXPECT_GT(compute.at("alone_s").get<double>(), json::parse(oneLines[0]).at("alone_s").get<double>()) << lines[2] << '\n' << oneLines[0];
+    EXPECT_GT(compute.at("alone_s").get<double>(), json::parse(oneLines[0]).at("alone_s").get<double>()) << lines[3] << '\n' << oneLines[0];
     const ProcessResult bad = runCommand(shellQuote(kBin) + " bench-comm --yaml_config " + shellQuote(kUnet) + " --config nosuch 2>&1");
     EXPECT_NE(bad.exitCode, 0);
     EXPECT_NE(bad.output.find("nosuch"), std::string::npos) << bad.output;
@@ -517,9 +531,7 @@ TEST_F(Dist, NoddpUnderMpirunTrainsReplicasApart)
     std::set<std::string> expected{"checkpoints", "epochs.csv", "manifest.json", "metrics.jsonl", "out.log", "rank-1.log"};
     if (fs::exists(path("noddp2/logs"))) {  // a trainer built with protobuf: rank 0's TensorBoard events only
         expected.insert("logs");
-        std::size_t eventFiles = 0;
-        for (const auto& e : fs::directory_iterator(path("noddp2/logs"))) ++eventFiles;
-        EXPECT_EQ(eventFiles, 1u);
+        EXPECT_EQ(std::distance(fs::directory_iterator(path("noddp2/logs")), fs::directory_iterator{}), 1);
     }
     EXPECT_EQ(files, expected);
     const std::string out = readFile(path("noddp2/out.log"));

@@ -46,7 +46,10 @@ std::vector<long long> parseByteSizes(const std::string& list);
 /// With afterCompute, a second line per collective and size with "mode": "after_compute",
 /// "seconds" (the mean over calls of the last rank in, who waits for none), "wait_s" (the ranks'
 /// mean time in the collective beyond it: the arrival imbalance a step pays once), "compute_s"
-/// (the kernels' time before each call, the ranks' mean) and "kernels". For compute: {"kind":
+/// (the kernels' time before each call, the ranks' mean) and "kernels"; and for the allreduce a
+/// third with "mode": "overlapped": each call launched before the kernels and waited for after
+/// them, "compute_s" the kernels' time while it ran and "seconds" the wait after them (both the
+/// ranks' mean over calls), what a collective behind compute costs. For compute: {"kind":
 /// "compute", …, "alone_s" (rank 0's median alone), "seconds" (the slowest rank's median with
 /// every rank computing), "mean_s" (the ranks' mean of theirs), "reps" (rank 0's timed kernels
 /// alone)}. The compute and after-compute lines name their compute: "kernel" is "conv", or "model"
