@@ -116,6 +116,15 @@ public:
         m_yhi = std::max(m_yhi, v);
     }
     bool empty() const { return m_points.empty(); }
+    // The chart's background (its theme's: a gradient in the dark one), to fill hollow markers.
+    QColor backgroundColor() const
+    {
+        const QBrush b = m_chart->backgroundBrush();
+        const QGradient* g = b.gradient();
+        if (!g || g->stops().isEmpty()) return b.color();
+        const QColor top = g->stops().first().second, bottom = g->stops().last().second;
+        return QColor::fromRgbF((top.redF() + bottom.redF()) / 2, (top.greenF() + bottom.greenF()) / 2, (top.blueF() + bottom.blueF()) / 2);
+    }
     double xlo() const { return m_xlo; }
     double xhi() const { return m_xhi; }
     double ylo() const { return m_ylo; }
@@ -228,8 +237,10 @@ void labelSegmentsThatFit(QChart* chart, QStackedBarSeries* series)
         });
 }
 
-// The plan's prediction of each strategy: a dashed line through value(p) and a band from low(p) to
-// high(p), in the strategy's colour.
+// The plan's prediction of each strategy: a dashed line through value(p) with hollow markers at
+// the points predicted (measured points are filled), and a band from low(p) to high(p), in the
+// strategy's colour. A strategy predicted at one point only has no line or band to draw: its
+// marker carries the range as a bar.
 void addPredictions(Plot& plot, const Plan& plan, const std::function<double(const PlanPoint&)>& value,
                     const std::function<double(const PlanPoint&)>& low, const std::function<double(const PlanPoint&)>& high)
 {
@@ -240,11 +251,21 @@ void addPredictions(Plot& plot, const Plan& plan, const std::function<double(con
         const QColor c = strategyColor(strategy);
         const auto [upper, lower] = plot.band(c);
         auto* line = plot.line(strategy + QObject::tr(" predicted"), c, Qt::DashLine, 2);
+        QScatterSeries* markers = plot.dots(c);
+        markers->setColor(plot.backgroundColor());
+        markers->setMarkerSize(8);
         for (const PlanPoint* p : points) {
             plot.add(line, p->ranks, value(*p));
+            plot.add(markers, p->ranks, value(*p));
             const double lo = low(*p), hi = high(*p);
-            plot.add(upper, p->ranks, std::isfinite(hi) ? hi : value(*p));
-            plot.add(lower, p->ranks, std::isfinite(lo) && lo > 0 ? lo : value(*p));
+            const double top = std::isfinite(hi) ? hi : value(*p), bottom = std::isfinite(lo) && lo > 0 ? lo : value(*p);
+            plot.add(upper, p->ranks, top);
+            plot.add(lower, p->ranks, bottom);
+            if (points.size() == 1 && top > bottom) {
+                auto* bar = plot.line(QString(), c, Qt::SolidLine, 1.5);
+                plot.add(bar, p->ranks, bottom);
+                plot.add(bar, p->ranks, top);
+            }
         }
     }
 }

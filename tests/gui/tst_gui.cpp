@@ -49,6 +49,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScatterSeries>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -961,6 +962,47 @@ private slots:
         QTRY_VERIFY(view.chart()->title().endsWith(QStringLiteral("…")));
         QVERIFY(view.toolTip().startsWith(full));
         for (qsizetype i = 1; i < charts.size(); ++i) delete charts[i].second;
+    }
+
+    // `scaledesk plan --nodes 2` predicts one point per strategy: no line or band can be drawn
+    // through it, so each predicted point has a hollow marker, and a lone one its ±2σ range as a
+    // vertical bar; two points get markers and the band, no bar.
+    void aPlanOfOnePointStillShowsIt()
+    {
+        for (int count : {1, 2}) {
+            Plan plan;
+            for (int i = 0; i < count; ++i) {
+                PlanPoint p;
+                p.strategy = QStringLiteral("ddp");
+                p.ranks = 2 << i;
+                p.epochS = 4.5 * (i + 1);
+                p.epochLowS = 4.2 * (i + 1);
+                p.epochHighS = 4.8 * (i + 1);
+                p.efficiency = p.efficiencyLow = p.efficiencyHigh = 0.8;
+                p.nodeHours = 0.01;
+                plan.points << p;
+            }
+            const auto charts = buildPlanCharts(plan);
+            QCOMPARE(charts.first().first, QStringLiteral("plan_epoch_time"));
+            int markers = 0, bars = 0;
+            for (QAbstractSeries* s : charts.first().second->series()) {
+                if (auto* dots = qobject_cast<QScatterSeries*>(s)) {
+                    markers += int(dots->count());
+                    // Hollow (filled with the chart's background): predicted, not measured.
+                    QVERIFY(dots->color() != dots->borderColor());
+                    QVERIFY(dots->color().lightness() > 240);  // this test's light theme: white
+                }
+                auto* line = qobject_cast<QLineSeries*>(s);
+                if (line && !qobject_cast<QScatterSeries*>(s) && line->name().isEmpty() && line->count() == 2 &&
+                    line->at(0).x() == line->at(1).x()) {
+                    ++bars;  // log10 of the range's ends
+                    QVERIFY(std::abs(line->at(0).y() - std::log10(4.2)) < 1e-9 && std::abs(line->at(1).y() - std::log10(4.8)) < 1e-9);
+                }
+            }
+            QCOMPARE(markers, count);
+            QCOMPARE(bars, count == 1 ? 1 : 0);
+            for (const auto& c : charts) delete c.second;
+        }
     }
 
     // An empty workspace opens on the welcome panel. Its demo button runs the demo sweep on this
