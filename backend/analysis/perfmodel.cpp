@@ -275,12 +275,16 @@ const CommSample* PerfModel::contentionSample(int ranks, int nodes) const
 double PerfModel::computeBetweenCollectives(int ranks, int nodes) const
 {
     const CommSample* kernel = contentionSample(ranks, nodes);
-    if (!kernel) return 0.0;
+    return kernel ? betweenCollectives(*kernel) : 0.0;
+}
+
+double PerfModel::betweenCollectives(const CommSample& kernel) const
+{
     double sum = 0;
     int timings = 0;
     for (const CommSample& c : waitSamples)
-        if (c.afterCompute && c.computeS > 0 && c.kernels > 0 && c.ranks == kernel->ranks && c.nodes == kernel->nodes &&
-            c.kernel == kernel->kernel) {
+        if (c.afterCompute && c.computeS > 0 && c.kernels > 0 && c.ranks == kernel.ranks && c.nodes == kernel.nodes &&
+            c.kernel == kernel.kernel) {
             sum += c.computeS / c.kernels;
             ++timings;
         }
@@ -292,7 +296,7 @@ double PerfModel::contention(int ranks, int nodes) const
     if (ranks <= 1 || !cpuRanks) return 1.0;
     const CommSample* kernel = contentionSample(ranks, nodes);
     if (!kernel) return 1.0;
-    const double between = computeBetweenCollectives(ranks, nodes);
+    const double between = betweenCollectives(*kernel);
     return (between > 0 ? between : kernel->seconds) / kernel->aloneS;
 }
 
@@ -371,12 +375,14 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
         p.exposedS = 0.0;
     } else if (std::isfinite(sc.measuredOverlap)) {
         p.exposedS = (1.0 - sc.measuredOverlap) * p.commS;
-    } else if (strategy == QLatin1String("ddp") && (!cpuRanks || std::isfinite(overlapShare(ranks, nodes)))) {
-        // Buckets go out while backward runs; the last one cannot hide behind anything. On CPU
-        // ranks only the share the benchmark saw hide behind compute does.
+    } else if (const double share = strategy != QLatin1String("ddp") ? kNaN
+                   : cpuRanks                                        ? overlapShare(ranks, nodes)
+                                                                     : 1.0;
+               std::isfinite(share)) {
+        // ddp: buckets go out while backward runs; the last one cannot hide behind anything. On
+        // CPU ranks only the share the benchmark saw hide behind compute does.
         const double backward = p.computeS * (std::isfinite(compute.backwardShare) ? compute.backwardShare : 0.0);
         const double last = comm.time(ranks, nodes, layout ? sc.messageBytes.last() : std::min(bucket, gradientBytes));
-        const double share = cpuRanks ? overlapShare(ranks, nodes) : 1.0;
         p.exposedS = std::max(last, p.commS - share * std::min(p.commS, backward));
     } else {
         p.exposedS = p.commS;  // fused and zero1 communicate after backward

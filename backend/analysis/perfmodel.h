@@ -186,6 +186,8 @@ struct PerfModel {
     /// contention()'s between-collectives kernel time at the layout it reads (its mean over the
     /// after-compute timings of the compute sample's kernel); 0 where there is none.
     double computeBetweenCollectives(int ranks, int nodes) const;
+    /// The mean per kernel of the after-compute timings of `kernel` (a compute sample) at its layout; 0: none.
+    double betweenCollectives(const CommSample& kernel) const;
     /// The after-compute collectives' timings (CommSample::afterCompute), for arrivalWait().
     QList<CommSample> waitSamples;
     /// The wait of a step's first collective for the last rank to finish computing, as a share of

@@ -168,13 +168,14 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path)
         if (!compute && !mode.isEmpty()) {
             s.afterCompute = mode == QLatin1String("after_compute");
             s.overlapped = !s.afterCompute;
+            const QString what = s.overlapped ? QStringLiteral("overlapped") : QStringLiteral("after-compute");
+            // An overlapped call has no arrival wait: the ranks wait for it after their compute.
             for (const char* key : {"wait_s", "compute_s"}) {
                 const QJsonValue v = o.value(QLatin1String(key));
                 if (s.overlapped && QLatin1String(key) == QLatin1String("wait_s")) continue;
                 if (!v.isDouble() || !(v.toDouble() >= 0))
                     return planError(
-                        QStringLiteral("field '%1' is missing or not a number ≥ 0 (an %2 timing)")
-                            .arg(QLatin1String(key), s.overlapped ? QStringLiteral("overlapped") : QStringLiteral("after-compute")),
+                        QStringLiteral("field '%1' is missing or not a number ≥ 0 (an %2 timing)").arg(QLatin1String(key), what),
                         QStringLiteral("%1:%2").arg(path).arg(line));
             }
             s.waitS = s.overlapped ? 0.0 : o.value(QLatin1String("wait_s")).toDouble();
@@ -182,8 +183,7 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path)
             const QJsonValue kernels = o.value(QLatin1String("kernels"));
             if (!kernels.isUndefined() &&
                 !(kernels.isDouble() && kernels.toDouble() >= 1 && kernels.toDouble() == std::floor(kernels.toDouble())))
-                return planError(QStringLiteral("field 'kernels' is not a whole number ≥ 1 (an %1 timing)")
-                                     .arg(s.overlapped ? QStringLiteral("overlapped") : QStringLiteral("after-compute")),
+                return planError(QStringLiteral("field 'kernels' is not a whole number ≥ 1 (an %1 timing)").arg(what),
                                  QStringLiteral("%1:%2").arg(path).arg(line));
             s.kernels = kernels.isUndefined() ? 1 : kernels.toInt();
         }

@@ -185,11 +185,12 @@ nlohmann::json benchCompute(Communicator& comm, const ComputeKernel& kernel, dou
 
 // One collective's timings over the ranks, `reps` of them after two untimed calls.
 struct Timings {
-    double seconds = 0;  ///< barrier: the slowest rank's median; after compute: the mean over calls of the last rank in
-    double fastest = 0;  ///< rank 0's fastest call (barrier), the fastest call of the last rank in (after compute)
+    /// barrier: the slowest rank's median; after compute: the mean over calls of the last rank in;
+    /// overlapped: the ranks' mean wait after their kernels
+    double seconds = 0;
+    double fastest = 0;  ///< rank 0's fastest call (barrier), the fastest call of the last rank in (after compute), of any rank (overlapped)
     double wait = 0;     ///< after compute: the ranks' mean time in the collective beyond the last rank in's
     double compute = 0;  ///< after compute: the ranks' mean time of the kernels before each call (overlapped: during it)
-    double exposed = 0;  ///< overlapped: the ranks' mean time waiting for the call after their kernels
 };
 
 // Times `op` on `buffer` (`shard`: this rank's part). With no kernels, the ranks meet in a barrier
@@ -207,29 +208,9 @@ Timings timeCollective(Communicator& comm, const std::string& op, torch::Tensor&
     using Clock = std::chrono::steady_clock;
     std::vector<double> times, computes;
     if (kernels > 0) comm.barrier();
-    if (overlapped) {
-        for (int r = 0; r < reps + 2; ++r) {
-            auto t0 = Clock::now();
-            CommHandle call = comm.allreduceAsync(buffer);
-            for (int k = 0; k < kernels; ++k) (*kernel)();
-            const double computed = std::chrono::duration<double>(Clock::now() - t0).count();
-            t0 = Clock::now();
-            call->wait();
-            buffer.mul_(1.0 / comm.size());
-            if (r >= 2) {
-                times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-                computes.push_back(computed);
-            }
-        }
-        Timings t;
-        t.exposed = everyRank(comm, times).mean().item<double>();
-        t.compute = everyRank(comm, computes).mean().item<double>();
-        t.seconds = t.exposed;
-        t.fastest = *std::min_element(times.begin(), times.end());
-        return t;
-    }
     for (int r = 0; r < reps + 2; ++r) {
         auto t0 = Clock::now();
+        const CommHandle launched = overlapped ? comm.allreduceAsync(buffer) : nullptr;
         if (kernels > 0)
             for (int k = 0; k < kernels; ++k) (*kernel)();
         else
@@ -238,7 +219,10 @@ Timings timeCollective(Communicator& comm, const std::string& op, torch::Tensor&
         t0 = Clock::now();
         // As the strategies call them: a reduction is followed by its average (the sum over n),
         // over the whole buffer (ddp, fused) or this rank's shard (zero1).
-        if (op == "allreduce") {
+        if (launched) {  // overlapped: what is left of it after the kernels
+            launched->wait();
+            buffer.mul_(1.0 / comm.size());
+        } else if (op == "allreduce") {
             comm.allreduce(buffer);
             buffer.mul_(1.0 / comm.size());
         } else if (op == "reduce_scatter") {
@@ -254,6 +238,13 @@ Timings timeCollective(Communicator& comm, const std::string& op, torch::Tensor&
         }
     }
     Timings t;
+    if (overlapped) {  // the ranks' mean wait after their kernels (and its fastest, over every rank), and their mean compute
+        const torch::Tensor all = everyRank(comm, times);
+        t.seconds = all.mean().item<double>();
+        t.fastest = all.min().item<double>();
+        t.compute = everyRank(comm, computes).mean().item<double>();
+        return t;
+    }
     if (kernels == 0) {
         // Every rank's time counts: a collective is as slow as its slowest rank.
         t.seconds = everyRank(comm, median(times)).max().item<double>();
@@ -358,7 +349,7 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
             overlapped["kernels"] = kernels;
             overlapped.update(kernel.describe);
             if (rank0) {
-                std::printf("| allreduce overlapped | %lld | %.6g exposed after %.6g of compute | | |\n", bytes, hidden.exposed,
+                std::printf("| allreduce overlapped | %lld | %.6g exposed after %.6g of compute | | |\n", bytes, hidden.seconds,
                             hidden.compute);
                 if (file.is_open()) file << overlapped.dump() << '\n' << std::flush;
             }
