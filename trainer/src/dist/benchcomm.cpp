@@ -188,7 +188,8 @@ struct Timings {
     /// barrier: the slowest rank's median; after compute: the mean over calls of the last rank in;
     /// overlapped: the ranks' mean wait after their kernels
     double seconds = 0;
-    double fastest = 0;  ///< rank 0's fastest call (barrier), the fastest call of the last rank in (after compute), of any rank (overlapped)
+    /// rank 0's fastest call (barrier), the fastest call of the last rank in (after compute), of any rank (overlapped)
+    double fastest = 0;
     double wait = 0;     ///< after compute: the ranks' mean time in the collective beyond the last rank in's
     double compute = 0;  ///< after compute: the ranks' mean time of the kernels before each call (overlapped: during it)
 };
