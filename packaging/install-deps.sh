@@ -29,6 +29,8 @@ packages=(
   slurm-wlm munge
   # the keyring test: a Secret Service (gnome-keyring) on a private D-Bus session
   gnome-keyring dbus
+  # the trainer's libtorch 2.x / CUDA build: a Debian 13 root (tests/gpu/trixie-root.sh)
+  debootstrap
 )
 # Installed without their recommends (which would pull in a desktop's PAM and UI pieces).
 no_recommends=(gnome-keyring)

@@ -2,8 +2,11 @@
 #include "data/hdf5volume.h"
 #include "data/makedata.h"
 #include "dist/benchcomm.h"
+#include "dist/checkcomm.h"
+#include "device/device.h"
 #include "dist/comm.h"
 #include "run/checkpoint.h"
+#include "run/benchstep.h"
 #include "run/config.h"
 #include "run/runfiles.h"
 #include "run/trainer.h"
@@ -11,8 +14,6 @@
 #include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
-#include <torch/cuda.h>
-#include <torch/version.h>
 
 #include <algorithm>
 #include <iostream>
@@ -38,6 +39,7 @@ struct CliValues {
     };
     Switch enableAmp, enableApex, enableJit, enableBenchy;
     std::optional<uint64_t> seed;
+    std::optional<std::string> ampMode;
 };
 
 // Applies the command line to the YAML values. Options override only when given; the enable_*
@@ -85,6 +87,12 @@ void applyOverrides(const CliValues& v, TrainConfig& c, std::vector<std::string>
         c.seed = *v.seed;
         overrideEntry(c, "seed", std::to_string(*v.seed));
     }
+    if (v.ampMode) {
+        AmpMode mode = AmpMode::None;
+        parseAmpMode(*v.ampMode, mode);  // CLI11 checked the word
+        c.ampMode = mode;
+        overrideEntry(c, "amp_mode", *v.ampMode);
+    }
 }
 
 // Every step allocates and frees large tensors (vol2col columns of the 3D convolutions, Adam's
@@ -125,25 +133,40 @@ const CLI::Validator kPositive(
     "POSITIVE");
 }  // namespace
 
-int main(int argc, char** argv)
-{
-    keepFreedMemory();
-    CLI::App app{"scaledesk-train: the NERSC cosmology 3D U-Net training in C++ (libtorch).\n"
-                 "Trains a named config of a YAML file; `make-data` writes generated HDF5 data."};
-    // The libraries a cluster build linked: what the About dialog and `profiles test` show.
-    app.set_version_flag("--version",
-                         std::string("scaledesk-train ") + SCALEDESK_TRAIN_VERSION + " (libtorch " + TORCH_VERSION +
-                             (torch::cuda::is_available() ? ", CUDA" : ", CPU") + ")");
+namespace {
 
-    // A later occurrence of an option wins, so scripts can append overrides.
-    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    CliValues v;
+// Everything the command line sets, and the subcommands it may name.
+struct Cli {
+    CliValues values;
     TrainOptions options;
     bool describe = false;
+    std::string checkConfigs;
+    std::string backend = "auto";
+    std::string device = "auto";
+    int commTimeout = 300;
+    std::string dataStreams = "independent";
+    bool disableBroadcastBuffers = false;
+    CLI::Option *configOption = nullptr, *ampFlag = nullptr, *apexFlag = nullptr, *jitFlag = nullptr, *benchyFlag = nullptr;
+    MakeDataOptions makeData;
+    CLI::App* make = nullptr;
+    BenchCommOptions benchComm;
+    std::string benchSizes = "4K,64K,1M,4M,16M,64M";
+    CLI::App* bench = nullptr;
+    CheckCommOptions checkComm;
+    CLI::App* check = nullptr;
+    BenchStepOptions benchStep;
+    CLI::App* benchStepApp = nullptr;
+};
+
+// The configuration's own options: which config, and the NERSC flags that override its keys.
+void addConfigOptions(CLI::App& app, Cli& cli)
+{
+    CliValues& v = cli.values;
+    TrainOptions& options = cli.options;
     app.add_option("--yaml_config", v.yamlConfig, "YAML file of named configs")
         ->capture_default_str()
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    CLI::Option* configOption = app.add_option("--config", v.config, "name of the config in the YAML file")->capture_default_str();
+    cli.configOption = app.add_option("--config", v.config, "name of the config in the YAML file")->capture_default_str();
     app.add_option("--run_num", options.runNum, "run number: <expdir>/<config>/<N>GPU/<run_num>")->capture_default_str();
     app.add_option("--num_epochs", v.numEpochs, "override num_epochs")->check(kPositive);
     app.add_option("--local_batch_size", options.localBatchSize, "per-rank batch; the global batch becomes world size x this")
@@ -153,35 +176,46 @@ int main(int argc, char** argv)
     app.add_option("--num_data_workers", v.numDataWorkers, "override num_data_workers (prefetch threads)")->check(CLI::NonNegativeNumber);
     // As in the original, each enable_* is the flag's value, False when absent: the YAML's value is
     // always overwritten (a YAML True without the flag is logged as a warning).
-    CLI::Option* ampFlag =
-        app.add_flag("--enable_amp{true}", v.enableAmp.value, "bf16 autocast; absent (or =false): off, whatever the YAML says");
-    CLI::Option* apexFlag = app.add_flag("--enable_apex{true}", v.enableApex.value,
-                                         "recorded only (Adam math is unchanged); absent: False, whatever the YAML says");
-    CLI::Option* jitFlag = app.add_flag("--enable_jit{true}", v.enableJit.value,
-                                        "recorded only (the loss is plain L1 either way); absent: False, whatever the YAML says");
-    CLI::Option* benchyFlag = app.add_flag("--enable_benchy{true}", v.enableBenchy.value,
-                                           "skip the step-0 losses and validation, as under benchy; absent: False, whatever the YAML says");
+    cli.ampFlag = app.add_flag("--enable_amp{true}", v.enableAmp.value,
+                               "NERSC's AMP: fp16 autocast with a loss scaler (a GPU mode); absent (or =false): off, whatever the YAML says");
+    app.add_option("--amp_mode", v.ampMode,
+                   "override amp_mode: none, fp16 (autocast with a loss scaler, GPUs) or bf16 (autocast, no scaler: GPUs of "
+                   "compute capability 8.0+, CPUs with AVX-512 or AMX); given, it decides over enable_amp")
+        ->check(CLI::IsMember({"none", "fp16", "bf16"}));
+    cli.apexFlag = app.add_flag("--enable_apex{true}", v.enableApex.value,
+                                "recorded only (Adam math is unchanged); absent: False, whatever the YAML says");
+    cli.jitFlag = app.add_flag("--enable_jit{true}", v.enableJit.value,
+                               "recorded only (the loss is plain L1 either way); absent: False, whatever the YAML says");
+    cli.benchyFlag = app.add_flag("--enable_benchy{true}", v.enableBenchy.value,
+                                  "skip the step-0 losses and validation, as under benchy; absent: False, whatever the YAML says");
     app.add_option("--expdir", v.expdir, "override expdir (the experiment root)");
     app.add_option("--run_dir", options.runDir, "write the run here instead of <expdir>/<config>/<N>GPU/<run_num>");
-    app.add_option("--threads", options.threads, "intra-op threads per rank (default: usable cores / local ranks)")->check(kPositive);
     app.add_option("--seed", v.seed, "seed for weights and data streams (default: the YAML seed, else random)");
+}
+
+// How the ranks run: threads, device, strategy, backend, and the run's switches.
+void addRunOptions(CLI::App& app, Cli& cli)
+{
+    TrainOptions& options = cli.options;
+    app.add_option("--threads", options.threads, "intra-op threads per rank (default: usable cores / local ranks)")->check(kPositive);
     app.add_flag("--resume", options.resume, "continue from <run folder>/checkpoints/latest.pt when it exists");
-    app.add_flag("--describe", describe, "print the resolved config and the model summary, then exit");
-    std::string checkConfigs;
-    app.add_option("--check_configs", checkConfigs,
+    app.add_flag("--describe", cli.describe, "print the resolved config and the model summary, then exit");
+    app.add_option("--check_configs", cli.checkConfigs,
                    "check these configs of --yaml_config (comma-separated, or 'all'): load and validate each, print every "
                    "error (file:line:column, and the config), exit 1 if any; builds no model");
-    std::string backend = "auto";
-    int commTimeout = 300;
-    std::string dataStreams = "independent";
+    app.add_option("--device", cli.device,
+                   "auto (a GPU when this build has CUDA and the process sees one: one GPU per rank, by LOCAL_RANK or "
+                   "SLURM_LOCALID), cpu or cuda (an error without a GPU)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     app.add_option("--strategy", options.strategy,
                    "data-parallel strategy: ddp (bucketed allreduce overlapped with backward), fused (Horovod-style "
                    "allreduce after backward), zero1 (sharded Adam state: reduce-scatter + allgather)")
         ->capture_default_str()
         ->check(CLI::IsMember({"ddp", "fused", "zero1"}));
-    app.add_option("--backend", backend,
-                   "communication backend: auto (mpi when launched by mpirun/srun --mpi, else gloo), "
-                   "mpi or gloo; nccl is not in this build yet and is refused")
+    app.add_option("--backend", cli.backend,
+                   "communication backend: auto (nccl on GPUs when built with it, else mpi when launched by mpirun/srun "
+                   "--mpi, else gloo), mpi, gloo or nccl (CUDA builds)")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "mpi", "gloo", "nccl"}));
     app.add_option("--bucket_cap_mb", options.bucketCapMb, "ddp bucket size in MiB (the first bucket is 1 MiB)")
@@ -192,10 +226,10 @@ int main(int argc, char** argv)
                    "zero1: bucket size in MiB, one reduce-scatter and one allgather per bucket (DeepSpeed's reduce_bucket_size)")
         ->capture_default_str()
         ->check(kPositive);
-    app.add_option("--comm_timeout", commTimeout, "seconds a rendezvous or collective may wait before failing")
+    app.add_option("--comm_timeout", cli.commTimeout, "seconds a rendezvous or collective may wait before failing")
         ->capture_default_str()
         ->check(kPositive);
-    app.add_option("--data_streams", dataStreams,
+    app.add_option("--data_streams", cli.dataStreams,
                    "independent: each rank draws its own random crops (NERSC); shared: ranks split one stream, so N ranks "
                    "see exactly the samples of one rank with an N-times larger batch")
         ->capture_default_str()
@@ -205,8 +239,7 @@ int main(int argc, char** argv)
     app.add_flag("--noddp", options.noddp,
                  "NERSC's benchmarking mode: every rank trains its own replica and gradients are never synchronised "
                  "(world size, batch split, loss averaging and rank 0's run files as usual; --strategy is ignored)");
-    bool disableBroadcastBuffers = false;
-    app.add_flag("--disable_broadcast_buffers", disableBroadcastBuffers,
+    app.add_flag("--disable_broadcast_buffers", cli.disableBroadcastBuffers,
                  "accepted for compatibility and recorded in manifest.json; changes nothing: the U-Net has no buffers "
                  "(no normalisation layers), and gradients are bucket views already");
     app.add_option("--gpu_sample_s", options.gpuSampleSeconds,
@@ -222,9 +255,13 @@ int main(int argc, char** argv)
                 return std::string();
             },
             ""));
+}
 
-    MakeDataOptions makeData;
-    CLI::App* make = app.add_subcommand("make-data", "write generated train.h5 and valid.h5 in the NERSC layout");
+void addSubcommands(CLI::App& app, Cli& cli)
+{
+    MakeDataOptions& makeData = cli.makeData;
+    cli.make = app.add_subcommand("make-data", "write generated train.h5 and valid.h5 in the NERSC layout");
+    CLI::App* make = cli.make;
     make->add_option("--out", makeData.outDir, "output folder")->required();
     make->add_option("--box", makeData.trainBox, "side of the training volume")->capture_default_str()->check(CLI::Range(2, 2048));
     make->add_option("--val-box", makeData.valBox, "side of the validation volume")->capture_default_str()->check(CLI::Range(2, 2048));
@@ -233,16 +270,16 @@ int main(int argc, char** argv)
         ->capture_default_str()
         ->check(kPositive);
 
-    BenchCommOptions benchComm;
-    std::string benchSizes = "4K,64K,1M,4M,16M,64M";
-    CLI::App* bench =
+    BenchCommOptions& benchComm = cli.benchComm;
+    cli.bench =
         app.add_subcommand("bench-comm",
                            "time the collectives of the strategies (allreduce; reduce-scatter and allgather) over this job's ranks at each "
                            "size, and (compute) a convolution kernel on one rank alone and on every rank at once; with --config "
                            "(and --yaml_config, --local_batch_size), that config's own training step instead of the kernel (launch "
                            "it as the training is launched: mpirun -np N or srun, with its --threads); rank 0 prints a table and "
-                           "appends JSON lines to --out for `scaledesk plan --comm`");
-    bench->add_option("--sizes", benchSizes, "comma-separated sizes in bytes (K, M, G: powers of 1024)")->capture_default_str();
+                           "appends JSON lines to --out for `scaledesk plan --comm`. CPU tensors and the mpi and gloo backends");
+    CLI::App* bench = cli.bench;
+    bench->add_option("--sizes", cli.benchSizes, "comma-separated sizes in bytes (K, M, G: powers of 1024)")->capture_default_str();
     bench->add_option("--ops", benchComm.ops, "what to time, comma-separated")
         ->delimiter(',')
         ->capture_default_str()
@@ -261,92 +298,186 @@ int main(int argc, char** argv)
         ->check(CLI::NonNegativeNumber);
     bench->fallthrough();  // --backend and --comm_timeout are the training's options
 
-    CLI11_PARSE(app, argc, argv);
-    v.enableAmp.given = ampFlag->count() > 0;
-    v.enableApex.given = apexFlag->count() > 0;
-    v.enableJit.given = jitFlag->count() > 0;
-    v.enableBenchy.given = benchyFlag->count() > 0;
-    options.broadcastBuffers = !disableBroadcastBuffers;
+    cli.check = app.add_subcommand("check-comm",
+                                   "check every collective (allreduce sum and avg, reduce-scatter, allgather, broadcast, barrier) of "
+                                   "--backend on --device tensors of float32, float64 and int64 against the result computed on the CPU; "
+                                   "launch it as training is launched (mpirun, srun or env:// ranks); rank 0 prints a JSON line per "
+                                   "check; exit 1 if any fails");
+    cli.check->add_option("--numels", cli.checkComm.numels, "elements per rank, comma-separated")
+        ->delimiter(',')
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cli.check->fallthrough();
 
-    try {
-        if (!checkConfigs.empty()) {
-            // Every config on its own: an error in one does not hide the others'.
-            std::vector<std::string> names;
-            if (checkConfigs == "all") {
-                names = listConfigNames(v.yamlConfig);
-            } else {
-                std::stringstream list(checkConfigs);
-                for (std::string name; std::getline(list, name, ',');)
-                    if (!name.empty()) names.push_back(name);
-            }
-            int bad = 0;
-            for (const std::string& name : names) {
-                try {
-                    validateTrainConfig(loadTrainConfig(v.yamlConfig, name));
-                } catch (const std::exception& e) {
-                    std::fputs(("scaledesk-train: error: " + std::string(e.what()) + " [config " + name + "]\n").c_str(), stderr);
-                    ++bad;
-                }
-            }
-            return bad > 0 ? 1 : 0;
+    BenchStepOptions& step = cli.benchStep;
+    cli.benchStepApp = app.add_subcommand("bench-step",
+                                          "time --config's training step alone (autocast by --amp_mode, backward, fused Adam) on one "
+                                          "fixed batch that stays on --device: the model's samples/s without data loading; prints one "
+                                          "JSON line (the GPU check sets it against PyTorch eager's)");
+    cli.benchStepApp->add_option("--steps", step.steps, "timed steps")->capture_default_str()->check(kPositive);
+    cli.benchStepApp->add_option("--warmup", step.warmup, "untimed steps first")->capture_default_str()->check(CLI::NonNegativeNumber);
+    cli.benchStepApp->fallthrough();  // --config, --yaml_config, --local_batch_size, --amp_mode, --device, --threads, --seed
+}
+
+// --check_configs: every config on its own, so that an error in one does not hide the others'.
+int checkConfigs(const Cli& cli)
+{
+    std::vector<std::string> names;
+    if (cli.checkConfigs == "all") {
+        names = listConfigNames(cli.values.yamlConfig);
+    } else {
+        std::stringstream list(cli.checkConfigs);
+        for (std::string name; std::getline(list, name, ',');)
+            if (!name.empty()) names.push_back(name);
+    }
+    int bad = 0;
+    for (const std::string& name : names) {
+        try {
+            validateTrainConfig(loadTrainConfig(cli.values.yamlConfig, name));
+        } catch (const std::exception& e) {
+            std::fputs(("scaledesk-train: error: " + std::string(e.what()) + " [config " + name + "]\n").c_str(), stderr);
+            ++bad;
         }
-        if (make->parsed()) {
-            scaledesk::train::makeData(makeData);
-            std::cout << "wrote " << makeData.outDir << "/train.h5 (box " << makeData.trainBox << ") and " << makeData.outDir
-                      << "/valid.h5 (box " << makeData.valBox << ")" << std::endl;
-            return 0;
-        }
-        if (bench->parsed()) {
-            benchComm.sizes = parseByteSizes(benchSizes);
-            const DistEnv dist = discoverDistEnv();
-            if (configOption->count() > 0) {  // the config's own step is the compute
-                benchComm.model = loadTrainConfig(v.yamlConfig, v.config);
-                validateTrainConfig(*benchComm.model);
-                benchComm.localBatch = options.localBatchSize.value_or(std::max<int64_t>(1, benchComm.model->globalBatchSize / dist.size));
-            }
-            rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
-            {
-                const auto comm = makeCommunicator(backend, dist, std::chrono::seconds(commTimeout), torch::cuda::is_available());
-                at::set_num_threads(threadsPerRank(options.threads, dist.localSize));  // as the training would
-                runBenchComm(*comm, benchComm);
-            }
-            shutdownMpi();
-            return 0;
-        }
-        options.sharedStreams = dataStreams == "shared";
-        const DistEnv dist = discoverDistEnv();
-        options.dist = dist;
-        options.worldSize = dist.size;
-        options.rank = dist.rank;
-        options.localRanks = dist.localSize;
-        rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
-        options.config = loadTrainConfig(v.yamlConfig, v.config);
-        applyOverrides(v, options.config, options.notes);
-        validateTrainConfig(options.config);
-        if (options.noddp && options.checkReplicas)
-            throw ConfigError("--check_replicas: the replicas of a --noddp run are not synchronised, so they differ by design");
-        const RunPlan plan = planRun(options);
-        if (describe) {
-            if (dist.rank == 0) describeRun(options, plan);
-            shutdownMpi();
-            return 0;
-        }
-        installStopSignals();
-        RunLog log(options.rank);
-        int code = 1;
-        {
-            const auto comm = makeCommunicator(backend, dist, std::chrono::seconds(commTimeout), torch::cuda::is_available());
-            options.comm = comm.get();
-            try {
-                code = runTraining(options, plan, log);
-            } catch (const std::exception& e) {
-                if (dist.rank == 0) recordFailure(plan, e.what());
-                log.error(e.what());
-                throw;
-            }
-        }
+    }
+    return bad > 0 ? 1 : 0;
+}
+
+// The device of this rank: --device, where --backend nccl needs a GPU whatever it says.
+c10::Device rankDevice(const Cli& cli, const DistEnv& dist)
+{
+    DeviceRequest request = DeviceRequest::Auto;
+    parseDeviceRequest(cli.device, request);  // CLI11 checked the word
+    return chooseDevice(request, probeCuda(), dist.localRank, dist.localSize, nodeName(), cli.backend == "nccl" ? "--backend nccl" : "");
+}
+
+int benchComm(Cli& cli)
+{
+    BenchCommOptions& options = cli.benchComm;
+    options.sizes = parseByteSizes(cli.benchSizes);
+    if (cli.backend == "nccl")
+        throw CommError("bench-comm times collectives on CPU tensors (the mpi and gloo backends); it does not time nccl yet");
+    const DistEnv dist = discoverDistEnv();
+    if (cli.configOption->count() > 0) {  // the config's own step is the compute
+        options.model = loadTrainConfig(cli.values.yamlConfig, cli.values.config);
+        validateTrainConfig(*options.model);
+        options.localBatch = cli.options.localBatchSize.value_or(std::max<int64_t>(1, options.model->globalBatchSize / dist.size));
+    }
+    rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
+    {
+        const auto comm = makeCommunicator(cli.backend, dist, std::chrono::seconds(cli.commTimeout), c10::Device(c10::DeviceType::CPU));
+        at::set_num_threads(threadsPerRank(cli.options.threads, dist.localSize));  // as the training would
+        runBenchComm(*comm, options);
+    }
+    shutdownMpi();
+    return 0;
+}
+
+int checkComm(Cli& cli)
+{
+    const DistEnv dist = discoverDistEnv();
+    rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
+    cli.checkComm.device = rankDevice(cli, dist);
+    configureDevice(cli.checkComm.device, false, false);
+    int failed = 0;
+    {
+        const auto comm = makeCommunicator(cli.backend, dist, std::chrono::seconds(cli.commTimeout), cli.checkComm.device);
+        failed = runCheckComm(*comm, cli.checkComm);
+    }
+    shutdownMpi();
+    return failed > 0 ? 1 : 0;
+}
+
+int benchStep(Cli& cli)
+{
+    BenchStepOptions& o = cli.benchStep;
+    o.config = loadTrainConfig(cli.values.yamlConfig, cli.values.config);
+    applyOverrides(cli.values, o.config, cli.options.notes);
+    validateTrainConfig(o.config);
+    o.amp = o.config.amp();
+    o.localBatch = cli.options.localBatchSize.value_or(o.config.globalBatchSize);
+    if (cli.values.seed) o.seed = *cli.values.seed;
+    o.device = rankDevice(cli, DistEnv{});
+    configureDevice(o.device, /*cudnnBenchmark=*/true, /*tf32=*/true);
+    at::set_num_threads(threadsPerRank(cli.options.threads, 1));
+    runBenchStep(o);
+    return 0;
+}
+
+int train(Cli& cli)
+{
+    TrainOptions& options = cli.options;
+    options.sharedStreams = cli.dataStreams == "shared";
+    options.broadcastBuffers = !cli.disableBroadcastBuffers;
+    const DistEnv dist = discoverDistEnv();
+    options.dist = dist;
+    options.worldSize = dist.size;
+    options.rank = dist.rank;
+    options.localRanks = dist.localSize;
+    rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
+    options.config = loadTrainConfig(cli.values.yamlConfig, cli.values.config);
+    applyOverrides(cli.values, options.config, options.notes);
+    validateTrainConfig(options.config);
+    if (options.noddp && options.checkReplicas)
+        throw ConfigError("--check_replicas: the replicas of a --noddp run are not synchronised, so they differ by design");
+    const RunPlan plan = planRun(options);
+    if (cli.describe) {
+        if (dist.rank == 0) describeRun(options, plan);
         shutdownMpi();
-        return code;
+        return 0;
+    }
+    options.device = rankDevice(cli, dist);
+    // As the NERSC trainer: cuDNN picks its fastest kernels, and fp32 runs use TF32 where the GPU has it.
+    configureDevice(options.device, /*cudnnBenchmark=*/true, /*tf32=*/true);
+    installStopSignals();
+    RunLog log(options.rank);
+    int code = 1;
+    {
+        const auto comm = makeCommunicator(cli.backend, dist, std::chrono::seconds(cli.commTimeout), options.device);
+        options.comm = comm.get();
+        try {
+            code = runTraining(options, plan, log);
+        } catch (const std::exception& e) {
+            if (dist.rank == 0) recordFailure(plan, e.what());
+            log.error(e.what());
+            throw;
+        }
+    }
+    shutdownMpi();
+    return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    keepFreedMemory();
+    CLI::App app{"scaledesk-train: the NERSC cosmology 3D U-Net training in C++ (libtorch).\n"
+                 "Trains a named config of a YAML file; `make-data` writes generated HDF5 data."};
+    // The libraries a cluster build linked: what the About dialog and `profiles test` show.
+    app.set_version_flag("--version", std::string("scaledesk-train ") + SCALEDESK_TRAIN_VERSION + " (" + buildLibraries() + ")");
+    // A later occurrence of an option wins, so scripts can append overrides.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    Cli cli;
+    addConfigOptions(app, cli);
+    addRunOptions(app, cli);
+    addSubcommands(app, cli);
+    CLI11_PARSE(app, argc, argv);
+    cli.values.enableAmp.given = cli.ampFlag->count() > 0;
+    cli.values.enableApex.given = cli.apexFlag->count() > 0;
+    cli.values.enableJit.given = cli.jitFlag->count() > 0;
+    cli.values.enableBenchy.given = cli.benchyFlag->count() > 0;
+    try {
+        if (!cli.checkConfigs.empty()) return checkConfigs(cli);
+        if (cli.make->parsed()) {
+            makeData(cli.makeData);
+            std::cout << "wrote " << cli.makeData.outDir << "/train.h5 (box " << cli.makeData.trainBox << ") and " << cli.makeData.outDir
+                      << "/valid.h5 (box " << cli.makeData.valBox << ")" << std::endl;
+            return 0;
+        }
+        if (cli.bench->parsed()) return benchComm(cli);
+        if (cli.check->parsed()) return checkComm(cli);
+        if (cli.benchStepApp->parsed()) return benchStep(cli);
+        return train(cli);
     } catch (const c10::Error& e) {
         return fail(e.what_without_backtrace());
     } catch (const std::exception& e) {

@@ -34,7 +34,7 @@ int main(int argc, char** argv)
         return 2;
     }
     std::vector<std::pair<std::string, std::unique_ptr<Communicator>>> comms;
-    comms.emplace_back("mpi", makeCommunicator("mpi", env, std::chrono::seconds(120), false));
+    comms.emplace_back("mpi", makeCommunicator("mpi", env, std::chrono::seconds(120), c10::Device(c10::DeviceType::CPU)));
     const int n = env.size;
     if (env.rank == 0) {
         std::printf("allreduce, %d ranks, float32, median of %d; busbw = 2(n-1)/n x bytes / time\n", n, reps);
@@ -52,7 +52,7 @@ int main(int argc, char** argv)
             const double a = std::chrono::duration<double>(Clock::now() - t0).count();
             comms[0].second->barrier();
             t0 = Clock::now();
-            comms[0].second->allreduceAsync(buffer)->wait();
+            comms[0].second->allreduceAsync(buffer, ReduceOp::Sum)->wait();
             const double b = std::chrono::duration<double>(Clock::now() - t0).count();
             if (r >= 2) {  // warm-up
                 plain.push_back(a);

@@ -12,7 +12,8 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
+
+from benchdata import workdir_with_data
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, '..', '..', '..'))
@@ -71,14 +72,7 @@ def main():
     ap.add_argument('--workdir', help='folder with data/ (default: a temporary one)')
     args = ap.parse_args()
     train = os.path.abspath(args.train)
-    tmp = None
-    workdir = args.workdir
-    if not workdir:
-        tmp = tempfile.TemporaryDirectory(prefix='scaledesk-bench-')
-        workdir = tmp.name
-    if not os.path.exists(os.path.join(workdir, 'data', 'train.h5')):
-        subprocess.run([train, 'make-data', '--out', 'data', '--box', '128', '--val-box', '96'], cwd=workdir, check=True,
-                       stdout=subprocess.DEVNULL)
+    workdir, _keep = workdir_with_data(train, args.workdir, 'scaledesk-bench-')
     cpp, peer, tuned = [], [], []
     for rep in range(args.reps):
         c = run_cpp(train, args.yaml_config, args.config, args.threads, workdir, rep)

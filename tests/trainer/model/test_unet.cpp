@@ -84,6 +84,7 @@ TEST(UNet, InitIsNormalWithZeroBias)
     EXPECT_LT(out.abs().mean().item<double>(), 0.05);
 }
 
+#include "compat/torchcompat.h"
 #include "model/fusedadam.h"
 
 // The fused step follows torch::optim::Adam over many steps (float rounding order aside), with
@@ -108,8 +109,8 @@ TEST(FusedAdam, MatchesLibtorchAdam)
     }
     EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << (a - b).abs().max().item<float>();
     EXPECT_FALSE(torch::equal(a, init));
-    auto& state = static_cast<torch::optim::AdamParamState&>(*fused.state().at(c10::guts::to_string(b.unsafeGetTensorImpl())));
+    auto& state = static_cast<torch::optim::AdamParamState&>(*fused.state().at(scaledesk::train::compat::optimizerStateKey(b)));
     EXPECT_EQ(state.step(), 50);
-    auto& refState = static_cast<torch::optim::AdamParamState&>(*reference.state().at(c10::guts::to_string(a.unsafeGetTensorImpl())));
+    auto& refState = static_cast<torch::optim::AdamParamState&>(*reference.state().at(scaledesk::train::compat::optimizerStateKey(a)));
     EXPECT_TRUE(torch::allclose(state.exp_avg_sq(), refState.exp_avg_sq(), 1e-5, 1e-7));
 }

@@ -1,4 +1,5 @@
 // End-to-end tests of the real scaledesk-train binary on generated data.
+#include "compat/torchcompat.h"
 #include "dist/buckets.h"
 #include "model/unet.h"
 #include "run/checkpoint.h"
@@ -93,8 +94,8 @@ void expectSameCheckpoint(const std::string& a, const std::string& b)
     int compared = 0;
     for (std::size_t i = 0; i < pa.size(); ++i) {
         ASSERT_TRUE(torch::equal(pa[i], pb[i])) << "parameter " << i;
-        auto& stA = static_cast<torch::optim::AdamParamState&>(*oa->state().at(c10::guts::to_string(pa[i].unsafeGetTensorImpl())));
-        auto& stB = static_cast<torch::optim::AdamParamState&>(*ob->state().at(c10::guts::to_string(pb[i].unsafeGetTensorImpl())));
+        auto& stA = static_cast<torch::optim::AdamParamState&>(*oa->state().at(scaledesk::train::compat::optimizerStateKey(pa[i])));
+        auto& stB = static_cast<torch::optim::AdamParamState&>(*ob->state().at(scaledesk::train::compat::optimizerStateKey(pb[i])));
         EXPECT_EQ(stA.step(), stB.step());
         ASSERT_TRUE(torch::equal(stA.exp_avg(), stB.exp_avg())) << "exp_avg " << i;
         ASSERT_TRUE(torch::equal(stA.exp_avg_sq(), stB.exp_avg_sq())) << "exp_avg_sq " << i;
@@ -502,8 +503,6 @@ TEST_F(TrainCli, BadInputsEndWithOneClearLine)
     EXPECT_TRUE(fs::exists(path("mismatch/checkpoints/latest.pt")));
 }
 
-// enable_amp runs the convolutions in bf16 (CPU autocast): the run trains, and its numbers differ
-// from the fp32 run with the same seed (an autocast that silently did nothing would match bit for bit).
 TEST_F(TrainCli, ANonPositiveCountNamesTheRule)
 {
     const auto r = train("--config cpu-tiny --num_epochs 0");
@@ -511,33 +510,88 @@ TEST_F(TrainCli, ANonPositiveCountNamesTheRule)
     EXPECT_NE(r.output.find("--num_epochs: must be greater than 0, got 0"), std::string::npos) << r.output;
 }
 
-TEST_F(TrainCli, EnableAmpTrainsInBf16)
+// bf16 on the CPU (autocast; no loss scale): where this libtorch computes it correctly (2.x), it
+// trains, and over 56 steps every loss is within 1 % of the fp32 run's with the same seed while
+// not equal to it (an autocast that did nothing would match bit for bit). Measured on libtorch 2.6
+// with AVX512-BF16: at most 0.034 %. Where it does not (1.13, whose oneDNN bf16 Conv3d weight
+// gradients are wrong), it is refused in one line before anything is written.
+TEST_F(TrainCli, Bf16OnTheCpuTracksFp32OrIsRefused)
 {
-    // One thread, no prefetch workers: bf16 on the CPU has given sporadic NaN losses, most with
-    // several threads or workers (see warnAboutThreadedCpuAmp in trainer.cpp).
-    const std::string quiet = " --threads 1 --num_data_workers 0";
-    ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 31 --run_dir fp32" + quiet).exitCode, 0);
-    const auto r = train("--config cpu-tiny --num_epochs 1 --seed 31 --run_dir bf16 --enable_amp" + quiet);
+    const std::string common = "--config cpu-tiny --num_epochs 7 --seed 31 --threads 1 ";
+    const auto r = train(common + "--run_dir bf16 --amp_mode bf16");
+    if (!scaledesk::train::compat::kCpuBf16ConvolutionGradientsCorrect) {
+        EXPECT_EQ(r.exitCode, 1);
+        EXPECT_NE(r.output.find("amp_mode bf16: libtorch " + scaledesk::train::compat::torchVersion() +
+                                "'s oneDNN computes wrong bf16 Conv3d weight gradients"),
+                  std::string::npos)
+            << r.output;
+        EXPECT_FALSE(fs::exists(path("bf16"))) << "a refused run left a folder";
+        return;
+    }
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    EXPECT_NE(r.output.find(" - INFO - enable_amp True"), std::string::npos);
-    EXPECT_NE(r.output.find(" - WARNING - enable_amp on the CPU: bf16 CPU runs of this build have given sporadic NaN losses"),
-              std::string::npos)
-        << r.output;
-    EXPECT_EQ(json::parse(readFile(path("bf16/manifest.json")))["enable_amp"], true);
+    ASSERT_EQ(train(common + "--run_dir fp32").exitCode, 0);
+    EXPECT_NE(r.output.find(" - INFO - amp_mode bf16\n"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(" - INFO - device cpu, mixed precision bf16"), std::string::npos) << r.output;
+    const json manifest = json::parse(readFile(path("bf16/manifest.json")));
+    EXPECT_EQ(manifest["amp_mode"], "bf16");
+    EXPECT_EQ(manifest["enable_amp"], false);
     // The step-0 losses are computed without autocast, as in the original.
     EXPECT_EQ(records(path("fp32"), "initial").at(0)["val_loss"], records(path("bf16"), "initial").at(0)["val_loss"]);
     const auto a = records(path("fp32"), "step"), b = records(path("bf16"), "step");
-    ASSERT_EQ(a.size(), b.size());
-    // The open bug: even with one thread and no workers, a bf16 loss is sometimes NaN under this
-    // test (not in the same command run by hand). Skipped, said, not passed.
-    for (std::size_t i = 0; i < b.size(); ++i)
-        if (!b[i]["loss"].is_number()) GTEST_SKIP() << "open bug: bf16 step record " << i << " has a NaN loss: " << b[i].dump();
+    ASSERT_EQ(a.size(), 56u);
+    ASSERT_EQ(b.size(), a.size());
     int differing = 0;
     for (std::size_t i = 0; i < a.size(); ++i) {
-        EXPECT_NEAR(b[i]["loss"].get<double>(), a[i]["loss"].get<double>(), 0.01);  // same training, lower precision
-        differing += b[i]["loss"] != a[i]["loss"];
+        ASSERT_TRUE(b[i]["loss"].is_number()) << "bf16 step " << i + 1 << " has a NaN loss: " << b[i].dump();
+        const double fp32 = a[i]["loss"].get<double>(), bf16 = b[i]["loss"].get<double>();
+        EXPECT_LE(std::abs(bf16 - fp32), 0.01 * std::abs(fp32)) << "step " << i + 1;
+        differing += bf16 != fp32;
     }
     EXPECT_GT(differing, 0);
+}
+
+// enable_amp is the NERSC trainer's AMP: fp16 autocast with a loss scaler. On the CPU it needs a
+// libtorch whose CPU autocast has float16 (2.4+), and warns that it is slow there. A planted inf
+// gradient (step 3) skips that step and halves the scale; the schedule still advances.
+TEST_F(TrainCli, EnableAmpIsFp16WithALossScalerThatSkipsAnInfStep)
+{
+    const auto r = train("--config cpu-tiny --num_epochs 1 --seed 31 --threads 1 --run_dir fp16 --enable_amp", "",
+                         "SCALEDESK_FAULT_NONFINITE_GRAD=3");
+    if (!scaledesk::train::compat::kCpuFp16Autocast) {
+        EXPECT_EQ(r.exitCode, 1);
+        EXPECT_NE(r.output.find("enable_amp (fp16 with a loss scaler): fp16 on the CPU needs libtorch 2.4 or later"), std::string::npos)
+            << r.output;
+        EXPECT_FALSE(fs::exists(path("fp16")));
+        return;
+    }
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find(" - WARNING - fp16 on the CPU: CPUs have no fast fp16 convolutions"), std::string::npos) << r.output;
+    const json manifest = json::parse(readFile(path("fp16/manifest.json")));
+    EXPECT_EQ(manifest["amp_mode"], "fp16");
+    EXPECT_EQ(manifest["enable_amp"], true);
+    const auto steps = records(path("fp16"), "step");
+    ASSERT_EQ(steps.size(), 8u);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const int64_t step = steps[i]["step"];
+        EXPECT_EQ(steps[i].value("skipped", false), step == 3) << steps[i].dump();
+        EXPECT_EQ(steps[i]["loss_scale"].get<double>(), step < 3 ? 65536.0 : 32768.0) << steps[i].dump();
+        EXPECT_TRUE(steps[i]["loss"].is_number()) << steps[i].dump();
+    }
+    EXPECT_NE(steps[2]["lr"], steps[3]["lr"]);  // the LR schedule advanced over the skipped step
+    EXPECT_EQ(records(path("fp16"), "epoch").at(0)["skipped_steps"], 1);
+}
+
+// --backend nccl where there is no GPU (this machine; the CPU build, or a CUDA build without a
+// driver): one line on stderr naming the reason, exit 1, nothing written.
+TEST_F(TrainCli, NcclWithoutAGpuIsOneLine)
+{
+    // stderr alone: stdout goes nowhere.
+    const auto r = runCommand("cd " + shellQuote(s_dir->path()) + " && (" + shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet) +
+                              " --config cpu-tiny --run_dir nccl --backend nccl 2>&1 >/dev/null)");
+    EXPECT_EQ(r.exitCode, 1);
+    EXPECT_EQ(r.output.rfind("scaledesk-train: error: --backend nccl needs a GPU: ", 0), 0u) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    EXPECT_FALSE(fs::exists(path("nccl")));
 }
 
 namespace {
@@ -570,7 +624,7 @@ TEST_F(TrainCli, EnableSwitchesAreTheCommandLinesAsInTheOriginal)
     EXPECT_NE(off.output.find(" - WARNING - enable_amp is True in config 'cpu-tiny-opt' (" + yaml + ":"), std::string::npos) << off.output;
     EXPECT_NE(off.output.find("but the command line decides it, as in the original: False without --enable_amp"), std::string::npos);
     EXPECT_NE(off.output.find(" - WARNING - enable_benchy is True in config 'cpu-tiny-opt'"), std::string::npos);
-    EXPECT_EQ(off.output.find("enable_amp on the CPU"), std::string::npos);  // no bf16 run
+    EXPECT_EQ(off.output.find("fp16 on the CPU"), std::string::npos);  // enable_amp False: no fp16 run
     EXPECT_EQ(json::parse(readFile(path("opt-off/manifest.json")))["enable_amp"], false);
     EXPECT_EQ(records(path("opt-off"), "initial").size(), 1u);
     EXPECT_TRUE(records(path("opt-off"), "epoch").at(0)["val_loss"].is_number());

@@ -211,24 +211,21 @@ Timings timeCollective(Communicator& comm, const std::string& op, torch::Tensor&
     if (kernels > 0) comm.barrier();
     for (int r = 0; r < reps + 2; ++r) {
         auto t0 = Clock::now();
-        const CommHandle launched = overlapped ? comm.allreduceAsync(buffer) : nullptr;
+        const CommHandle launched = overlapped ? comm.allreduceAsync(buffer, ReduceOp::Avg) : nullptr;
         if (kernels > 0)
             for (int k = 0; k < kernels; ++k) (*kernel)();
         else
             comm.barrier();
         const double computed = std::chrono::duration<double>(Clock::now() - t0).count();
         t0 = Clock::now();
-        // As the strategies call them: a reduction is followed by its average (the sum over n),
+        // As the strategies call them: a reduction averages (the sum over n, inside the collective),
         // over the whole buffer (ddp, fused) or this rank's shard (zero1).
         if (launched) {  // overlapped: what is left of it after the kernels
             launched->wait();
-            buffer.mul_(1.0 / comm.size());
         } else if (op == "allreduce") {
-            comm.allreduce(buffer);
-            buffer.mul_(1.0 / comm.size());
+            comm.allreduce(buffer, ReduceOp::Avg);
         } else if (op == "reduce_scatter") {
-            comm.reduceScatter(buffer, shard);
-            shard.mul_(1.0 / comm.size());
+            comm.reduceScatter(buffer, shard, ReduceOp::Avg);
         } else {
             comm.allgather(buffer, shard);
         }

@@ -15,6 +15,7 @@ namespace scaledesk::train {
 
 std::unique_ptr<Communicator> makeGlooCommunicator(const DistEnv& env, std::chrono::milliseconds timeout);
 std::unique_ptr<Communicator> makeMpiCommunicator(const DistEnv& env, std::chrono::milliseconds timeout);
+std::unique_ptr<Communicator> makeNcclCommunicator(const DistEnv& env, std::chrono::milliseconds timeout, const c10::Device& device);
 
 namespace {
 
@@ -42,13 +43,13 @@ class SingleCommunicator : public Communicator {
 public:
     SingleCommunicator() : Communicator(0, 1) {}
     std::string backend() const override { return "none"; }
-    CommHandle allreduceAsync(const at::Tensor&) override { return doneWork(); }
+    CommHandle allreduceAsync(const at::Tensor&, ReduceOp) override { return doneWork(); }
     CommHandle allgatherAsync(const at::Tensor& full, const at::Tensor& shard) override
     {
         if (full.data_ptr() != shard.data_ptr()) full.copy_(shard.view_as(full));
         return doneWork();
     }
-    CommHandle reduceScatterAsync(const at::Tensor& full, const at::Tensor& shard) override
+    CommHandle reduceScatterAsync(const at::Tensor& full, const at::Tensor& shard, ReduceOp) override
     {
         if (full.data_ptr() != shard.data_ptr()) shard.copy_(full.view_as(shard));
         return doneWork();
@@ -201,31 +202,36 @@ std::vector<std::string> availableBackends()
 #ifdef SCALEDESK_HAVE_MPI
     out.push_back("mpi");
 #endif
+#ifdef SCALEDESK_HAVE_NCCL
+    out.push_back("nccl");
+#endif
     return out;
 }
 
 std::unique_ptr<Communicator> makeCommunicator(const std::string& requested, const DistEnv& env, std::chrono::milliseconds timeout,
-                                               bool haveGpu)
+                                               const c10::Device& device)
 {
     const auto available = availableBackends();
     auto have = [&](const std::string& b) { return std::find(available.begin(), available.end(), b) != available.end(); };
     std::string backend = requested;
-    if (backend == "auto") backend = (haveGpu && have("nccl")) ? "nccl" : (env.mpiLaunched && have("mpi") ? "mpi" : "gloo");
-    if (backend == "nccl") {
-        if (!haveGpu) throw CommError("--backend nccl needs a GPU, and this process sees none");
-        throw CommError("--backend nccl: this scaledesk-train was built without NCCL (configure with a CUDA libtorch "
-                        "and SCALEDESK_WITH_NCCL=ON)");
-    }
-    if (backend != "gloo" && backend != "mpi") throw CommError("unknown backend '" + backend + "' (choose auto, mpi, gloo or nccl)");
+    if (backend == "auto") backend = (device.is_cuda() && have("nccl")) ? "nccl" : (env.mpiLaunched && have("mpi") ? "mpi" : "gloo");
+    if (backend != "gloo" && backend != "mpi" && backend != "nccl")
+        throw CommError("unknown backend '" + backend + "' (choose auto, mpi, gloo or nccl)");
     if (!have(backend)) {
         std::string list;
         for (const auto& b : available) list += (list.empty() ? "" : ", ") + b;
+        if (backend == "nccl")
+            throw CommError("--backend nccl: this scaledesk-train was built without NCCL (it needs a CUDA libtorch with NCCL; "
+                            "docs/trainer.md, \"GPU builds\"); available: " + list);
         throw CommError("--backend " + backend + ": not built into this scaledesk-train (available: " + list + ")");
     }
+    if (backend == "nccl" && !device.is_cuda())
+        throw CommError("--backend nccl needs a GPU device, and this rank trains on the CPU (--device cpu)");
     if (backend == "mpi" && !env.mpiLaunched && env.size > 1)
         throw CommError("--backend mpi needs the ranks to be started by mpirun or srun --mpi=pmix");
     if (env.size == 1) return std::make_unique<SingleCommunicator>();
     if (backend == "mpi") return makeMpiCommunicator(env, timeout);
+    if (backend == "nccl") return makeNcclCommunicator(env, timeout, device);
     return makeGlooCommunicator(env, timeout);
 }
 
@@ -258,6 +264,12 @@ void abortMpiJob(int exitCode)
 std::unique_ptr<Communicator> makeMpiCommunicator(const DistEnv&, std::chrono::milliseconds)
 {
     throw CommError("this scaledesk-train was built without MPI");
+}
+#endif
+#ifndef SCALEDESK_HAVE_NCCL
+std::unique_ptr<Communicator> makeNcclCommunicator(const DistEnv&, std::chrono::milliseconds, const c10::Device&)
+{
+    throw CommError("this scaledesk-train was built without NCCL");
 }
 #endif
 #ifndef USE_C10D_GLOO

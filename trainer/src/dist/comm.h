@@ -1,9 +1,11 @@
 #pragma once
 
 #include <ATen/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +27,9 @@ public:
     /// When the collective finished (steady clock), if the backend knows it; otherwise the
     /// moment wait() returned. Valid after wait().
     std::chrono::steady_clock::time_point completedAt() const { return m_completedAt; }
+    /// How long the collective ran on the device, where the backend times it there (nccl: between
+    /// events on its stream). Valid once the device has finished it (after the step's sync).
+    virtual std::optional<double> deviceSeconds() const { return std::nullopt; }
 
 protected:
     std::chrono::steady_clock::time_point m_completedAt{};
@@ -43,8 +48,13 @@ struct DistEnv {
     bool mpiLaunched = false;       ///< started by mpirun or srun --mpi (MPI must be initialised)
 };
 
-/// The job's communicator: sum-reductions and gathers on contiguous CPU (or, for NCCL, CUDA)
-/// tensors of float32, float64 or int64. Every rank must issue the same collectives in the same order.
+/// How a reduction combines the ranks' tensors: their sum, or their mean (the sum over n; NCCL
+/// computes it in the collective, the CPU backends scale the sum before the work completes).
+enum class ReduceOp { Sum, Avg };
+
+/// The job's communicator: reductions and gathers on contiguous tensors of float32, float64 or
+/// int64 (CPU tensors; for nccl CUDA ones, and small CPU ones copied through the GPU). Every rank
+/// must issue the same collectives in the same order.
 class Communicator {
 public:
     virtual ~Communicator() = default;
@@ -52,18 +62,21 @@ public:
     int rank() const { return m_rank; }
     int size() const { return m_size; }
 
-    /// In-place sum over ranks.
-    virtual CommHandle allreduceAsync(const at::Tensor& tensor) = 0;
+    /// In place over ranks.
+    virtual CommHandle allreduceAsync(const at::Tensor& tensor, ReduceOp op) = 0;
     /// `full` holds size() equal slices; slice r ends as rank r's `shard`. `shard` may be that slice.
     virtual CommHandle allgatherAsync(const at::Tensor& full, const at::Tensor& shard) = 0;
-    /// Sum of `full` over ranks; this rank's slice of the sum lands in `shard`.
-    virtual CommHandle reduceScatterAsync(const at::Tensor& full, const at::Tensor& shard) = 0;
+    /// Sum (or mean) of `full` over ranks; this rank's slice of it lands in `shard`.
+    virtual CommHandle reduceScatterAsync(const at::Tensor& full, const at::Tensor& shard, ReduceOp op) = 0;
     virtual void broadcast(const at::Tensor& tensor, int root) = 0;
     virtual void barrier() = 0;
 
-    void allreduce(const at::Tensor& tensor) { allreduceAsync(tensor)->wait(); }
+    void allreduce(const at::Tensor& tensor, ReduceOp op = ReduceOp::Sum) { allreduceAsync(tensor, op)->wait(); }
     void allgather(const at::Tensor& full, const at::Tensor& shard) { allgatherAsync(full, shard)->wait(); }
-    void reduceScatter(const at::Tensor& full, const at::Tensor& shard) { reduceScatterAsync(full, shard)->wait(); }
+    void reduceScatter(const at::Tensor& full, const at::Tensor& shard, ReduceOp op = ReduceOp::Sum)
+    {
+        reduceScatterAsync(full, shard, op)->wait();
+    }
 
 protected:
     Communicator(int rank, int size) : m_rank(rank), m_size(size) {}
@@ -93,10 +106,11 @@ std::string mpiLibraryVersion();
 /// Names of the backends compiled into this build ("gloo", "mpi", "nccl").
 std::vector<std::string> availableBackends();
 
-/// `auto` resolves to nccl on GPUs when built with it, else mpi under an MPI launch, else gloo. Throws CommError for a
-/// backend this build lacks, or nccl without a GPU. World size 1 always gets the no-op communicator.
+/// `auto` resolves to nccl when this rank trains on a GPU and the build has NCCL, else mpi under an
+/// MPI launch, else gloo. Throws CommError for a backend this build lacks, or nccl on a CPU device.
+/// World size 1 always gets the no-op communicator.
 std::unique_ptr<Communicator> makeCommunicator(const std::string& backend, const DistEnv& env, std::chrono::milliseconds timeout,
-                                               bool haveGpu);
+                                               const c10::Device& device);
 
 /// Finalises MPI if this process initialised it (after every communicator is gone).
 void shutdownMpi();

@@ -92,13 +92,14 @@ public:
 
     std::string backend() const override { return "mpi"; }
 
-    CommHandle allreduceAsync(const at::Tensor& tensor) override
+    CommHandle allreduceAsync(const at::Tensor& tensor, ReduceOp op) override
     {
         const int n = count(tensor, "allreduce");
         return enqueue([=] {
             MPI_Request r;
             check(MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), n, mpiType(tensor), MPI_SUM, MPI_COMM_WORLD, &r), "allreduce", rank());
             complete(r, "allreduce");
+            if (op == ReduceOp::Avg) tensor.mul_(1.0 / size());
         });
     }
 
@@ -116,7 +117,7 @@ public:
         });
     }
 
-    CommHandle reduceScatterAsync(const at::Tensor& full, const at::Tensor& shard) override
+    CommHandle reduceScatterAsync(const at::Tensor& full, const at::Tensor& shard, ReduceOp op) override
     {
         const int n = count(shard, "reduce-scatter");
         if (full.numel() != int64_t(n) * size())
@@ -135,6 +136,7 @@ public:
                       "reduce-scatter", rank());
                 complete(r, "reduce-scatter");
             }
+            if (op == ReduceOp::Avg) shard.mul_(1.0 / size());
         });
     }
 

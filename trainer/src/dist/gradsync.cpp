@@ -1,5 +1,6 @@
 #include "dist/gradsync.h"
 
+#include "compat/torchcompat.h"
 #include "dist/buckets.h"
 #include "model/fusedadam.h"
 
@@ -15,20 +16,17 @@ namespace scaledesk::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-std::string stateKey(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
 
 torch::optim::AdamParamState& adamState(torch::optim::Adam& optimizer, const torch::Tensor& p)
 {
     auto& states = optimizer.state();
-    auto it = states.find(stateKey(p));
+    auto it = states.find(compat::optimizerStateKey(p));
     if (it == states.end()) {
         auto fresh = std::make_unique<torch::optim::AdamParamState>();
         fresh->step(0);
         fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
         fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
-        it = states.emplace(stateKey(p), std::move(fresh)).first;
+        it = states.emplace(compat::optimizerStateKey(p), std::move(fresh)).first;
     }
     return static_cast<torch::optim::AdamParamState&>(*it->second);
 }
@@ -41,10 +39,18 @@ void setLr(torch::optim::Adam& optimizer, double lr)
 // One process: libtorch's own gradients, the fused Adam step.
 class LocalSync : public GradientSync {
 public:
-    explicit LocalSync(torch::optim::Adam& optimizer) : m_optimizer(optimizer) {}
+    LocalSync(torch::optim::Adam& optimizer, StepClock& clock) : GradientSync(clock), m_optimizer(optimizer) {}
     std::string strategy() const override { return "none"; }
     void zeroGrad() override { m_optimizer.zero_grad(); }
     void afterBackward() override {}
+    std::vector<torch::Tensor> gradients() override
+    {
+        std::vector<torch::Tensor> out;
+        for (const auto& group : m_optimizer.param_groups())
+            for (const auto& p : group.params())
+                if (p.grad().defined()) out.push_back(p.grad());
+        return out;
+    }
     void step(double lr) override
     {
         setLr(m_optimizer, lr);
@@ -67,8 +73,9 @@ struct Bucket {
 // place into the views, so no gradient is ever copied in or out.
 class BucketSync : public GradientSync {
 public:
-    BucketSync(Communicator& comm, UNet& model, torch::optim::Adam& optimizer, double capMb, double firstCapMb, bool overlap)
-        : m_comm(comm), m_optimizer(optimizer), m_overlap(overlap)
+    BucketSync(Communicator& comm, UNet& model, torch::optim::Adam& optimizer, StepClock& clock, double capMb, double firstCapMb,
+               bool overlap)
+        : GradientSync(clock), m_comm(comm), m_optimizer(optimizer), m_overlap(overlap)
     {
         m_params = model->parameters();
         std::vector<int64_t> numels;
@@ -123,31 +130,21 @@ public:
             for (auto& b : m_buckets)
                 if (!b.handle) launch(b);
         }
-        const auto waitStart = Clock::now();
-        std::vector<std::pair<Clock::time_point, Clock::time_point>> busy;
+        const int waitStart = m_clock.mark();
         for (auto& b : m_buckets) {
             b.handle->wait();
-            busy.emplace_back(b.launched, b.handle->completedAt());
+            recordCollective(std::move(b.handle), b.launched);
             b.handle.reset();
         }
-        // Communication time = the union of the buckets' launch → completion intervals.
-        std::sort(busy.begin(), busy.end());
-        Clock::time_point coveredUntil = busy.front().first;
-        for (const auto& [begin, end] : busy) {
-            const auto from = std::max(begin, coveredUntil);
-            if (end > from) {
-                m_times.commSeconds += std::chrono::duration<double>(end - from).count();
-                coveredUntil = end;
-            }
-        }
-        // The sum becomes the mean: part of the synchronisation, as in zero1 (and NCCL's ncclAvg),
-        // so it counts in the communication, exposed, and never in the optimizer's time.
-        const auto averageStart = Clock::now();
-        const double scale = 1.0 / double(m_comm.size());
-        for (auto& b : m_buckets) b.flat.mul_(scale);
-        m_times.commSeconds += since(averageStart);
-        m_times.exposedSeconds += since(waitStart);
+        recordWait(waitStart, m_clock.mark());
         resetPending();
+    }
+
+    std::vector<torch::Tensor> gradients() override
+    {
+        std::vector<torch::Tensor> out;
+        for (const auto& b : m_buckets) out.push_back(b.flat);
+        return out;
     }
 
     void step(double lr) override
@@ -166,7 +163,9 @@ private:
     void launch(Bucket& b)
     {
         b.launched = Clock::now();
-        b.handle = m_comm.allreduceAsync(b.flat);
+        // The mean, not the sum: part of the collective (NCCL's ncclAvg; the CPU backends scale before
+        // the work completes), so it counts in the communication and never in the optimizer's time.
+        b.handle = m_comm.allreduceAsync(b.flat, ReduceOp::Avg);
     }
 
     // Runs on the autograd thread right after a parameter's gradient was accumulated.
@@ -195,7 +194,8 @@ private:
 // this rank owns its chunk of each bucket, kept contiguous in its shard with the Adam moments of it.
 class Zero1Sync : public GradientSync {
 public:
-    Zero1Sync(Communicator& comm, UNet& model, torch::optim::Adam& optimizer, double bucketMb) : m_comm(comm), m_optimizer(optimizer)
+    Zero1Sync(Communicator& comm, UNet& model, torch::optim::Adam& optimizer, StepClock& clock, double bucketMb)
+        : GradientSync(clock), m_comm(comm), m_optimizer(optimizer)
     {
         m_params = model->parameters();
         int64_t total = 0;
@@ -225,28 +225,22 @@ public:
 
     void afterBackward() override
     {
-        const auto start = Clock::now();
-        eachBucket(m_flatGrads, m_shardGrads,
-                   [this](const torch::Tensor& full, const torch::Tensor& mine) { return m_comm.reduceScatterAsync(full, mine); });
-        m_shardGrads.mul_(1.0 / double(m_comm.size()));
-        const double t = since(start);
-        m_times.commSeconds += t;
-        m_times.exposedSeconds += t;
+        eachBucket(m_flatGrads, m_shardGrads, [this](const torch::Tensor& full, const torch::Tensor& mine) {
+            return m_comm.reduceScatterAsync(full, mine, ReduceOp::Avg);
+        });
     }
+
+    std::vector<torch::Tensor> gradients() override { return {m_shardGrads}; }
+    bool shardedGradients() const override { return true; }
 
     void step(double lr) override
     {
         const auto& options = static_cast<const torch::optim::AdamOptions&>(m_optimizer.param_groups()[0].options());
         ++m_step;
-        adamUpdate(m_shardParams.data_ptr<float>(), m_shardGrads.data_ptr<float>(), m_expAvg.data_ptr<float>(),
-                   m_expAvgSq.data_ptr<float>(), m_layout.shard, m_step, lr, std::get<0>(options.betas()), std::get<1>(options.betas()),
-                   options.eps());
+        adamUpdate(m_shardParams, m_shardGrads, m_expAvg, m_expAvgSq, m_step, lr, std::get<0>(options.betas()),
+                   std::get<1>(options.betas()), options.eps());
         setLr(m_optimizer, lr);
-        const auto start = Clock::now();
         allgather(m_flatParams, m_shardParams);
-        const double t = since(start);
-        m_times.commSeconds += t;
-        m_times.exposedSeconds += t;
     }
 
     void exportOptimizerState() override
@@ -255,6 +249,7 @@ public:
         torch::Tensor fullAvgSq = torch::zeros({m_layout.padded}, m_expAvg.options());
         allgather(fullAvg, m_expAvg);
         allgather(fullAvgSq, m_expAvgSq);
+        discardTimes();  // a checkpoint's collectives are no step's
         if (m_step == 0) return;  // no step yet: Adam has no state either
         for (std::size_t i = 0; i < m_params.size(); ++i) {
             auto& st = adamState(m_optimizer, m_params[i]);
@@ -270,7 +265,7 @@ public:
         torch::Tensor fullAvgSq = torch::zeros({m_layout.padded}, m_expAvg.options());
         int64_t step = 0;
         for (std::size_t i = 0; i < m_params.size(); ++i) {
-            auto it = m_optimizer.state().find(stateKey(m_params[i]));
+            auto it = m_optimizer.state().find(compat::optimizerStateKey(m_params[i]));
             if (it == m_optimizer.state().end()) continue;
             auto& st = static_cast<torch::optim::AdamParamState&>(*it->second);
             step = st.step();
@@ -293,16 +288,24 @@ private:
             shard.narrow(0, k * m_layout.chunk, c).copy_(full.narrow(0, m_layout.offsetOf(k) + m_comm.rank() * c, c));
         }
     }
-    // One collective per bucket, all started, then all waited for.
+    // One collective per bucket, all started, then all waited for: the training stream waits for
+    // all of it (zero1's communication is exposed).
     template <typename Start>
     void eachBucket(const torch::Tensor& full, const torch::Tensor& shard, Start start)
     {
-        std::vector<CommHandle> handles;
+        const int waitStart = m_clock.mark();
+        std::vector<std::pair<CommHandle, Clock::time_point>> launched;
         for (int64_t k = 0; k < m_layout.buckets; ++k) {
             const int64_t c = m_layout.chunkOf(k);
-            handles.push_back(start(full.narrow(0, m_layout.offsetOf(k), c * m_comm.size()), shard.narrow(0, k * m_layout.chunk, c)));
+            const auto at = Clock::now();
+            launched.emplace_back(start(full.narrow(0, m_layout.offsetOf(k), c * m_comm.size()), shard.narrow(0, k * m_layout.chunk, c)),
+                                  at);
         }
-        for (auto& h : handles) h->wait();
+        for (auto& [handle, at] : launched) {
+            handle->wait();
+            recordCollective(std::move(handle), at);
+        }
+        recordWait(waitStart, m_clock.mark());
     }
     void allgather(const torch::Tensor& full, const torch::Tensor& shard)
     {
@@ -322,22 +325,47 @@ private:
 
 SyncTimes GradientSync::takeTimes()
 {
-    SyncTimes t = m_times;
-    m_times = {};
+    SyncTimes t;
+    for (const auto& [from, to] : m_waits) t.exposedSeconds += m_clock.seconds(from, to);
+    // On the device (nccl: one stream, so their times add up); else the union of the host intervals.
+    bool onDevice = !m_collectives.empty();
+    double deviceSum = 0.0;
+    for (const auto& c : m_collectives) {
+        const std::optional<double> s = c.handle->deviceSeconds();
+        onDevice = onDevice && s.has_value();
+        deviceSum += s.value_or(0.0);
+    }
+    if (onDevice) {
+        t.commSeconds = deviceSum;
+    } else if (!m_collectives.empty()) {
+        std::vector<std::pair<Clock::time_point, Clock::time_point>> busy;
+        for (const auto& c : m_collectives) busy.emplace_back(c.launched, c.handle->completedAt());
+        std::sort(busy.begin(), busy.end());
+        Clock::time_point coveredUntil = busy.front().first;
+        for (const auto& [begin, end] : busy) {
+            const auto from = std::max(begin, coveredUntil);
+            if (end > from) {
+                t.commSeconds += std::chrono::duration<double>(end - from).count();
+                coveredUntil = end;
+            }
+        }
+    }
+    m_waits.clear();
+    m_collectives.clear();
     return t;
 }
 
 std::unique_ptr<GradientSync> makeGradientSync(const std::string& strategy, Communicator& comm, UNet& model, torch::optim::Adam& optimizer,
-                                               double bucketCapMb, double fusionMb, double zeroBucketMb)
+                                               StepClock& clock, double bucketCapMb, double fusionMb, double zeroBucketMb)
 {
     if (strategy == "none" || comm.size() == 1) {
         if (strategy != "none" && strategy != "ddp" && strategy != "fused" && strategy != "zero1")
             throw std::invalid_argument("unknown strategy '" + strategy + "'");
-        return std::make_unique<LocalSync>(optimizer);
+        return std::make_unique<LocalSync>(optimizer, clock);
     }
-    if (strategy == "ddp") return std::make_unique<BucketSync>(comm, model, optimizer, bucketCapMb, 1.0, true);
-    if (strategy == "fused") return std::make_unique<BucketSync>(comm, model, optimizer, fusionMb, fusionMb, false);
-    if (strategy == "zero1") return std::make_unique<Zero1Sync>(comm, model, optimizer, zeroBucketMb);
+    if (strategy == "ddp") return std::make_unique<BucketSync>(comm, model, optimizer, clock, bucketCapMb, 1.0, true);
+    if (strategy == "fused") return std::make_unique<BucketSync>(comm, model, optimizer, clock, fusionMb, fusionMb, false);
+    if (strategy == "zero1") return std::make_unique<Zero1Sync>(comm, model, optimizer, clock, zeroBucketMb);
     throw std::invalid_argument("unknown strategy '" + strategy + "' (choose ddp, fused or zero1)");
 }
 

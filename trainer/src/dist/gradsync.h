@@ -1,5 +1,6 @@
 #pragma once
 
+#include "device/stepclock.h"
 #include "dist/comm.h"
 #include "model/unet.h"
 
@@ -7,6 +8,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace scaledesk::train {
 
@@ -21,12 +24,15 @@ namespace scaledesk::train {
 ///   moments live only here), then an allgather per bucket of the updated parameters.
 /// - `none`: one process; plain gradients and the fused Adam step.
 struct SyncTimes {
-    double commSeconds = 0.0;     ///< union of the collectives' launch → completion intervals
-    double exposedSeconds = 0.0;  ///< time the training thread waited on them
+    double commSeconds = 0.0;     ///< the collectives' time: the union of their launch → completion intervals (CPU backends),
+                                  ///< or their time on the device (nccl, which runs them one after another on its stream)
+    double exposedSeconds = 0.0;  ///< time the training stream waited on them
 };
 
 class GradientSync {
 public:
+    /// `clock` times the waits as the device sees them; it is the training step's clock.
+    explicit GradientSync(StepClock& clock) : m_clock(clock) {}
     virtual ~GradientSync() = default;
     virtual std::string strategy() const = 0;
 
@@ -35,6 +41,11 @@ public:
     /// Called after loss.backward(): gradients are averaged over ranks when it returns (for
     /// zero1: this rank's shard of them).
     virtual void afterBackward() = 0;
+    /// The tensors that hold this rank's gradients after afterBackward(), as step() will use them:
+    /// what the fp16 loss scaler unscales and checks.
+    virtual std::vector<torch::Tensor> gradients() = 0;
+    /// True when gradients() is this rank's shard only (zero1): a check of them must be agreed on.
+    virtual bool shardedGradients() const { return false; }
     /// Applies the Adam update with learning rate `lr`; parameters are equal on every rank after it.
     virtual void step(double lr) = 0;
 
@@ -44,16 +55,37 @@ public:
     /// Takes the Adam state now in `optimizer` (after a checkpoint load and broadcast).
     virtual void importOptimizerState() {}
 
-    /// Timings accumulated since the last call, then reset.
+    /// Timings since the last call, then reset. Call after the step's clock settled.
     SyncTimes takeTimes();
 
 protected:
-    SyncTimes m_times;
+    /// A wait of the training stream on collectives, between two marks of the clock.
+    void recordWait(int fromMark, int toMark) { m_waits.emplace_back(fromMark, toMark); }
+    /// A collective of the step and when it was launched (host clock).
+    void recordCollective(CommHandle handle, std::chrono::steady_clock::time_point launched)
+    {
+        m_collectives.push_back({std::move(handle), launched});
+    }
+    /// Forgets what was recorded (collectives made outside a step, for a checkpoint).
+    void discardTimes()
+    {
+        m_waits.clear();
+        m_collectives.clear();
+    }
+    StepClock& m_clock;
+
+private:
+    struct Collective {
+        CommHandle handle;
+        std::chrono::steady_clock::time_point launched;
+    };
+    std::vector<std::pair<int, int>> m_waits;
+    std::vector<Collective> m_collectives;
 };
 
 /// Creates the strategy; parameters must already be equal on every rank (see broadcastState()).
 std::unique_ptr<GradientSync> makeGradientSync(const std::string& strategy, Communicator& comm, UNet& model, torch::optim::Adam& optimizer,
-                                               double bucketCapMb, double fusionMb, double zeroBucketMb);
+                                               StepClock& clock, double bucketCapMb, double fusionMb, double zeroBucketMb);
 
 /// Broadcasts rank 0's parameters and Adam state (moments and step counts) to every rank.
 void broadcastState(Communicator& comm, UNet& model, torch::optim::Adam& optimizer);

@@ -1,7 +1,8 @@
 #include "model/fusedadam.h"
 
+#include "compat/torchcompat.h"
+
 #include <ATen/Parallel.h>
-#include <c10/util/StringUtil.h>
 
 #include <cmath>
 
@@ -26,6 +27,47 @@ void adamUpdate(float* pp, const float* gp, float* mp, float* vp, int64_t n, int
     });
 }
 
+namespace {
+
+bool rawCpuFloat(const torch::Tensor& t) { return t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.is_contiguous(); }
+bool cudaFloat(const torch::Tensor& t) { return t.is_cuda() && t.scalar_type() == torch::kFloat; }
+
+// torch::optim::Adam's own sequence: for tensors neither path above takes.
+void referenceUpdate(const torch::Tensor& p, const torch::Tensor& grad, const torch::Tensor& m, const torch::Tensor& v, int64_t step,
+                     double lr, double beta1, double beta2, double eps)
+{
+    const double bias2Sqrt = std::sqrt(1.0 - std::pow(beta2, double(step)));
+    m.mul_(beta1).add_(grad, 1 - beta1);
+    v.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
+    p.addcdiv_(m, (v.sqrt() / bias2Sqrt).add_(eps), -lr / (1.0 - std::pow(beta1, double(step))));
+}
+
+// The fused kernel over lists of CUDA tensors; false where this libtorch lacks it.
+bool cudaUpdate(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads, const std::vector<torch::Tensor>& m,
+                const std::vector<torch::Tensor>& v, const std::vector<int64_t>& steps, double lr, double beta1, double beta2, double eps)
+{
+    std::vector<float> counts(steps.begin(), steps.end());
+    const torch::Tensor stepTensor = torch::tensor(counts, torch::kFloat).to(params.front().device());
+    std::vector<torch::Tensor> stepViews;
+    for (int64_t i = 0; i < int64_t(steps.size()); ++i) stepViews.push_back(stepTensor[i]);
+    return compat::fusedCudaAdam(params, grads, m, v, stepViews, lr, beta1, beta2, eps);
+}
+
+}  // namespace
+
+void adamUpdate(const torch::Tensor& param, const torch::Tensor& grad, const torch::Tensor& expAvg, const torch::Tensor& expAvgSq,
+                int64_t step, double lr, double beta1, double beta2, double eps)
+{
+    torch::NoGradGuard noGrad;
+    if (rawCpuFloat(param) && rawCpuFloat(grad) && rawCpuFloat(expAvg) && rawCpuFloat(expAvgSq)) {
+        adamUpdate(param.data_ptr<float>(), grad.data_ptr<float>(), expAvg.data_ptr<float>(), expAvgSq.data_ptr<float>(), param.numel(),
+                   step, lr, beta1, beta2, eps);
+        return;
+    }
+    if (cudaFloat(param) && cudaUpdate({param}, {grad}, {expAvg}, {expAvgSq}, {step}, lr, beta1, beta2, eps)) return;
+    referenceUpdate(param, grad, expAvg, expAvgSq, step, lr, beta1, beta2, eps);
+}
+
 void fusedAdamStep(torch::optim::Adam& optimizer)
 {
     torch::NoGradGuard noGrad;
@@ -35,11 +77,13 @@ void fusedAdamStep(torch::optim::Adam& optimizer)
         const double lr = options.lr();
         const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
         const double eps = options.eps();
+        std::vector<torch::Tensor> params, grads, m, v;
+        std::vector<int64_t> steps;
+        bool allCuda = true;
         for (auto& p : group.params()) {
             if (!p.grad().defined()) continue;
-            const torch::Tensor& grad = p.grad();
             auto& states = optimizer.state();
-            const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
+            const auto key = compat::optimizerStateKey(p);
             auto it = states.find(key);
             if (it == states.end()) {
                 auto fresh = std::make_unique<torch::optim::AdamParamState>();
@@ -50,23 +94,16 @@ void fusedAdamStep(torch::optim::Adam& optimizer)
             }
             auto& state = static_cast<torch::optim::AdamParamState&>(*it->second);
             state.step(state.step() + 1);
-            const double bias1 = 1.0 - std::pow(beta1, double(state.step()));
-            const double bias2 = 1.0 - std::pow(beta2, double(state.step()));
-            const double stepSize = lr / bias1;
-            const double bias2Sqrt = std::sqrt(bias2);
-            torch::Tensor m = state.exp_avg(), v = state.exp_avg_sq();
-
-            const bool fast = p.device().is_cpu() && p.scalar_type() == torch::kFloat && p.is_contiguous() && grad.is_contiguous() &&
-                grad.scalar_type() == torch::kFloat && m.is_contiguous() && v.is_contiguous();
-            if (!fast) {  // the reference sequence of torch::optim::Adam
-                m.mul_(beta1).add_(grad, 1 - beta1);
-                v.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
-                p.addcdiv_(m, (v.sqrt() / bias2Sqrt).add_(eps), -stepSize);
-                continue;
-            }
-            adamUpdate(p.data_ptr<float>(), grad.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(), p.numel(), state.step(), lr,
-                       beta1, beta2, eps);
+            params.push_back(p);
+            grads.push_back(p.grad());
+            m.push_back(state.exp_avg());
+            v.push_back(state.exp_avg_sq());
+            steps.push_back(state.step());
+            allCuda = allCuda && cudaFloat(p) && cudaFloat(p.grad());
         }
+        if (params.empty()) continue;
+        if (allCuda && cudaUpdate(params, grads, m, v, steps, lr, beta1, beta2, eps)) continue;
+        for (std::size_t i = 0; i < params.size(); ++i) adamUpdate(params[i], grads[i], m[i], v[i], steps[i], lr, beta1, beta2, eps);
     }
 }
 

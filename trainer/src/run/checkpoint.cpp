@@ -46,6 +46,10 @@ void saveCheckpoint(const std::string& path, UNet& model, torch::optim::Adam& op
     archive.write("iters", c10::IValue(state.iters));
     archive.write("epoch_loss_sum", c10::IValue(state.epochLossSum));
     archive.write("settings", c10::IValue(encodeSettings(state.settings)));
+    if (state.lossScale > 0) {
+        archive.write("loss_scale", c10::IValue(state.lossScale));
+        archive.write("loss_scale_growth", c10::IValue(state.lossScaleGrowth));
+    }
 
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
     try {
@@ -75,7 +79,8 @@ CheckpointState loadCheckpoint(const std::string& path, UNet& model, torch::opti
     CheckpointState state;
     torch::serialize::InputArchive archive;
     try {
-        archive.load_from(path);
+        const auto params = model->parameters();
+        archive.load_from(path, params.empty() ? c10::Device(c10::DeviceType::CPU) : params.front().device());
     } catch (const c10::Error& e) {
         throw CheckpointError(path + ": corrupt or unreadable checkpoint (" + std::string(e.what_without_backtrace()).substr(0, 160) + ")");
     }
@@ -100,6 +105,12 @@ CheckpointState loadCheckpoint(const std::string& path, UNet& model, torch::opti
         state.iters = value.toInt();
         archive.read("epoch_loss_sum", value);
         state.epochLossSum = value.toDouble();
+        if (archive.try_read("loss_scale", value) && value.isDouble()) {
+            state.lossScale = value.toDouble();
+            if (!archive.try_read("loss_scale_growth", value) || !value.isInt())
+                throw CheckpointError(path + ": field 'loss_scale_growth' is missing beside 'loss_scale'");
+            state.lossScaleGrowth = value.toInt();
+        }
         torch::serialize::InputArchive modelArchive, optimizerArchive;
         archive.read("model", modelArchive);
         archive.read("optimizer", optimizerArchive);

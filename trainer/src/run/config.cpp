@@ -204,6 +204,12 @@ const std::map<std::string, Setter>& schema()
         {"Nsamples_val", [](TrainConfig& c, const Reader& r, N n, K k) { c.nSamplesVal = r.integer(n, k, 1); }},
         {"num_epochs", [](TrainConfig& c, const Reader& r, N n, K k) { c.numEpochs = r.integer(n, k, 1); }},
         {"enable_amp", [](TrainConfig& c, const Reader& r, N n, K k) { c.enableAmp = r.boolean(n, k); }},
+        {"amp_mode",
+         [](TrainConfig& c, const Reader& r, N n, K k) {
+             AmpMode mode = AmpMode::None;
+             if (!parseAmpMode(r.string(n, k), mode)) r.fail(n, k, "expected one of none, fp16, bf16, got " + Reader::describe(n));
+             c.ampMode = mode;
+         }},
         {"enable_apex", [](TrainConfig& c, const Reader& r, N n, K k) { c.enableApex = r.boolean(n, k); }},
         {"enable_benchy", [](TrainConfig& c, const Reader& r, N n, K k) { c.enableBenchy = r.boolean(n, k); }},
         {"enable_jit", [](TrainConfig& c, const Reader& r, N n, K k) { c.enableJit = r.boolean(n, k); }},
@@ -361,6 +367,9 @@ void validateTrainConfig(const TrainConfig& c)
     auto fail = [&](const std::string& key, const std::string& what) {
         throw ConfigError(where(key) + ": config '" + c.name + "', key '" + key + "': " + what);
     };
+    if (c.enableAmp && c.ampMode == AmpMode::None)
+        fail("amp_mode", "is none, but enable_amp is True (" + where("enable_amp") +
+                             "), which asks for fp16: give one of them (amp_mode fp16 or bf16, or enable_amp False)");
     const int64_t divisor = int64_t(1) << c.levels();
     if (c.dataSize % divisor != 0)
         fail("data_size",

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "amp/ampmode.h"
 #include "model/lrschedule.h"
 
 #include <cstdint>
@@ -45,7 +46,8 @@ struct TrainConfig {
     int64_t nSamples = 65536;
     int64_t nSamplesVal = 8192;
     int64_t numEpochs = 10;
-    bool enableAmp = false;
+    bool enableAmp = false;            ///< the NERSC switch: fp16 autocast with a loss scaler
+    std::optional<AmpMode> ampMode;    ///< amp_mode (the tutorial's sc-22 key), when given
     bool enableApex = false;
     bool enableBenchy = false;
     bool enableJit = false;
@@ -69,6 +71,9 @@ struct TrainConfig {
     std::optional<uint64_t> seed;
 
     int levels() const { return fullScale ? 6 : 5; }
+    /// The mixed precision the run trains in: amp_mode when given, else fp16 with enable_amp
+    /// (the NERSC trainer's AMP), else none.
+    AmpMode amp() const { return ampMode ? *ampMode : (enableAmp ? AmpMode::Fp16 : AmpMode::None); }
 };
 
 /// Loads `name` from a YAML file of named configs (anchors, `<<:` merge keys, 'None').

@@ -4,6 +4,7 @@
 #include "run/config.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ struct TrainOptions {
     std::vector<std::string> notes;  ///< warnings about the command line, logged by rank 0 after the configuration
     Communicator* comm = nullptr;    ///< required by runTraining
     DistEnv dist;
+    c10::Device device{c10::DeviceType::CPU};  ///< chooseDevice()'s answer for this rank
 };
 
 /// The resolved run: batch sizes, steps and the run folder, as the loop will use them.
@@ -62,6 +64,10 @@ RunPlan planRun(const TrainOptions& options);
 /// Intra-op threads per rank: `threads` (--threads) when given, else the cores this process may
 /// use shared among the node's `localRanks` ranks.
 int threadsPerRank(int threads, int localRanks);
+
+/// The settings a checkpoint must have been written with to be resumed by this run: the model, the
+/// batch, the data, the schedule and the loss (checkpoint.h).
+std::map<std::string, std::string> resumeSettings(const TrainConfig& config, const RunPlan& plan, int worldSize);
 
 /// Prints the resolved config and the model's layer table with a `parameters: N` line.
 void describeRun(const TrainOptions& options, const RunPlan& plan);
