@@ -73,6 +73,20 @@ public:
         for (const auto& e : n) out << string(e, key);
         return out;
     }
+    // NAME: value pairs for `export NAME=value`: names of the shell's own form, values strings.
+    QList<QPair<QString, QString>> environment(const YAML::Node& n, const QString& key) const
+    {
+        if (!n.IsMap()) fail(n, key, QStringLiteral("expected a mapping of variable names to values"));
+        static const QRegularExpression name(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+        QList<QPair<QString, QString>> out;
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            const QString var = q(it->first.Scalar());
+            if (!name.match(var).hasMatch())
+                fail(it->first, key, QStringLiteral("'%1' is not a variable name (letters, digits and _, not first a digit)").arg(var));
+            out << qMakePair(var, string(it->second, key + QLatin1Char('.') + var));
+        }
+        return out;
+    }
     template <typename Fields>
     void each(const YAML::Node& map, const QString& prefix, const Fields& fields) const
     {
@@ -147,6 +161,15 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             {"deploy", [&](auto& n, auto& k) { p.trainerDeploy = r.boolean(n, k); }},
             {"prebuilt", [&](auto& n, auto& k) { p.trainerPrebuilt = r.boolean(n, k); }},
             {"build_jobs", [&](auto& n, auto& k) { p.buildJobs = r.integer(n, k, 1, 1024); }},
+            {"pytorch",
+             [&](auto& n, auto& k) {
+                 const std::map<std::string, Field> pytorch = {
+                     {"setup", [&](auto& v, auto& kk) { p.pytorchSetup = r.string(v, kk); }},
+                     {"python", [&](auto& v, auto& kk) { p.pytorchPython = r.directive(v, kk); }},
+                 };
+                 r.each(n, k, pytorch);
+                 if (!p.buildsAgainstPytorch()) r.fail(n, k, QStringLiteral("give setup (e.g. a module load line), python, or both"));
+             }},
         };
         const std::map<std::string, Field> top = {
             {"name", [&](auto& n, auto& k) { p.name = r.string(n, k); }},
@@ -171,6 +194,7 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             {"remote_root", [&](auto& n, auto& k) { p.remoteRoot = r.string(n, k); }},
             {"master_port", [&](auto& n, auto& k) { p.masterPort = r.integer(n, k, 1, 65535); }},
             {"setup", [&](auto& n, auto& k) { p.setup = r.string(n, k); }},
+            {"env", [&](auto& n, auto& k) { p.environment = r.environment(n, k); }},
             {"slurm", [&](auto& n, auto& k) { r.each(n, k, slurm); }},
             {"trainer", [&](auto& n, auto& k) { r.each(n, k, trainer); }},
         };
@@ -215,6 +239,11 @@ QByteArray clusterProfileYaml(const ClusterProfile& p)
     put("remote_root", p.remoteRoot);
     putInt("master_port", p.masterPort, d.masterPort);
     if (!p.setup.isEmpty()) e << YAML::Key << "setup" << YAML::Value << YAML::Literal << p.setup.toStdString();
+    if (!p.environment.isEmpty()) {
+        e << YAML::Key << "env" << YAML::Value << YAML::BeginMap;
+        for (const auto& [var, value] : p.environment) e << YAML::Key << var.toStdString() << YAML::Value << value.toStdString();
+        e << YAML::EndMap;
+    }
     e << YAML::Key << "slurm" << YAML::Value << YAML::BeginMap;
     const SlurmDefaults& s = p.slurm;
     put("partition", s.partition);
@@ -240,6 +269,12 @@ QByteArray clusterProfileYaml(const ClusterProfile& p)
     putBool("deploy", p.trainerDeploy, d.trainerDeploy);
     putBool("prebuilt", p.trainerPrebuilt, d.trainerPrebuilt);
     putInt("build_jobs", p.buildJobs, d.buildJobs);
+    if (p.buildsAgainstPytorch()) {
+        e << YAML::Key << "pytorch" << YAML::Value << YAML::BeginMap;
+        if (!p.pytorchSetup.isEmpty()) e << YAML::Key << "setup" << YAML::Value << YAML::Literal << p.pytorchSetup.toStdString();
+        put("python", p.pytorchPython);
+        e << YAML::EndMap;
+    }
     e << YAML::EndMap;
     e << YAML::EndMap;
     return QByteArray(e.c_str()) + '\n';

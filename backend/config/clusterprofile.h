@@ -3,6 +3,8 @@
 #include "core/expected.h"
 
 #include <QString>
+#include <QList>
+#include <QPair>
 #include <QStringList>
 
 #include <optional>
@@ -53,6 +55,17 @@ struct ClusterProfile {
     bool trainerDeploy = false;
     bool trainerPrebuilt = false;  ///< deploy uploads this machine's scaledesk-train instead of building (the cluster matches)
     int buildJobs = 8;             ///< parallel compile jobs of a deploy build
+    /// How to get PyTorch on the cluster (trainer.pytorch): shell lines (a `module load`) and the
+    /// interpreter whose torch a deploy builds the trainer against (its libtorch brings CUDA and
+    /// NCCL). Both empty: the cluster's own libtorch, as CMake finds it.
+    QString pytorchSetup;
+    QString pytorchPython;
+    bool buildsAgainstPytorch() const { return !pytorchSetup.isEmpty() || !pytorchPython.isEmpty(); }
+    /// The interpreter a deploy asks for torch's CMake prefix (python3 when only the setup is given).
+    QString pytorchInterpreter() const { return pytorchPython.isEmpty() ? QStringLiteral("python3") : pytorchPython; }
+    /// Environment of the job's ranks (env: NAME: value), exported in the job script after the setup
+    /// lines, e.g. NCCL_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_DEBUG.
+    QList<QPair<QString, QString>> environment;
     int masterPort = 29500;
 };
 

@@ -98,6 +98,88 @@ Expected<ClusterFacts> probeCluster(Transport& t)
     return facts;
 }
 
+TrainerBuild parseTrainerVersion(const QString& versionLine)
+{
+    TrainerBuild b;
+    static const QRegularExpression re(QStringLiteral("\\(libtorch ([^,)]+)((?:, [^,)]+)*)\\)"));
+    const auto m = re.match(versionLine);
+    if (!m.hasMatch()) return b;
+    b.parsed = true;
+    b.libtorch = m.captured(1).trimmed();
+    for (const QString& part : m.captured(2).split(QStringLiteral(", "), Qt::SkipEmptyParts)) {
+        if (part.startsWith(QLatin1String("CUDA "))) b.cuda = part.mid(5).trimmed();
+        if (part.startsWith(QLatin1String("NCCL "))) b.nccl = part.mid(5).trimmed();
+    }
+    return b;
+}
+
+QString TrainerBuild::describe() const
+{
+    if (!hasCuda()) return QStringLiteral("CPU-only libtorch %1").arg(libtorch);
+    return QStringLiteral("CUDA libtorch %1 (CUDA %2), %3").arg(libtorch, cuda, nccl.isEmpty() ? QStringLiteral("no NCCL") : QStringLiteral("NCCL ") + nccl);
+}
+
+QList<ProfileCheck> gpuChecks(const ClusterProfile& p, const TrainerBuild& b, int gpusOnNode, const QString& where)
+{
+    QList<ProfileCheck> out;
+    const int asked = p.slurm.gpusPerNode;
+    if (b.parsed) {
+        QString detail = b.describe();
+        bool ok = true;
+        if (asked > 0 && !b.hasCuda()) {
+            ok = false;
+            detail += QStringLiteral(": the profile asks for %1 GPU(s) per node, which this trainer cannot use; deploy it against "
+                                     "the cluster's PyTorch (trainer.pytorch) or a CUDA libtorch")
+                          .arg(asked);
+        } else if (asked > 0 && b.nccl.isEmpty()) {
+            ok = false;
+            detail += QStringLiteral(": ranks on GPUs need the nccl backend");
+        }
+        out << ProfileCheck{QStringLiteral("GPU build"), ok, detail};
+    } else {
+        out << ProfileCheck{QStringLiteral("GPU build"), asked == 0, QStringLiteral("the trainer's --version names no libtorch")};
+    }
+    if (gpusOnNode < 0) {
+        out << ProfileCheck{QStringLiteral("GPUs per node"), asked == 0, QStringLiteral("unknown (%1)").arg(where)};
+    } else {
+        const bool ok = gpusOnNode >= asked;
+        out << ProfileCheck{QStringLiteral("GPUs per node"), ok,
+                            QStringLiteral("%1 (%2); the profile asks for %3%4")
+                                .arg(gpusOnNode)
+                                .arg(where)
+                                .arg(asked)
+                                .arg(ok ? QString() : QStringLiteral(": fewer than the profile's slurm.gpus_per_node"))};
+    }
+    return out;
+}
+
+namespace {
+
+// GPUs on a node of the profile's partition (its default partition without one), from sinfo's GRES;
+// on this machine (a local profile), nvidia-smi's list. -1 when it cannot be told; `where` says from what.
+int gpusOnNode(Transport& t, const ClusterProfile& p, QString* where)
+{
+    if (p.isLocal()) {
+        auto smi = t.exec(QStringLiteral("nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true"), 30000, Idempotent::Yes);
+        *where = QStringLiteral("nvidia-smi on this machine");
+        return smi ? QString::fromUtf8(smi->out).trimmed().toInt() : -1;
+    }
+    auto info = t.exec(QStringLiteral("timeout 30 sinfo -h -o '%P|%l|%D|%c|%G'"), 60000, Idempotent::Yes);
+    if (!info || info->exitCode != 0) {
+        *where = QStringLiteral("sinfo did not answer");
+        return -1;
+    }
+    for (const PartitionInfo& part : parseSinfo(info->out))
+        if (p.slurm.partition.isEmpty() ? part.isDefault : part.name == p.slurm.partition) {
+            *where = QStringLiteral("partition %1, GRES %2").arg(part.name, part.gres.isEmpty() ? QStringLiteral("none") : part.gres);
+            return part.gpusPerNode;
+        }
+    *where = p.slurm.partition.isEmpty() ? QStringLiteral("no default partition") : QStringLiteral("no partition %1").arg(p.slurm.partition);
+    return -1;
+}
+
+}  // namespace
+
 QList<ProfileCheck> testProfile(Transport& t, const ClusterProfile& p, bool connectOnly,
                                 const std::function<void(const ProfileCheck&)>& each)
 {
@@ -138,8 +220,15 @@ QList<ProfileCheck> testProfile(Transport& t, const ClusterProfile& p, bool conn
         check(false, QStringLiteral("trainer"), trainer.error().text());
     } else {
         auto v = t.exec(shellJoin({*trainer, QStringLiteral("--version")}), 60000, Idempotent::Yes);
-        check(v && v->exitCode == 0, QStringLiteral("trainer"),
+        const bool runs = v && v->exitCode == 0;
+        check(runs, QStringLiteral("trainer"),
               v ? *trainer + QStringLiteral(" → ") + QString::fromUtf8(v->out + v->err).trimmed().left(200) : v.error().text());
+        if (runs) {
+            QString where;
+            const int gpus = gpusOnNode(t, p, &where);
+            for (const ProfileCheck& k : gpuChecks(p, parseTrainerVersion(QString::fromUtf8(v->out)), gpus, where))
+                check(k.ok, k.what, k.detail);
+        }
     }
     return checks;
 }

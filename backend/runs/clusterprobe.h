@@ -41,14 +41,33 @@ void parseAssociations(const QByteArray& text, QStringList* accounts, QStringLis
 /// system. An error only when the connection fails or SLURM's sinfo cannot run.
 Expected<ClusterFacts> probeCluster(Transport& transport);
 
+/// What a scaledesk-train was built with, from its --version line: "scaledesk-train 0.1.0+g… (libtorch
+/// 2.6.0, CUDA 12.4, NCCL 2.22.3)", "(libtorch 1.13.0, CPU only)"; older trainers said "(libtorch
+/// 1.13.0, CPU)".
+struct TrainerBuild {
+    bool parsed = false;
+    QString libtorch;  ///< "2.6.0"
+    QString cuda;      ///< "12.4"; empty: a CPU-only libtorch
+    QString nccl;      ///< "2.22.3"; empty: no NCCL backend
+    bool hasCuda() const { return !cuda.isEmpty(); }
+    /// "CUDA libtorch 2.6.0 (CUDA 12.4), NCCL 2.22.3" / "CPU-only libtorch 1.13.0".
+    QString describe() const;
+};
+TrainerBuild parseTrainerVersion(const QString& versionLine);
+
 /// One check of `scaledesk profiles test` (and the window's Test).
 struct ProfileCheck {
     QString what;
     bool ok = false;
     QString detail;
 };
+/// The GPU half of a profile test, from the trainer's build and the GPUs a node of the profile's
+/// partition has (`gpusOnNode`, -1: unknown): whether the trainer can use the GPUs the profile
+/// asks for (slurm.gpus_per_node), and whether the nodes have them.
+QList<ProfileCheck> gpuChecks(const ClusterProfile& profile, const TrainerBuild& build, int gpusOnNode, const QString& where);
+
 /// Connects and logs in; then (unless `connectOnly`) checks SLURM, that the remote root is
-/// writable and that the trainer runs. Stops after a failed connection. `each` hears every check
+/// writable, that the trainer runs, and its GPU build against the GPUs per node (gpuChecks). Stops after a failed connection. `each` hears every check
 /// as it ends.
 QList<ProfileCheck> testProfile(Transport& transport, const ClusterProfile& profile, bool connectOnly,
                                 const std::function<void(const ProfileCheck&)>& each = {});

@@ -94,6 +94,33 @@ Expected<QString> deployedTrainer(Transport& t, const ClusterProfile& p)
     return QString::fromUtf8(*current).trimmed();
 }
 
+QString deployBuildScript(const ClusterProfile& p, const QString& dir)
+{
+    QString script = QStringLiteral("set -e\ncd %1\n").arg(shellQuote(dir));
+    if (!p.setup.trimmed().isEmpty()) script += p.setup.trimmed() + QLatin1Char('\n');
+    QString prefix;
+    if (p.buildsAgainstPytorch()) {
+        if (!p.pytorchSetup.trimmed().isEmpty()) script += p.pytorchSetup.trimmed() + QLatin1Char('\n');
+        // That PyTorch's libtorch (with its CUDA and NCCL), and the NCCL of its nvidia-nccl wheel when there is one.
+        const QString python = shellQuote(p.pytorchInterpreter());
+        script += QStringLiteral("torch_prefix=\"$(%1 -c 'import torch; print(torch.utils.cmake_prefix_path)')\" || "
+                                 "{ echo 'scaledesk: trainer.pytorch.python' %1 'cannot import torch' >&2; exit 3; }\n"
+                                 "echo \"scaledesk: building against $(%1 -c 'import torch; print(\"torch\", torch.__version__, "
+                                 "\"CUDA\", torch.version.cuda)') at $torch_prefix\"\n"
+                                 "NCCL_HOME=\"${NCCL_HOME:-$(%1 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' "
+                                 "2>/dev/null || true)}\"\nexport NCCL_HOME\n")
+                      .arg(python);
+        prefix = QStringLiteral(" -DCMAKE_PREFIX_PATH=\"$torch_prefix\"");
+    }
+    script += QStringLiteral("cmake -S src -B build -DCMAKE_BUILD_TYPE=Release -DSCALEDESK_BUILD_BACKEND=OFF -DSCALEDESK_BUILD_GUI=OFF "
+                             "-DBUILD_TESTING=OFF%2\n"
+                             "cmake --build build --target scaledesk-train -j %1\n"
+                             "build/trainer/scaledesk-train --version > ready.part\nmv ready.part ready\n")
+                  .arg(p.buildJobs)
+                  .arg(prefix);
+    return script;
+}
+
 Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, const DeployOptions& o)
 {
     auto say = [&](const ProgressStep& s) {
@@ -141,6 +168,14 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
     if (!files.contains(QStringLiteral("CMakeLists.txt")) || files.size() < 3)
         return Error{ErrorCode::DeploySources, QStringLiteral("no trainer sources here"), o.sourceDir};
     result.hash = contentHash(o.sourceDir, files);
+    // Built against another PyTorch is another trainer: the profile's way to it is part of the hash.
+    if (p.buildsAgainstPytorch())
+        result.hash = QString::fromLatin1(QCryptographicHash::hash((result.hash + QLatin1Char('\n') + p.pytorchSetup + QLatin1Char('\n') +
+                                                                     p.pytorchInterpreter())
+                                                                        .toUtf8(),
+                                                                    QCryptographicHash::Sha256)
+                                              .toHex()
+                                              .left(16));
     const QString dir = *root + QLatin1Char('/') + result.hash;
     result.trainerPath = dir + QStringLiteral("/build/trainer/scaledesk-train");
     if (auto ready = t.stat(dir + QStringLiteral("/ready")); ready) {
@@ -168,13 +203,7 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
         if (auto ok = t.writeFile(remote, f.readAll()); !ok) return ok.error();
     }
     say(QStringLiteral("building there with the profile's setup lines (log: %1/build.log)").arg(dir));
-    QString script = QStringLiteral("set -e\ncd %1\n").arg(shellQuote(dir));
-    if (!p.setup.trimmed().isEmpty()) script += p.setup.trimmed() + QLatin1Char('\n');
-    script += QStringLiteral("cmake -S src -B build -DCMAKE_BUILD_TYPE=Release -DSCALEDESK_BUILD_BACKEND=OFF -DSCALEDESK_BUILD_GUI=OFF "
-                             "-DBUILD_TESTING=OFF\n"
-                             "cmake --build build --target scaledesk-train -j %1\n"
-                             "build/trainer/scaledesk-train --version > ready.part\nmv ready.part ready\n")
-                  .arg(p.buildJobs);
+    const QString script = deployBuildScript(p, dir);
     if (auto ok = t.writeFile(dir + QStringLiteral("/build.sh"), script.toUtf8(), 0755); !ok) return ok.error();
     // The build runs detached in its own process group (a dropped connection does not stop it) and
     // is followed through build.log: CMake's "[ 42%]" lines are the progress, build.rc the end.

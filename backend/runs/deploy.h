@@ -39,6 +39,11 @@ struct DeployResult {
 /// profile says prebuilt, else the sources the app carries built there.
 DeployOptions deployOptionsFor(const ClusterProfile& profile);
 
+/// The script a source deploy runs in <dir> on the far side: the profile's setup lines, then (with
+/// trainer.pytorch) its PyTorch's setup and the CMake prefix of that PyTorch's libtorch, CMake, and
+/// the `ready` marker holding `scaledesk-train --version`.
+QString deployBuildScript(const ClusterProfile& profile, const QString& dir);
+
 /// Puts a trainer on the far side under <remote root>/trainer/<hash>/: either the sources,
 /// built there with the profile's setup lines and CMake (build.log next to them), or a prebuilt
 /// binary. A finished deploy leaves a `ready` marker and is reused while the hash is unchanged;

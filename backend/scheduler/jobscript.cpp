@@ -89,6 +89,14 @@ QString renderJobScript(const JobRequest& r)
         lines << r.profile.setup.trimmed();
         lines << QStringLiteral("# --- end of profile setup ---");
     }
+    if (!r.profile.pytorchSetup.trimmed().isEmpty()) {
+        lines << QStringLiteral("# --- trainer.pytorch.setup (verbatim): the PyTorch the trainer was built against ---");
+        lines << r.profile.pytorchSetup.trimmed();
+        lines << QStringLiteral("# --- end of trainer.pytorch.setup ---");
+    }
+    // The profile's environment (NCCL_SOCKET_IFNAME, NCCL_IB_*, NCCL_DEBUG, …); srun --export=ALL
+    // hands it, and whatever the setup exported, to every rank even where sbatch runs with --export=NONE.
+    for (const auto& [name, value] : r.profile.environment) lines << QStringLiteral("export %1=%2").arg(name, shellQuote(value));
     // The rendezvous: the first node of the allocation, at the address SLURM itself reaches it by
     // (NodeAddr; its name where none is set), so several slurmd on one host work too.
     lines << QStringLiteral("first_node=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"");
@@ -100,7 +108,7 @@ QString renderJobScript(const JobRequest& r)
 
     lines << dataLinkLines(r);
     const QStringList train = trainerCommand(r);
-    QString srun = QStringLiteral("srun --kill-on-bad-exit=1");
+    QString srun = QStringLiteral("srun --kill-on-bad-exit=1 --export=ALL");
     if (!s.mpi.isEmpty()) srun += QStringLiteral(" --mpi=") + shellQuote(s.mpi);
     lines << QStringLiteral("# The batch shell receives --signal's USR1 (the time limit is near) and forwards it to the");
     lines << QStringLiteral("# ranks, which checkpoint and exit 75 (EX_TEMPFAIL). TERM (scancel, preemption) is forwarded too,");

@@ -4,6 +4,7 @@
 #include "clitest.h"
 
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 
 using namespace scaledesk::test;
@@ -169,6 +170,65 @@ private slots:
         QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("pwned-build"))));
     }
 
+    // trainer.pytorch: the deploy asks the profile's interpreter for its libtorch's CMake prefix and
+    // builds against it. The interpreter is a stand-in that answers as a PyTorch installation would,
+    // with a prefix whose TorchConfig.cmake forwards to this machine's libtorch; the stand-in sources
+    // print the Torch_DIR CMake found, so the build shows it used that prefix. Its setup lines run
+    // first. An interpreter without torch fails the deploy with one line naming it.
+    void deployBuildsAgainstTheProfilesPytorch()
+    {
+        const QString src = m_tmp.filePath(QStringLiteral("torch src"));
+        QDir().mkpath(src + QStringLiteral("/trainer"));
+        const QString prefix = m_tmp.filePath(QStringLiteral("fake-torch"));
+        QDir().mkpath(prefix + QStringLiteral("/Torch"));
+        auto write = [&](const QString& path, const QByteArray& text, bool exec = false) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(text);
+            f.close();
+            if (exec) f.setPermissions(f.permissions() | QFile::ExeOwner);
+        };
+        write(src + QStringLiteral("/CMakeLists.txt"),
+              "cmake_minimum_required(VERSION 3.16)\nproject(stand_in C CXX)\nadd_subdirectory(trainer)\n");
+        write(src + QStringLiteral("/trainer/CMakeLists.txt"),
+              "find_package(Torch REQUIRED)\nadd_executable(scaledesk-train main.c)\n"
+              "target_compile_definitions(scaledesk-train PRIVATE FOUND_AT=\"${Torch_DIR}\")\n");
+        write(src + QStringLiteral("/trainer/main.c"), "#include <stdio.h>\nint main(void) { puts(FOUND_AT); return 0; }\n");
+        write(prefix + QStringLiteral("/Torch/TorchConfig.cmake"), "include(/usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake)\n");
+        const QString python = m_tmp.filePath(QStringLiteral("stand-in-python"));
+        write(python,
+              "#!/bin/sh\n# A stand-in interpreter: answers what a deploy asks of a PyTorch installation.\n"
+              "case \"$2\" in\n  *cmake_prefix_path*) echo '" +
+                  prefix.toUtf8() +
+                  "' ;;\n"
+                  "  *__version__*) echo torch 2.6.0 CUDA 12.4 ;;\n  *) exit 1 ;;\nesac\n",
+              true);
+        const QString semicolonRoot = m_remoteRoot;
+        m_remoteRoot = m_tmp.filePath(QStringLiteral("pytorch root"));
+        const auto add = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("pt"),
+                                    writeProfile(QStringLiteral("pt"), QStringLiteral("  pytorch:\n    setup: \"touch pytorch-setup-ran\"\n"
+                                                                                      "    python: ") + python + QLatin1Char('\n'))});
+        QVERIFY2(add.exitCode == 0, qPrintable(add.all()));
+        const auto noTorch = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("nt"),
+                                        writeProfile(QStringLiteral("nt"), QStringLiteral("  pytorch:\n    python: /bin/false\n"))});
+        m_remoteRoot = semicolonRoot;
+        QVERIFY2(noTorch.exitCode == 0, qPrintable(noTorch.all()));
+        const auto r = m_cli.run({QStringLiteral("deploy"), QStringLiteral("--profile"), QStringLiteral("pt"), QStringLiteral("--sources"), src});
+        QVERIFY2(r.exitCode == 0 && r.out.contains(QStringLiteral(" deployed: ")), qPrintable(r.all()));
+        const QString trainer = r.out.section(QStringLiteral(" deployed: "), 1).trimmed();
+        QCOMPARE(runLocal(trainer, {}), prefix + QStringLiteral("/Torch"));
+        const QString dir = trainer.section(QStringLiteral("/build/"), 0, 0);
+        QVERIFY(QFile::exists(dir + QStringLiteral("/pytorch-setup-ran")));
+        QFile log(dir + QStringLiteral("/build.log"));
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        QVERIFY(log.readAll().contains("scaledesk: building against torch 2.6.0 CUDA 12.4 at " + prefix.toUtf8()));
+        const auto failed =
+            m_cli.run({QStringLiteral("deploy"), QStringLiteral("--profile"), QStringLiteral("nt"), QStringLiteral("--sources"), src});
+        QCOMPARE(failed.exitCode, 1);
+        QVERIFY2(failed.err.contains(QStringLiteral("scaledesk: trainer.pytorch.python /bin/false cannot import torch")),
+                 qPrintable(failed.err));
+    }
+
     void profileTestChecksEverything()
     {
         const auto r = m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("sb")});
@@ -177,6 +237,10 @@ private slots:
         QVERIFY2(r.out.contains(QStringLiteral("ok   SLURM: slurm")), qPrintable(r.out));
         QVERIFY(r.out.contains(QStringLiteral("ok   remote root writable")));
         QVERIFY(r.out.contains(QStringLiteral("ok   trainer")));
+        // The sandbox's trainer is this machine's CPU build, and its node has no GPU in its GRES.
+        QVERIFY2(r.out.contains(QStringLiteral("ok   GPU build: CPU-only libtorch ")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QRegularExpression(QStringLiteral("ok   GPUs per node: 0 \\(partition [^,]+, GRES none\\); the profile asks for 0"))),
+                 qPrintable(r.out));
     }
 
     void twoRankRunCompletesOverSsh()

@@ -20,7 +20,10 @@ private slots:
         QCOMPARE(pm->slurm.account, QStringLiteral("m0000_g"));
         QVERIFY(pm->slurm.requeue);
         QVERIFY(pm->trainerDeploy);
-        QVERIFY(pm->setup.contains(QStringLiteral("module load pytorch/2.0.1")));
+        QVERIFY(pm->setup.contains(QStringLiteral("module load cmake")));
+        QCOMPARE(pm->pytorchSetup.trimmed(), QStringLiteral("module load pytorch/2.3.1"));
+        QCOMPARE(pm->pytorchInterpreter(), QStringLiteral("python"));
+        QVERIFY(pm->environment.contains(qMakePair(QStringLiteral("NCCL_SOCKET_IFNAME"), QStringLiteral("hsn"))));
         const auto generic = loadClusterProfile(dir + QStringLiteral("generic.yaml"));
         QVERIFY(generic.hasValue());
         QCOMPARE(generic->trainerPath, QStringLiteral("/opt/scaledesk/bin/scaledesk-train"));

@@ -92,6 +92,10 @@ private slots:
         p.slurm.extraDirectives = {QStringLiteral("--exclusive")};
         p.trainerDeploy = true;
         p.trainerPrebuilt = true;
+        p.pytorchSetup = QStringLiteral("module load pytorch/2.3.1\n");
+        p.pytorchPython = QStringLiteral("/opt/conda/bin/python3");
+        p.environment = {{QStringLiteral("NCCL_SOCKET_IFNAME"), QStringLiteral("hsn0")},
+                         {QStringLiteral("NCCL_IB_HCA"), QStringLiteral("mlx5_0:1,mlx5_1:1 'q'")}};
         QTemporaryDir dir;
         const Workspace ws(dir.path());
         auto saved = saveProfile(ws, p, false);
@@ -116,6 +120,9 @@ private slots:
         QCOMPARE(back->slurm.mpi, p.slurm.mpi);
         QCOMPARE(back->slurm.extraDirectives, p.slurm.extraDirectives);
         QVERIFY(back->trainerDeploy && back->trainerPrebuilt);
+        QCOMPARE(back->pytorchSetup.trimmed(), p.pytorchSetup.trimmed());
+        QCOMPARE(back->pytorchPython, p.pytorchPython);
+        QCOMPARE(back->environment, p.environment);
         // The same name again: refused unless it is an edit.
         auto again = saveProfile(ws, p, false);
         QVERIFY(!again);
@@ -153,5 +160,70 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestClusterProbe)
+// What `profiles test` says about the trainer's GPU build and the nodes' GPUs.
+class TestGpuChecks : public QObject {
+    Q_OBJECT
+private slots:
+    void versionLinesAreRead_data()
+    {
+        QTest::addColumn<QString>("line");
+        QTest::addColumn<QString>("libtorch");
+        QTest::addColumn<QString>("cuda");
+        QTest::addColumn<QString>("nccl");
+        QTest::newRow("cuda") << QStringLiteral("scaledesk-train 0.1.0+g7616347b358b (libtorch 2.6.0, CUDA 12.4, NCCL 2.22.3)")
+                              << QStringLiteral("2.6.0") << QStringLiteral("12.4") << QStringLiteral("2.22.3");
+        QTest::newRow("cpu") << QStringLiteral("scaledesk-train 0.1.0+gabc (libtorch 1.13.0, CPU only)") << QStringLiteral("1.13.0")
+                             << QString() << QString();
+        QTest::newRow("older trainer") << QStringLiteral("scaledesk-train 0.1.0+gabc (libtorch 1.13.0, CPU)") << QStringLiteral("1.13.0")
+                                       << QString() << QString();
+        QTest::newRow("cuda without nccl") << QStringLiteral("scaledesk-train 0.2 (libtorch 2.9.1+cu130, CUDA 13.0, no NCCL)")
+                                           << QStringLiteral("2.9.1+cu130") << QStringLiteral("13.0") << QString();
+    }
+    void versionLinesAreRead()
+    {
+        QFETCH(QString, line);
+        const TrainerBuild b = parseTrainerVersion(line);
+        QVERIFY(b.parsed);
+        QTEST(b.libtorch, "libtorch");
+        QTEST(b.cuda, "cuda");
+        QTEST(b.nccl, "nccl");
+        QVERIFY(!parseTrainerVersion(QStringLiteral("bash: scaledesk-train: command not found")).parsed);
+    }
+
+    void aCpuTrainerFailsOnlyWhereTheProfileAsksForGpus()
+    {
+        const TrainerBuild cpu = parseTrainerVersion(QStringLiteral("scaledesk-train 0.1 (libtorch 1.13.0, CPU only)"));
+        const TrainerBuild gpu = parseTrainerVersion(QStringLiteral("scaledesk-train 0.1 (libtorch 2.6.0, CUDA 12.4, NCCL 2.22.3)"));
+        ClusterProfile cpuProfile, gpuProfile;
+        gpuProfile.slurm.gpusPerNode = 4;
+        auto checks = gpuChecks(cpuProfile, cpu, 0, QStringLiteral("partition debug, GRES none"));
+        QCOMPARE(checks.size(), 2);
+        QVERIFY(checks[0].ok && checks[1].ok);
+        QCOMPARE(checks[0].detail, QStringLiteral("CPU-only libtorch 1.13.0"));
+        QCOMPARE(checks[1].detail, QStringLiteral("0 (partition debug, GRES none); the profile asks for 0"));
+        checks = gpuChecks(gpuProfile, cpu, 4, QStringLiteral("partition gpu, GRES gpu:a100:4"));
+        QVERIFY(!checks[0].ok);
+        QVERIFY2(checks[0].detail.contains(QStringLiteral("asks for 4 GPU(s) per node, which this trainer cannot use")),
+                 qPrintable(checks[0].detail));
+        QVERIFY(checks[1].ok);
+        checks = gpuChecks(gpuProfile, gpu, 4, QStringLiteral("partition gpu, GRES gpu:a100:4"));
+        QVERIFY(checks[0].ok && checks[1].ok);
+        QCOMPARE(checks[0].detail, QStringLiteral("CUDA libtorch 2.6.0 (CUDA 12.4), NCCL 2.22.3"));
+        // Nodes with fewer GPUs than the profile asks for, or a count nobody can tell.
+        checks = gpuChecks(gpuProfile, gpu, 2, QStringLiteral("partition gpu, GRES gpu:2"));
+        QVERIFY(!checks[1].ok);
+        QVERIFY(checks[1].detail.contains(QStringLiteral("fewer than the profile's slurm.gpus_per_node")));
+        checks = gpuChecks(gpuProfile, gpu, -1, QStringLiteral("sinfo did not answer"));
+        QVERIFY(!checks[1].ok);
+        QCOMPARE(checks[1].detail, QStringLiteral("unknown (sinfo did not answer)"));
+    }
+};
+
+int main(int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    TestClusterProbe probe;
+    TestGpuChecks gpu;
+    return QTest::qExec(&probe, argc, argv) | QTest::qExec(&gpu, argc, argv);
+}
 #include "tst_clusterprobe.moc"

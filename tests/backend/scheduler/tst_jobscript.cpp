@@ -48,13 +48,32 @@ private slots:
         // No qos/reservation when the profile has none.
         QVERIFY(!script.contains(QStringLiteral("--qos")));
         QVERIFY(!script.contains(QStringLiteral("--reservation")));
-        QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --mpi='pmix' '/opt/scale desk/bin/scaledesk-train' "
+        QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --export=ALL --mpi='pmix' '/opt/scale desk/bin/scaledesk-train' "
                                                "'--yaml_config' 'config.yaml' '--config' 'bs512_opt' '--run_dir' '.' "
                                                "'--strategy' 'zero1' '--threads' '32' '--resume' '--local_batch_size' '16' &")));
         QVERIFY(script.contains(QStringLiteral("scontrol requeue \"$SLURM_JOB_ID\"")));
         // #SBATCH lines must come before the first command.
         const int lastDirective = script.lastIndexOf(QStringLiteral("#SBATCH"));
         QVERIFY(lastDirective < script.indexOf(QStringLiteral("set -u")));
+    }
+    // The profile's PyTorch setup and environment reach every rank: after the setup lines, values
+    // quoted, and srun exports the batch shell's environment even under sbatch --export=NONE.
+    void theProfilesPytorchAndEnvironmentReachTheRanks()
+    {
+        JobRequest r = request(QStringLiteral("x"), 2, 4);
+        r.profile.pytorchSetup = QStringLiteral("module load pytorch/2.3.1");
+        r.profile.environment = {{QStringLiteral("NCCL_SOCKET_IFNAME"), QStringLiteral("hsn0")},
+                                 {QStringLiteral("NCCL_DEBUG"), QStringLiteral("INFO $(touch pwned)")}};
+        const QString script = renderJobScript(r);
+        const QStringList lines = script.split(QLatin1Char('\n'));
+        const qsizetype setup = lines.indexOf(QStringLiteral("module load pytorch/2.0.1"));
+        const qsizetype pytorch = lines.indexOf(QStringLiteral("module load pytorch/2.3.1"));
+        const qsizetype ifname = lines.indexOf(QStringLiteral("export NCCL_SOCKET_IFNAME='hsn0'"));
+        const qsizetype debug = lines.indexOf(QStringLiteral("export NCCL_DEBUG='INFO $(touch pwned)'"));
+        QVERIFY(setup >= 0 && pytorch > setup && ifname > pytorch && debug > ifname);
+        const qsizetype srun = lines.indexOf(QRegularExpression(QStringLiteral("^srun --kill-on-bad-exit=1 --export=ALL .*")));
+        QVERIFY(srun > debug);
+        QVERIFY(!renderJobScript(request(QStringLiteral("x"), 1, 1)).contains(QStringLiteral("trainer.pytorch.setup")));
     }
     void scriptIsValidBash()
     {
@@ -101,7 +120,7 @@ private slots:
         QVERIFY(!script.contains(QStringLiteral("#SBATCH --signal")));
         QVERIFY(!script.contains(QStringLiteral("#SBATCH --requeue")));
         QVERIFY(!script.contains(QStringLiteral("scontrol requeue")));
-        QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --mpi='none' ")));
+        QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --export=ALL --mpi='none' ")));
     }
     // scaledesk calibrate's jobs: the benchmark in place of training, launched the same way
     // (srun under the same directives and rendezvous), with its options passed through.
@@ -120,7 +139,7 @@ private slots:
         const QString script = renderJobScript(r);
         QVERIFY(script.contains(QStringLiteral("#SBATCH --nodes=2")));
         QVERIFY(script.contains(QStringLiteral("export MASTER_ADDR=")));
-        QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --mpi='pmix' '/opt/scale desk/bin/scaledesk-train' "
+        QVERIFY(script.contains(QStringLiteral("srun --kill-on-bad-exit=1 --export=ALL --mpi='pmix' '/opt/scale desk/bin/scaledesk-train' "
                                                "'bench-comm' '--out' 'comm.jsonl' '--threads' '32' '--sizes' '64K,1M' &")));
         QVERIFY(!script.contains(QStringLiteral("--yaml_config")));
         // With a config (scaledesk calibrate --config), its own step is the benchmark's compute.
