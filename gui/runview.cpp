@@ -143,6 +143,21 @@ QString duration(qint64 s)
 }
 }  // namespace
 
+namespace {
+// Where the trainer ran and in what precision, as its manifest says: " on cuda:0 (NVIDIA H200), bf16";
+// empty before the manifest arrives (or for a run whose manifest does not say).
+QString deviceText(const QJsonObject& m)
+{
+    const QString device = m.value(QStringLiteral("device_name")).toString(m.value(QStringLiteral("device")).toString());
+    if (device.isEmpty()) return {};
+    const QString gpu = m.value(QStringLiteral("gpu_name")).toString();
+    const QString amp = m.value(QStringLiteral("amp_mode")).toString();
+    return QObject::tr(" on %1%2, %3")
+        .arg(device, gpu.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(gpu),
+             amp.isEmpty() || amp == QLatin1String("none") ? QObject::tr("fp32") : amp);
+}
+}  // namespace
+
 QString RunView::headerText() const { return m_header->toolTip().isEmpty() ? m_header->text() : m_header->toolTip(); }
 
 void RunView::resizeEvent(QResizeEvent* e)
@@ -189,11 +204,11 @@ void RunView::showHeader()
         timing = tr(", ran for %1").arg(duration(qMax<qint64>(0, start.secsTo(end))));
     }
     const QString job = r.jobId.isEmpty() ? tr("no job") : tr("job %1").arg(r.jobId);
-    const QString rest = tr(" — %1 (%2), %3, %4 node(s) × %5 rank(s), %6%7")
+    const QString rest = tr(" — %1 (%2), %3, %4 node(s) × %5 rank(s), %6%7%8")
                              .arg(runStateName(r.state), r.message, job)
                              .arg(r.nodes)
                              .arg(r.ranksPerNode)
-                             .arg(r.strategy, timing);
+                             .arg(r.strategy, deviceText(m), timing);
     QFont bold = m_header->font();
     bold.setBold(true);
     const int idWidth = QFontMetrics(bold).horizontalAdvance(r.id);

@@ -226,6 +226,8 @@ private:
             QTRY_VERIFY(w.runView()->headerText().contains(QStringLiteral("completed")));
             QVERIFY2(w.runView()->headerText().contains(QStringLiteral("ran for")), qPrintable(w.runView()->headerText()));
             QVERIFY(!w.runView()->headerText().contains(QStringLiteral("running for")));
+            // Where it ran and in what precision, from its manifest.
+            QVERIFY2(w.runView()->headerText().contains(QStringLiteral(" on cpu, fp32")), qPrintable(w.runView()->headerText()));
         }
         if (flaky) {
             // Polls failed and the next ones worked: the Profiles panel showed the error, then the recovery.
