@@ -12,9 +12,10 @@ import time
 import h5py
 import numpy as np
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 import yaml
+
+from unet_model import UNet
 
 # RandomRotator table (NERSC utils/data_loader.py): permutation of the spatial axes, then flips.
 ROTATIONS = [
@@ -58,38 +59,6 @@ class RandomCropDataset(torch.utils.data.Dataset):
         self.hydro.read_direct(self.tar, np.s_[0:5, x:x + c, y:y + c, z:z + c], np.s_[0:5, 0:c, 0:c, 0:c])
         r = np.random.randint(0, 24)
         return torch.as_tensor(rotate(self.inp, r)), torch.as_tensor(rotate(self.tar, r))
-
-
-class UNet(nn.Module):
-    def __init__(self, base, full_scale, out_channels):
-        super().__init__()
-        c = base
-        down_out = [c, 2 * c, 4 * c, 8 * c, 8 * c, 8 * c]
-        levels = 6 if full_scale else 5
-        self.down = nn.ModuleList()
-        cin = 4
-        for i in range(levels):
-            self.down.append(nn.Conv3d(cin, down_out[i], 4, 2, 1))
-            cin = down_out[i]
-        self.up = nn.ModuleList()
-        for k in range(levels, 1, -1):
-            cin = down_out[k - 1] if k == levels else 2 * down_out[k - 1]
-            self.up.append(nn.ConvTranspose3d(cin, down_out[k - 2], 4, 2, 1))
-        self.last = nn.ConvTranspose3d(2 * c, out_channels, 4, 2, 1)
-        for m in self.modules():
-            if 'Conv' in m.__class__.__name__:
-                nn.init.normal_(m.weight, 0.0, 0.02)
-                nn.init.constant_(m.bias, 0.0)
-
-    def forward(self, x):
-        skips = []
-        for d in self.down:
-            x = F.leaky_relu(d(x), 0.01, inplace=True)
-            skips.append(x)
-        for i, u in enumerate(self.up):
-            x = F.relu(u(x), inplace=True)
-            x = torch.cat([x, skips[len(self.down) - 2 - i]], 1)
-        return torch.tanh(self.last(x))
 
 
 def lr_at(it, p, tot_steps, global_bs):
