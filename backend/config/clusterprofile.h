@@ -2,9 +2,9 @@
 
 #include "core/expected.h"
 
-#include <QString>
 #include <QList>
 #include <QPair>
+#include <QString>
 #include <QStringList>
 
 #include <optional>

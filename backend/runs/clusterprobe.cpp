@@ -116,7 +116,8 @@ TrainerBuild parseTrainerVersion(const QString& versionLine)
 QString TrainerBuild::describe() const
 {
     if (!hasCuda()) return QStringLiteral("CPU-only libtorch %1").arg(libtorch);
-    return QStringLiteral("CUDA libtorch %1 (CUDA %2), %3").arg(libtorch, cuda, nccl.isEmpty() ? QStringLiteral("no NCCL") : QStringLiteral("NCCL ") + nccl);
+    return QStringLiteral("CUDA libtorch %1 (CUDA %2), %3")
+        .arg(libtorch, cuda, nccl.isEmpty() ? QStringLiteral("no NCCL") : QStringLiteral("NCCL ") + nccl);
 }
 
 QList<ProfileCheck> gpuChecks(const ClusterProfile& p, const TrainerBuild& b, int gpusOnNode, const QString& where)
@@ -174,7 +175,8 @@ int gpusOnNode(Transport& t, const ClusterProfile& p, QString* where)
             *where = QStringLiteral("partition %1, GRES %2").arg(part.name, part.gres.isEmpty() ? QStringLiteral("none") : part.gres);
             return part.gpusPerNode;
         }
-    *where = p.slurm.partition.isEmpty() ? QStringLiteral("no default partition") : QStringLiteral("no partition %1").arg(p.slurm.partition);
+    *where =
+        p.slurm.partition.isEmpty() ? QStringLiteral("no default partition") : QStringLiteral("no partition %1").arg(p.slurm.partition);
     return -1;
 }
 

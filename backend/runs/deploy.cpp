@@ -170,12 +170,12 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
     result.hash = contentHash(o.sourceDir, files);
     // Built against another PyTorch is another trainer: the profile's way to it is part of the hash.
     if (p.buildsAgainstPytorch())
-        result.hash = QString::fromLatin1(QCryptographicHash::hash((result.hash + QLatin1Char('\n') + p.pytorchSetup + QLatin1Char('\n') +
-                                                                     p.pytorchInterpreter())
-                                                                        .toUtf8(),
-                                                                    QCryptographicHash::Sha256)
-                                              .toHex()
-                                              .left(16));
+        result.hash = QString::fromLatin1(
+            QCryptographicHash::hash(
+                (result.hash + QLatin1Char('\n') + p.pytorchSetup + QLatin1Char('\n') + p.pytorchInterpreter()).toUtf8(),
+                QCryptographicHash::Sha256)
+                .toHex()
+                .left(16));
     const QString dir = *root + QLatin1Char('/') + result.hash;
     result.trainerPath = dir + QStringLiteral("/build/trainer/scaledesk-train");
     if (auto ready = t.stat(dir + QStringLiteral("/ready")); ready) {

@@ -1,12 +1,12 @@
 // scaledesk-train: command line of the U-Net trainer (spec §5 flags plus ScaleDesk's).
 #include "data/hdf5volume.h"
 #include "data/makedata.h"
+#include "device/device.h"
 #include "dist/benchcomm.h"
 #include "dist/checkcomm.h"
-#include "device/device.h"
 #include "dist/comm.h"
-#include "run/checkpoint.h"
 #include "run/benchstep.h"
+#include "run/checkpoint.h"
 #include "run/config.h"
 #include "run/runfiles.h"
 #include "run/trainer.h"
@@ -176,8 +176,9 @@ void addConfigOptions(CLI::App& app, Cli& cli)
     app.add_option("--num_data_workers", v.numDataWorkers, "override num_data_workers (prefetch threads)")->check(CLI::NonNegativeNumber);
     // As in the original, each enable_* is the flag's value, False when absent: the YAML's value is
     // always overwritten (a YAML True without the flag is logged as a warning).
-    cli.ampFlag = app.add_flag("--enable_amp{true}", v.enableAmp.value,
-                               "NERSC's AMP: fp16 autocast with a loss scaler (a GPU mode); absent (or =false): off, whatever the YAML says");
+    cli.ampFlag =
+        app.add_flag("--enable_amp{true}", v.enableAmp.value,
+                     "NERSC's AMP: fp16 autocast with a loss scaler (a GPU mode); absent (or =false): off, whatever the YAML says");
     app.add_option("--amp_mode", v.ampMode,
                    "override amp_mode: none, fp16 (autocast with a loss scaler, GPUs) or bf16 (autocast, no scaler: GPUs of "
                    "compute capability 8.0+, CPUs with AVX-512 or AMX); given, it decides over enable_amp")

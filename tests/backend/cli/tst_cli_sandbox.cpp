@@ -206,14 +206,17 @@ private slots:
         const QString semicolonRoot = m_remoteRoot;
         m_remoteRoot = m_tmp.filePath(QStringLiteral("pytorch root"));
         const auto add = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("pt"),
-                                    writeProfile(QStringLiteral("pt"), QStringLiteral("  pytorch:\n    setup: \"touch pytorch-setup-ran\"\n"
-                                                                                      "    python: ") + python + QLatin1Char('\n'))});
+                                    writeProfile(QStringLiteral("pt"),
+                                                 QStringLiteral("  pytorch:\n    setup: \"touch pytorch-setup-ran\"\n"
+                                                                "    python: ") +
+                                                     python + QLatin1Char('\n'))});
         QVERIFY2(add.exitCode == 0, qPrintable(add.all()));
         const auto noTorch = m_cli.run({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--name"), QStringLiteral("nt"),
                                         writeProfile(QStringLiteral("nt"), QStringLiteral("  pytorch:\n    python: /bin/false\n"))});
         m_remoteRoot = semicolonRoot;
         QVERIFY2(noTorch.exitCode == 0, qPrintable(noTorch.all()));
-        const auto r = m_cli.run({QStringLiteral("deploy"), QStringLiteral("--profile"), QStringLiteral("pt"), QStringLiteral("--sources"), src});
+        const auto r =
+            m_cli.run({QStringLiteral("deploy"), QStringLiteral("--profile"), QStringLiteral("pt"), QStringLiteral("--sources"), src});
         QVERIFY2(r.exitCode == 0 && r.out.contains(QStringLiteral(" deployed: ")), qPrintable(r.all()));
         const QString trainer = r.out.section(QStringLiteral(" deployed: "), 1).trimmed();
         QCOMPARE(runLocal(trainer, {}), prefix + QStringLiteral("/Torch"));
@@ -239,7 +242,8 @@ private slots:
         QVERIFY(r.out.contains(QStringLiteral("ok   trainer")));
         // The sandbox's trainer is this machine's CPU build, and its node has no GPU in its GRES.
         QVERIFY2(r.out.contains(QStringLiteral("ok   GPU build: CPU-only libtorch ")), qPrintable(r.out));
-        QVERIFY2(r.out.contains(QRegularExpression(QStringLiteral("ok   GPUs per node: 0 \\(partition [^,]+, GRES none\\); the profile asks for 0"))),
+        QVERIFY2(r.out.contains(
+                     QRegularExpression(QStringLiteral("ok   GPUs per node: 0 \\(partition [^,]+, GRES none\\); the profile asks for 0"))),
                  qPrintable(r.out));
     }
 

@@ -114,7 +114,8 @@ namespace {
 // A small U-Net on one rank with the real strategy ("none": libtorch's gradients, fused Adam).
 struct OneRank {
     OneRank()
-        : comm(makeCommunicator(availableBackends().at(0), DistEnv{}, std::chrono::seconds(5), c10::Device(c10::DeviceType::CPU))), clock(makeHostClock())
+        : comm(makeCommunicator(availableBackends().at(0), DistEnv{}, std::chrono::seconds(5), c10::Device(c10::DeviceType::CPU))),
+          clock(makeHostClock())
     {
         torch::manual_seed(3);
         model = UNet(UNetOptions{4, 5, 2, false});

@@ -64,8 +64,7 @@ TEST(Device, AutoTakesAGpuWhenThereIsOneAndTheCpuOtherwise)
 TEST(Device, EveryReasonForNoGpuIsOneLineNamingWhoAsked)
 {
     const std::string cpuBuild = errorOf([] { chooseDevice(DeviceRequest::Auto, CudaStatus{}, 0, 1, "n", "--backend nccl"); });
-    EXPECT_EQ(cpuBuild.rfind("--backend nccl needs a GPU: this scaledesk-train was built against a CPU-only libtorch", 0), 0u)
-        << cpuBuild;
+    EXPECT_EQ(cpuBuild.rfind("--backend nccl needs a GPU: this scaledesk-train was built against a CPU-only libtorch", 0), 0u) << cpuBuild;
     const std::string noDriver = errorOf([] { chooseDevice(DeviceRequest::Cuda, gpus(0), 0, 1, "n"); });
     EXPECT_EQ(noDriver, "--device cuda needs a GPU: the NVIDIA driver is missing (libcuda.so.1 cannot be loaded)");
     const std::string cpuAsked = errorOf([] { chooseDevice(DeviceRequest::Cpu, gpus(2), 0, 1, "n", "--backend nccl"); });
@@ -140,7 +139,8 @@ TEST(Nccl, FailuresAreOneLineWithRankOperationAndCause)
     EXPECT_EQ(timeout.rfind("rank 1: allreduce timed out (limit 300.0 s): [Rank 1] Watchdog caught", 0), 0u) << timeout;
     EXPECT_NE(timeout.find("; rank(s) not responding: 0"), std::string::npos);
     EXPECT_EQ(timeout.find('\n'), std::string::npos);
-    const std::string dup = describeNcclFailure(0, "allreduce", "Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1000", "", "");
+    const std::string dup =
+        describeNcclFailure(0, "allreduce", "Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1000", "", "");
     EXPECT_NE(dup.find("two ranks were given the same GPU"), std::string::npos) << dup;
     const std::string aborted = describeNcclFailure(2, "reduce-scatter", "NCCL communicator was aborted on rank 2.", "", "");
     EXPECT_NE(aborted.find("rank 2: reduce-scatter the NCCL communicator was aborted after an earlier failure"), std::string::npos)

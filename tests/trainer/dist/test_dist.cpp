@@ -624,11 +624,13 @@ TEST_F(Dist, CheckCommPassesEveryCollectiveOfTheCpuBackends)
 TEST_F(Dist, Fp16SkipsTheStepOnEveryRankWhenOneRankSeesAnInf)
 {
     if (!scaledesk::train::compat::kCpuFp16Autocast)
-        GTEST_SKIP() << "libtorch " << scaledesk::train::compat::torchVersion() << " has no fp16 CPU autocast (2.4+); run in the libtorch 2.x build";
+        GTEST_SKIP() << "libtorch " << scaledesk::train::compat::torchVersion()
+                     << " has no fp16 CPU autocast (2.4+); run in the libtorch 2.x build";
     for (const std::string strategy : {"zero1", "fused"}) {
         const std::string run = "fp16-" + strategy;
-        const Job job = runEnv(2, {"--config", "cpu-tiny", "--num_epochs", "1", "--seed", "8", "--strategy", strategy, "--enable_amp",
-                                   "--check_replicas", "--local_batch_size", "1", "--run_dir", run},
+        const Job job = runEnv(2,
+                               {"--config", "cpu-tiny", "--num_epochs", "1", "--seed", "8", "--strategy", strategy, "--enable_amp",
+                                "--check_replicas", "--local_batch_size", "1", "--run_dir", run},
                                {}, {"SCALEDESK_FAULT_NONFINITE_GRAD=3:1"});
         ASSERT_EQ(job.exitCodes[0], 0) << all(job);
         ASSERT_EQ(job.exitCodes[1], 0) << all(job);

@@ -555,8 +555,8 @@ TEST_F(TrainCli, Bf16OnTheCpuTracksFp32OrIsRefused)
 // gradient (step 3) skips that step and halves the scale; the schedule still advances.
 TEST_F(TrainCli, EnableAmpIsFp16WithALossScalerThatSkipsAnInfStep)
 {
-    const auto r = train("--config cpu-tiny --num_epochs 1 --seed 31 --threads 1 --run_dir fp16 --enable_amp", "",
-                         "SCALEDESK_FAULT_NONFINITE_GRAD=3");
+    const auto r =
+        train("--config cpu-tiny --num_epochs 1 --seed 31 --threads 1 --run_dir fp16 --enable_amp", "", "SCALEDESK_FAULT_NONFINITE_GRAD=3");
     if (!scaledesk::train::compat::kCpuFp16Autocast) {
         EXPECT_EQ(r.exitCode, 1);
         EXPECT_NE(r.output.find("enable_amp (fp16 with a loss scaler): fp16 on the CPU needs libtorch 2.4 or later"), std::string::npos)

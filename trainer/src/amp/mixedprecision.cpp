@@ -10,10 +10,7 @@ MixedPrecision::MixedPrecision(AmpMode mode, c10::DeviceType device, LossScaler:
     : m_mode(mode), m_device(device), m_scaler(scaler)
 {}
 
-at::Tensor MixedPrecision::scaleLoss(const at::Tensor& loss) const
-{
-    return m_mode == AmpMode::Fp16 ? loss * m_scaler.scale() : loss;
-}
+at::Tensor MixedPrecision::scaleLoss(const at::Tensor& loss) const { return m_mode == AmpMode::Fp16 ? loss * m_scaler.scale() : loss; }
 
 at::Tensor unscaleAndFindNonFinite(const std::vector<at::Tensor>& tensors, double scale)
 {

@@ -35,7 +35,10 @@ inline void setAutocastEnabled(c10::DeviceType d, bool on) { at::autocast::set_a
 inline at::ScalarType autocastDtype(c10::DeviceType d) { return at::autocast::get_autocast_dtype(d); }
 inline void setAutocastDtype(c10::DeviceType d, at::ScalarType t) { at::autocast::set_autocast_dtype(d, t); }
 #else
-inline bool autocastEnabled(c10::DeviceType d) { return d == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled(); }
+inline bool autocastEnabled(c10::DeviceType d)
+{
+    return d == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+}
 inline void setAutocastEnabled(c10::DeviceType d, bool on)
 {
     if (d == c10::DeviceType::CUDA)

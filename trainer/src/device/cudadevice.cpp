@@ -136,8 +136,8 @@ std::string whyNoBf16(const c10::Device& device)
     if (device.is_cpu()) return whyNoBf16OnCpu();
     const cudaDeviceProp* p = at::cuda::getDeviceProperties(device.index());
     if (p->major >= 8) return {};
-    return std::string("bf16 needs a GPU of compute capability 8.0 or later (Ampere), and ") + p->name + " is " +
-        std::to_string(p->major) + "." + std::to_string(p->minor) + "; use amp_mode fp16";
+    return std::string("bf16 needs a GPU of compute capability 8.0 or later (Ampere), and ") + p->name + " is " + std::to_string(p->major) +
+        "." + std::to_string(p->minor) + "; use amp_mode fp16";
 }
 
 std::string whyNoFp16(const c10::Device& device) { return device.is_cpu() ? whyNoFp16OnCpu() : std::string(); }

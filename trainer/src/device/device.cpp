@@ -9,10 +9,14 @@ namespace scaledesk::train {
 
 bool parseDeviceRequest(const std::string& text, DeviceRequest& out)
 {
-    if (text == "auto") out = DeviceRequest::Auto;
-    else if (text == "cpu") out = DeviceRequest::Cpu;
-    else if (text == "cuda") out = DeviceRequest::Cuda;
-    else return false;
+    if (text == "auto")
+        out = DeviceRequest::Auto;
+    else if (text == "cpu")
+        out = DeviceRequest::Cpu;
+    else if (text == "cuda")
+        out = DeviceRequest::Cuda;
+    else
+        return false;
     return true;
 }
 
@@ -52,8 +56,9 @@ c10::Device chooseDevice(DeviceRequest request, const CudaStatus& cuda, int loca
     }
     if (asker.empty() && cuda.visible == 0) return c10::Device(c10::DeviceType::CPU);
     if (!cuda.built)
-        throw DeviceError(asker + " needs a GPU: this scaledesk-train was built against a CPU-only libtorch; build it against a "
-                                  "CUDA libtorch (docs/trainer.md, \"GPU builds\")");
+        throw DeviceError(asker +
+                          " needs a GPU: this scaledesk-train was built against a CPU-only libtorch; build it against a "
+                          "CUDA libtorch (docs/trainer.md, \"GPU builds\")");
     if (cuda.visible == 0) throw DeviceError(asker + " needs a GPU: " + cuda.unavailable);
     return c10::Device(c10::DeviceType::CUDA, c10::DeviceIndex(cudaIndexForRank(localRank, localSize, cuda.visible, node)));
 }

@@ -126,13 +126,22 @@ int runCheckComm(Communicator& comm, const CheckCommOptions& o)
             }
     const auto t0 = Clock::now();
     comm.barrier();
-    report({{"check", "barrier"}, {"op", ""}, {"dtype", ""}, {"numel", 0}, {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()}},
+    report({{"check", "barrier"},
+            {"op", ""},
+            {"dtype", ""},
+            {"numel", 0},
+            {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()}},
            true);
     if (rank0)
-        std::printf("%s\n", nlohmann::json{{"summary", "check-comm"}, {"checks", total}, {"failed", failed}, {"backend", comm.backend()},
-                                           {"ranks", comm.size()}, {"device", o.device.str()}}
-                                .dump()
-                                .c_str());
+        std::printf("%s\n",
+                    nlohmann::json{{"summary", "check-comm"},
+                                   {"checks", total},
+                                   {"failed", failed},
+                                   {"backend", comm.backend()},
+                                   {"ranks", comm.size()},
+                                   {"device", o.device.str()}}
+                        .dump()
+                        .c_str());
     return failed;
 }
 

@@ -222,7 +222,8 @@ std::unique_ptr<Communicator> makeCommunicator(const std::string& requested, con
         for (const auto& b : available) list += (list.empty() ? "" : ", ") + b;
         if (backend == "nccl")
             throw CommError("--backend nccl: this scaledesk-train was built without NCCL (it needs a CUDA libtorch with NCCL; "
-                            "docs/trainer.md, \"GPU builds\"); available: " + list);
+                            "docs/trainer.md, \"GPU builds\"); available: " +
+                            list);
         throw CommError("--backend " + backend + ": not built into this scaledesk-train (available: " + list + ")");
     }
     if (backend == "nccl" && !device.is_cuda())

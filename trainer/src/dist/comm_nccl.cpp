@@ -50,8 +50,8 @@ public:
         auto options = c10d::ProcessGroupNCCL::Options::create();
         options->timeout = timeout;
         c10::cuda::CUDAGuard guard(m_device);
-        m_group = c10::make_intrusive<c10d::ProcessGroupNCCL>(c10::make_intrusive<c10d::PrefixStore>("scaledesk-nccl", m_store),
-                                                              env.rank, env.size, options);
+        m_group = c10::make_intrusive<c10d::ProcessGroupNCCL>(c10::make_intrusive<c10d::PrefixStore>("scaledesk-nccl", m_store), env.rank,
+                                                              env.size, options);
         // NCCL connects at the first collective: make it now, so that two ranks on one GPU or an
         // unreachable peer is said at start-up, not at the first gradient.
         barrier();
@@ -64,21 +64,27 @@ public:
         Staged s = stage(tensor);
         c10d::AllreduceOptions options;
         options.reduceOp = reduceOp(op);
-        return launch("allreduce", [&] {
-            std::vector<at::Tensor> tensors{s.device};
-            return m_group->allreduce(tensors, options);
-        }, s.copyBack);
+        return launch(
+            "allreduce",
+            [&] {
+                std::vector<at::Tensor> tensors{s.device};
+                return m_group->allreduce(tensors, options);
+            },
+            s.copyBack);
     }
 
     CommHandle allgatherAsync(const at::Tensor& full, const at::Tensor& shard) override
     {
         Staged f = stage(full);
         at::Tensor in = shard.is_cuda() ? shard : shard.to(m_device);
-        return launch("allgather", [&] {
-            at::Tensor out = f.device.view(-1);
-            at::Tensor input = in.view(-1);
-            return m_group->_allgather_base(out, input);
-        }, f.copyBack);
+        return launch(
+            "allgather",
+            [&] {
+                at::Tensor out = f.device.view(-1);
+                at::Tensor input = in.view(-1);
+                return m_group->_allgather_base(out, input);
+            },
+            f.copyBack);
     }
 
     CommHandle reduceScatterAsync(const at::Tensor& full, const at::Tensor& shard, ReduceOp op) override
@@ -87,11 +93,14 @@ public:
         Staged s = stage(shard);
         c10d::ReduceScatterOptions options;
         options.reduceOp = reduceOp(op);
-        return launch("reduce-scatter", [&] {
-            at::Tensor input = in.view(-1);
-            at::Tensor out = s.device.view(-1);
-            return m_group->_reduce_scatter_base(out, input, options);
-        }, s.copyBack);
+        return launch(
+            "reduce-scatter",
+            [&] {
+                at::Tensor input = in.view(-1);
+                at::Tensor out = s.device.view(-1);
+                return m_group->_reduce_scatter_base(out, input, options);
+            },
+            s.copyBack);
     }
 
     void broadcast(const at::Tensor& tensor, int root) override
@@ -99,10 +108,14 @@ public:
         Staged s = stage(tensor);
         c10d::BroadcastOptions options;
         options.rootRank = root;
-        launch("broadcast", [&] {
-            std::vector<at::Tensor> tensors{s.device};
-            return m_group->broadcast(tensors, options);
-        }, s.copyBack)->wait();
+        launch(
+            "broadcast",
+            [&] {
+                std::vector<at::Tensor> tensors{s.device};
+                return m_group->broadcast(tensors, options);
+            },
+            s.copyBack)
+            ->wait();
     }
 
     // A barrier the host waits for: one-element allreduce, then the stream is synchronised.

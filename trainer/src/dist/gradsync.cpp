@@ -249,7 +249,7 @@ public:
         torch::Tensor fullAvgSq = torch::zeros({m_layout.padded}, m_expAvg.options());
         allgather(fullAvg, m_expAvg);
         allgather(fullAvgSq, m_expAvgSq);
-        discardTimes();  // a checkpoint's collectives are no step's
+        discardTimes();           // a checkpoint's collectives are no step's
         if (m_step == 0) return;  // no step yet: Adam has no state either
         for (std::size_t i = 0; i < m_params.size(); ++i) {
             auto& st = adamState(m_optimizer, m_params[i]);

@@ -29,8 +29,8 @@ void runBenchStep(const BenchStepOptions& o)
     model->to(o.device);
     model->train();
     torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(c.startLr).betas({0.9, 0.999}).eps(1e-8));
-    const auto comm = makeCommunicator(availableBackends().empty() ? "gloo" : availableBackends().front(), DistEnv{},
-                                       std::chrono::seconds(60), o.device);
+    const auto comm =
+        makeCommunicator(availableBackends().empty() ? "gloo" : availableBackends().front(), DistEnv{}, std::chrono::seconds(60), o.device);
     const auto clock = makeStepClock(o.device);
     const auto sync = makeGradientSync("none", *comm, model, adam, *clock, 25, 64, 25);
     MixedPrecision amp(o.amp, o.device.type());

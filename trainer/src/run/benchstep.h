@@ -18,8 +18,8 @@ struct BenchStepOptions {
     int64_t localBatch = 1;
     AmpMode amp = AmpMode::None;
     c10::Device device{c10::DeviceType::CPU};
-    int steps = 20;   ///< timed steps
-    int warmup = 5;   ///< untimed steps before them (cuDNN benchmark mode picks its kernels here)
+    int steps = 20;  ///< timed steps
+    int warmup = 5;  ///< untimed steps before them (cuDNN benchmark mode picks its kernels here)
     uint64_t seed = 1;
 };
 

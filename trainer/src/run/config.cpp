@@ -368,8 +368,9 @@ void validateTrainConfig(const TrainConfig& c)
         throw ConfigError(where(key) + ": config '" + c.name + "', key '" + key + "': " + what);
     };
     if (c.enableAmp && c.ampMode == AmpMode::None)
-        fail("amp_mode", "is none, but enable_amp is True (" + where("enable_amp") +
-                             "), which asks for fp16: give one of them (amp_mode fp16 or bf16, or enable_amp False)");
+        fail("amp_mode",
+             "is none, but enable_amp is True (" + where("enable_amp") +
+                 "), which asks for fp16: give one of them (amp_mode fp16 or bf16, or enable_amp False)");
     const int64_t divisor = int64_t(1) << c.levels();
     if (c.dataSize % divisor != 0)
         fail("data_size",

@@ -46,8 +46,8 @@ struct TrainConfig {
     int64_t nSamples = 65536;
     int64_t nSamplesVal = 8192;
     int64_t numEpochs = 10;
-    bool enableAmp = false;            ///< the NERSC switch: fp16 autocast with a loss scaler
-    std::optional<AmpMode> ampMode;    ///< amp_mode (the tutorial's sc-22 key), when given
+    bool enableAmp = false;          ///< the NERSC switch: fp16 autocast with a loss scaler
+    std::optional<AmpMode> ampMode;  ///< amp_mode (the tutorial's sc-22 key), when given
     bool enableApex = false;
     bool enableBenchy = false;
     bool enableJit = false;

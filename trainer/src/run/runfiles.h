@@ -64,9 +64,9 @@ const std::vector<std::string>& epochsCsvColumns();
 /// library versions and the git revision are added by writeStartManifest().
 struct RunManifest {
     std::string runId, config, yamlConfig, strategy, backend, launcher, device, dataStreams, dataLoader, mpiVersion;
-    std::string deviceName;                                      ///< cpu, cuda:0
+    std::string deviceName;                                       ///< cpu, cuda:0
     std::string gpuName, cudaVersion, cudnnVersion, ncclVersion;  ///< empty where they do not apply
-    std::string ampMode = "none";                                ///< none, fp16 or bf16
+    std::string ampMode = "none";                                 ///< none, fp16 or bf16
     bool tf32 = false, cudnnBenchmark = false;
     int worldSize = 1, nodes = 1, ranksPerNode = 1, threadsPerRank = 1;
     std::vector<std::string> hostnames;

@@ -49,14 +49,14 @@ void Telemetry::writeSamples(int rank, const std::vector<GpuSample>& samples, in
 {
     for (const GpuSample& s : samples)
         m_recorder.write(json{{"kind", "gpu"},
-                         {"t", s.t},
-                         {"step", s.step},
-                         {"rank", rank},
-                         {"gpu", gpuIndex},
-                         {"power_w", jsonNumber(s.powerW)},
-                         {"util_pct", jsonNumber(s.utilPct)},
-                         {"mem_used_mib", jsonNumber(s.memUsedMiB)},
-                         {"mem_total_mib", jsonNumber(s.memTotalMiB)}});
+                              {"t", s.t},
+                              {"step", s.step},
+                              {"rank", rank},
+                              {"gpu", gpuIndex},
+                              {"power_w", jsonNumber(s.powerW)},
+                              {"util_pct", jsonNumber(s.utilPct)},
+                              {"mem_used_mib", jsonNumber(s.memUsedMiB)},
+                              {"mem_total_mib", jsonNumber(s.memTotalMiB)}});
 }
 
 void Telemetry::flush()
@@ -129,17 +129,17 @@ Telemetry::EpochTotals Telemetry::endEpoch(int64_t epoch, int64_t step)
             ++utilRanks;
         }
         m_recorder.write(json{{"kind", "gpu_epoch"},
-                         {"t", unixNow()},
-                         {"step", step},
-                         {"epoch", epoch + 1},
-                         {"rank", r},
-                         {"gpu", int(f[1])},
-                         {"samples", int64_t(f[2])},
-                         {"window_s", f[3]},
-                         {"energy_wh", jsonNumber(f[4])},
-                         {"mean_power_w", jsonNumber(f[5])},
-                         {"mean_util_pct", jsonNumber(f[6])},
-                         {"max_mem_used_mib", jsonNumber(f[7])}});
+                              {"t", unixNow()},
+                              {"step", step},
+                              {"epoch", epoch + 1},
+                              {"rank", r},
+                              {"gpu", int(f[1])},
+                              {"samples", int64_t(f[2])},
+                              {"window_s", f[3]},
+                              {"energy_wh", jsonNumber(f[4])},
+                              {"mean_power_w", jsonNumber(f[5])},
+                              {"mean_util_pct", jsonNumber(f[6])},
+                              {"max_mem_used_mib", jsonNumber(f[7])}});
     }
     if (utilRanks > 0) totals.meanUtilPct = utilSum / double(utilRanks);
     return totals;

@@ -172,8 +172,9 @@ private:
         log.info("---------------------------------------------------");
         const DeviceInfo d = describeDevice(device);
         log.info("device " + d.device + (d.gpuName.empty() ? "" : " (" + d.gpuName + ")") + ", mixed precision " + ampModeName(c.amp()) +
-                 (device.is_cuda() ? std::string(", TF32 ") + (d.tf32 ? "on" : "off") + ", cuDNN benchmark " + (d.cudnnBenchmark ? "on" : "off")
-                                   : ""));
+                 (device.is_cuda()
+                      ? std::string(", TF32 ") + (d.tf32 ? "on" : "off") + ", cuDNN benchmark " + (d.cudnnBenchmark ? "on" : "off")
+                      : ""));
         if (c.amp() == AmpMode::Fp16 && !device.is_cuda())
             log.warning("fp16 on the CPU: CPUs have no fast fp16 convolutions, so expect it many times slower than fp32 (bf16 is "
                         "the CPU's mixed precision); meant for checking a config before it goes to GPUs");

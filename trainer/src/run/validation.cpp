@@ -8,8 +8,8 @@
 
 namespace scaledesk::train {
 
-double evaluate(UNet& model, const std::shared_ptr<VolumeSource>& source, const LoaderPlan& plan, const c10::Device& device,
-                AmpMode amp, Communicator& comm, double lambdaRho)
+double evaluate(UNet& model, const std::shared_ptr<VolumeSource>& source, const LoaderPlan& plan, const c10::Device& device, AmpMode amp,
+                Communicator& comm, double lambdaRho)
 {
     // The loader's buffers are filled by worker threads outside inference mode: create them first.
     BatchLoader loader(source, plan);
