@@ -2,6 +2,7 @@
 // and MixedPrecision over a real strategy: a step with an inf gradient is skipped, parameters and
 // Adam state untouched, and the scale backs off.
 #include "amp/ampmode.h"
+#include "amp/autocast.h"
 #include "amp/lossscaler.h"
 #include "amp/mixedprecision.h"
 #include "compat/torchcompat.h"

@@ -4,6 +4,7 @@
 #include "amp/lossscaler.h"
 
 #include <ATen/Tensor.h>
+#include <c10/core/DeviceType.h>
 
 #include <vector>
 

@@ -1,5 +1,7 @@
 #include "run/trainstep.h"
 
+#include "amp/autocast.h"
+
 #include <torch/torch.h>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 #include "run/validation.h"
 
+#include "amp/autocast.h"
 #include "dist/smallcollectives.h"
 
 #include <torch/torch.h>
