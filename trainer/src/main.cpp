@@ -381,7 +381,9 @@ int checkComm(Cli& cli)
     configureDevice(cli.checkComm.device, false, false);
     int failed = 0;
     {
-        const auto comm = makeCommunicator(cli.backend, dist, std::chrono::seconds(cli.commTimeout), cli.checkComm.device);
+        // One rank alone still checks the backend's own collectives (nccl on one GPU), where one was named.
+        const auto comm = makeCommunicator(cli.backend, dist, std::chrono::seconds(cli.commTimeout), cli.checkComm.device,
+                                           /*evenAlone=*/cli.backend != "auto");
         failed = runCheckComm(*comm, cli.checkComm);
     }
     shutdownMpi();

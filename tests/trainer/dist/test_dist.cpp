@@ -595,6 +595,11 @@ TEST_F(Dist, CheckCommPassesEveryCollectiveOfTheCpuBackends)
             if (line.rfind("{\"backend\"", 0) == 0 && line.find("\"summary\"") != std::string::npos) return json::parse(line);
         return json();
     };
+    // One rank with a named backend checks that backend's collectives, not the no-op of a lone rank.
+    const Job alone = runEnv(1, {"check-comm", "--backend", "gloo", "--numels", "1,1000"});
+    ASSERT_EQ(alone.exitCodes[0], 0) << all(alone);
+    EXPECT_EQ(summaryOf(alone.outputs[0])["backend"], "gloo") << alone.outputs[0];
+    EXPECT_EQ(summaryOf(alone.outputs[0])["failed"], 0);
     for (int ranks : {2, 3}) {
         const Job env = runEnv(ranks, {"check-comm", "--numels", "1,1000,4097"});
         for (int r = 0; r < ranks; ++r) ASSERT_EQ(env.exitCodes[std::size_t(r)], 0) << all(env);

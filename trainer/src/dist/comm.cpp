@@ -209,7 +209,7 @@ std::vector<std::string> availableBackends()
 }
 
 std::unique_ptr<Communicator> makeCommunicator(const std::string& requested, const DistEnv& env, std::chrono::milliseconds timeout,
-                                               const c10::Device& device)
+                                               const c10::Device& device, bool evenAlone)
 {
     const auto available = availableBackends();
     auto have = [&](const std::string& b) { return std::find(available.begin(), available.end(), b) != available.end(); };
@@ -230,7 +230,7 @@ std::unique_ptr<Communicator> makeCommunicator(const std::string& requested, con
         throw CommError("--backend nccl needs a GPU device, and this rank trains on the CPU (--device cpu)");
     if (backend == "mpi" && !env.mpiLaunched && env.size > 1)
         throw CommError("--backend mpi needs the ranks to be started by mpirun or srun --mpi=pmix");
-    if (env.size == 1) return std::make_unique<SingleCommunicator>();
+    if (env.size == 1 && (!evenAlone || (backend == "mpi" && !env.mpiLaunched))) return std::make_unique<SingleCommunicator>();
     if (backend == "mpi") return makeMpiCommunicator(env, timeout);
     if (backend == "nccl") return makeNcclCommunicator(env, timeout, device);
     return makeGlooCommunicator(env, timeout);

@@ -108,9 +108,10 @@ std::vector<std::string> availableBackends();
 
 /// `auto` resolves to nccl when this rank trains on a GPU and the build has NCCL, else mpi under an
 /// MPI launch, else gloo. Throws CommError for a backend this build lacks, or nccl on a CPU device.
-/// World size 1 always gets the no-op communicator.
+/// World size 1 gets the no-op communicator, unless `evenAlone` asks for the backend itself (its
+/// collectives over one rank: what check-comm checks on one GPU).
 std::unique_ptr<Communicator> makeCommunicator(const std::string& backend, const DistEnv& env, std::chrono::milliseconds timeout,
-                                               const c10::Device& device);
+                                               const c10::Device& device, bool evenAlone = false);
 
 /// Finalises MPI if this process initialised it (after every communicator is gone).
 void shutdownMpi();
