@@ -192,7 +192,7 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             {"known_hosts", [&](auto& n, auto& k) { p.knownHostsFile = r.string(n, k); }},
             {"remember_secrets", [&](auto& n, auto& k) { p.rememberSecrets = r.boolean(n, k); }},
             {"remote_root", [&](auto& n, auto& k) { p.remoteRoot = r.string(n, k); }},
-            {"master_port", [&](auto& n, auto& k) { p.masterPort = r.integer(n, k, 1, 65535); }},
+            {"master_port", [&](auto& n, auto& k) { p.masterPort = r.integer(n, k, 0, 65535); }},
             {"setup", [&](auto& n, auto& k) { p.setup = r.string(n, k); }},
             {"env", [&](auto& n, auto& k) { p.environment = r.environment(n, k); }},
             {"slurm", [&](auto& n, auto& k) { r.each(n, k, slurm); }},

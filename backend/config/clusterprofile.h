@@ -66,7 +66,9 @@ struct ClusterProfile {
     /// Environment of the job's ranks (env: NAME: value), exported in the job script after the setup
     /// lines, e.g. NCCL_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_DEBUG.
     QList<QPair<QString, QString>> environment;
-    int masterPort = 29500;
+    /// The trainer's rendezvous port (MASTER_PORT). 0: one per job, derived from its id (SLURM's job
+    /// id; locally the job's pid), so that jobs sharing a node or a laptop never share a port.
+    int masterPort = 0;
 };
 
 /// MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED (sbatch --time).

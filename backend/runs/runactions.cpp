@@ -1,8 +1,10 @@
 #include "runs/runactions.h"
 
+#include "runs/handover.h"
 #include "runs/runpoller.h"
 #include "scheduler/jobscript.h"
 
+#include <QLockFile>
 #include <QSet>
 
 #include <algorithm>
@@ -51,7 +53,9 @@ ActionCheck checkAction(RunAction action, const RunRecord& r)
         if (r.state == RunState::Requeued)
             return refuse(QStringLiteral("the run is already requeued; it runs again when the scheduler starts it"));
         if (isActive(r.state)) return refuse(QStringLiteral("the run is still %1; cancel it, or checkpoint and stop it, first").arg(state));
-        if (r.remoteDir.isEmpty() || (r.state == RunState::SubmitFailed && r.submitStep != QLatin1String("sbatch")))
+        if (r.remoteDir.isEmpty() ||
+            (r.state == RunState::SubmitFailed && r.submitStep != QLatin1String("sbatch") &&
+             r.submitStep != QLatin1String("sbatch-unknown")))
             return refuse(QStringLiteral("the run never reached the cluster (it failed while uploading); launch it again"));
         if (r.state == RunState::Completed)
             return allow(QStringLiteral("Run %1 completed. Run it again? It resumes from its last checkpoint.").arg(r.id));
@@ -205,34 +209,90 @@ Expected<RunRecord> RunActions::requeue(const QString& runId, bool confirmed)
 {
     auto rec = loadChecked(runId, RunAction::Requeue, confirmed);
     if (!rec) return rec.error();
-    const JobRef ref{rec->jobId, rec->remoteDir, slurmJobName(rec->id)};
-    Expected<QString> job = QString();
-    QString note;
-    if (rec->jobId.isEmpty()) {
-        job = m_scheduler.submit(rec->remoteDir);
-        note = QStringLiteral("submitted again by the user");
-    } else {
-        job = m_scheduler.requeue(ref);
-        note = QStringLiteral("requeued by the user");
+    if (!rec->jobId.isEmpty()) {
+        auto job = m_scheduler.requeue({rec->jobId, rec->remoteDir, slurmJobName(rec->id)});
         // Only a job the scheduler has forgotten is submitted anew; after any other failure the
         // requeue may have happened, and a second job for the folder is the one thing not to risk.
-        if (!job && job.error().code == ErrorCode::SchedulerUnknownJob) {
-            job = m_scheduler.submit(rec->remoteDir);
-            note = QStringLiteral("resubmitted by the user (%1 no longer knew job %2)").arg(m_scheduler.kind(), rec->jobId);
+        if (job || job.error().code != ErrorCode::SchedulerUnknownJob) {
+            auto saved = m_store.update(runId, [&](RunRecord& r) {
+                if (!job) {
+                    r.transition(r.state, QStringLiteral("requeue failed: ") + job.error().text());
+                } else {
+                    r.jobId = *job;
+                    r.submitStep = QStringLiteral("recorded");
+                    r.transition(RunState::Queued, QStringLiteral("requeued by the user: job %1").arg(r.jobId));
+                }
+                return Status(Done{});
+            });
+            if (!job) return job.error();
+            return saved;
         }
     }
-    auto saved = m_store.update(runId, [&](RunRecord& r) {
-        if (!job) {
-            r.transition(r.state, QStringLiteral("requeue failed: ") + job.error().text());
-            return Status(Done{});
-        }
-        r.jobId = *job;
-        r.submitStep = QStringLiteral("recorded");
-        r.transition(RunState::Queued, QStringLiteral("%1: job %2").arg(note, r.jobId));
+    return resubmit(*rec);
+}
+
+Expected<RunRecord> RunActions::resubmit(const RunRecord& seen)
+{
+    // One resubmit of a run at a time, from this window or any other process (the launch's lock).
+    QLockFile lock(m_store.workspace().runDir(seen.id) + QStringLiteral("/.submitting"));
+    lock.setStaleLockTime(0);
+    if (!lock.tryLock(0))
+        return Error{ErrorCode::ActionRefused, QStringLiteral("the run is being submitted by another process (scaledesk or the window)"),
+                     seen.id};
+    auto rec = loadChecked(seen.id, RunAction::Requeue, true);  // as it is now, under the lock
+    if (!rec) return rec.error();
+    if (rec->state != seen.state || rec->jobId != seen.jobId)
+        return Error{ErrorCode::ActionRefused,
+                     QStringLiteral("the run changed while the requeue waited (now %1)").arg(runStateName(rec->state)), seen.id};
+    // Before a new job: is there one already? A submit whose id was lost, a job that has left
+    // squeue: any of them means the run has its job, and a second one is the thing not to start.
+    auto existing = m_scheduler.findJob({rec->jobId, rec->remoteDir, slurmJobName(rec->id)});
+    if (!existing)
+        return Error{
+            ErrorCode::ActionRefused,
+            QStringLiteral("cannot tell whether a job of this run still exists (%1); nothing was submitted").arg(existing.error().text()),
+            rec->id};
+    if (!existing->isEmpty()) return adopt(rec->id, *existing);
+
+    const RunState before = rec->state;
+    const QString note = rec->jobId.isEmpty()
+        ? QStringLiteral("submitted again by the user")
+        : QStringLiteral("resubmitted by the user (%1 no longer knew job %2)").arg(m_scheduler.kind(), rec->jobId);
+    auto started = m_store.update(rec->id, [&](RunRecord& r) {
+        r.submitStep = QStringLiteral("sbatch");
+        r.transition(RunState::Submitting, QStringLiteral("handing the job to %1 again").arg(m_scheduler.kind()));
         return Status(Done{});
     });
-    if (!job) return job.error();
-    return saved;
+    if (!started) return started.error();
+    auto handed = handOver(m_store, m_scheduler, rec->id, note);
+    if (handed) return handed;
+    // A plain refusal: no job. The run is as it was, with the reason.
+    (void)m_store.update(rec->id, [&](RunRecord& r) {
+        r.submitStep = QStringLiteral("sbatch");
+        r.transition(before, QStringLiteral("requeue failed: ") + handed.error().text());
+        return Status(Done{});
+    });
+    return handed.error();
+}
+
+Expected<RunRecord> RunActions::adopt(const QString& runId, const QString& jobId)
+{
+    auto adopted = m_store.update(runId, [&](RunRecord& r) {
+        r.jobId = jobId;
+        r.submitStep = QStringLiteral("recorded");
+        r.transition(RunState::Queued, QStringLiteral("found job %1 of this run by its name and folder; the run follows it").arg(jobId));
+        return Status(Done{});
+    });
+    if (!adopted) return adopted.error();
+    RunPoller poller(m_store, m_transport, m_scheduler);
+    (void)poller.poll({runId});  // what the job is doing, at once (a failed poll: later polls follow it)
+    auto now = m_store.load(runId);
+    if (!now) return now.error();
+    return Error{ErrorCode::ActionRefused,
+                 QStringLiteral("job %1 of this run exists (%2): nothing was submitted; the run follows that job now%3")
+                     .arg(jobId, runStateName(now->state),
+                          isActive(now->state) ? QString() : QStringLiteral(" (requeue again to run it once more)")),
+                 runId};
 }
 
 }  // namespace scaledesk

@@ -82,12 +82,18 @@ public:
     /// Sends SIGUSR1 (RunAction::CheckpointStop): the trainer checkpoints and exits 75.
     Expected<RunRecord> checkpointStop(const QString& runId);
     /// Runs the job again (RunAction::Requeue): `scontrol requeue`, or a new submit of the run
-    /// folder when the scheduler no longer knows the job. `confirmed`: the user agreed to the
+    /// folder when the run has no job or the scheduler no longer knows it, and only after
+    /// findJob() found no job of the run (one it finds becomes the run's job instead). `confirmed`: the user agreed to the
     /// question checkAction() asks (requeue of a completed run).
     Expected<RunRecord> requeue(const QString& runId, bool confirmed = false);
 
 private:
     Expected<RunRecord> loadChecked(const QString& runId, RunAction action, bool confirmed);
+    /// A new job for the run folder, after findJob() says the run has none (handOver()).
+    Expected<RunRecord> resubmit(const RunRecord& rec);
+    /// Records `jobId` (found by its name and folder) as the run's job and polls it: the requeue
+    /// is refused, with what the job is doing.
+    Expected<RunRecord> adopt(const QString& runId, const QString& jobId);
     Expected<RunRecord> signal(const QString& runId, RunAction action, const QString& signal, const QString& note);
     RunStore& m_store;
     Transport& m_transport;

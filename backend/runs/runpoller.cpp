@@ -61,7 +61,7 @@ void RunPoller::reconcileSubmitting(RunRecord& r, PollReport& report)
         report.changed << r.id;
         return;
     }
-    auto job = m_scheduler.findJob({QString(), r.remoteDir, slurmJobName(r.id)});
+    auto job = m_scheduler.findJob({r.jobId, r.remoteDir, slurmJobName(r.id)});
     if (!job) {
         report.problems << r.id + QStringLiteral(": ") + job.error().text();
         return;  // try again next poll

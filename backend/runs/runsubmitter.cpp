@@ -2,6 +2,7 @@
 
 #include "config/configresolve.h"
 #include "runs/deploy.h"
+#include "runs/handover.h"
 #include "scheduler/shellquote.h"
 
 #include <yaml-cpp/yaml.h>
@@ -12,19 +13,7 @@
 #include <QLockFile>
 #include <QSaveFile>
 
-#include <csignal>
-#include <unistd.h>
-
 namespace scaledesk {
-
-namespace {
-// Test hook: SCALEDESK_FAULT_SUBMIT=before-sbatch|after-sbatch kills the process at that point,
-// as a crash or a closed laptop would (tests/backend/tst_cli_sandbox.cpp).
-void faultPoint(const char* where)
-{
-    if (qEnvironmentVariable("SCALEDESK_FAULT_SUBMIT") == QLatin1String(where)) ::kill(::getpid(), SIGKILL);
-}
-}  // namespace
 
 Expected<QString> ensureGeneratedData(Transport& t, const ClusterProfile& profile, const QString& trainer)
 {
@@ -271,35 +260,9 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
         });
         !ok)
         return ok.error();
-    faultPoint("before-sbatch");
-    auto job = m_scheduler.submit(rec.remoteDir);
-    faultPoint("after-sbatch");
-    if (!job) {
-        // A timeout or a dropped connection says nothing about whether the scheduler took the
-        // job: the run stays `submitting` at the sbatch step, and the poller looks the job up
-        // (by name and folder) until it is found or known not to exist. Never submitted again blindly.
-        const ErrorCode c = job.error().code;
-        if (c == ErrorCode::TransportTimeout || c == ErrorCode::TransportConnect || c == ErrorCode::TransportIo) {
-            if (auto ok = record([&](RunRecord& r) {
-                    r.submitStep = QStringLiteral("sbatch-unknown");
-                    r.transition(RunState::Submitting,
-                                 QStringLiteral("the submit's outcome is unknown (%1); looking for the job").arg(job.error().text()));
-                });
-                !ok)
-                return ok.error();
-            return rec;
-        }
-        return fail(job.error());
-    }
-
-    if (auto ok = record([&](RunRecord& r) {
-            r.jobId = *job;
-            r.submitStep = QStringLiteral("recorded");
-            r.transition(RunState::Queued, QStringLiteral("%1: job %2").arg(m_scheduler.kind(), r.jobId));
-        });
-        !ok)
-        return ok.error();
-    return rec;
+    auto handed = handOver(m_store, m_scheduler, rec.id, m_scheduler.kind());
+    if (!handed) return fail(handed.error());
+    return *handed;
 }
 
 }  // namespace scaledesk

@@ -52,6 +52,12 @@ QStringList trainerCommand(const JobRequest& r)
     return train;
 }
 
+QString masterPortLine(int masterPort, const QString& idVariable)
+{
+    if (masterPort > 0) return QStringLiteral("export MASTER_PORT=%1").arg(masterPort);
+    return QStringLiteral("export MASTER_PORT=$((20000 + ${%1:-0} % 10000))").arg(idVariable);
+}
+
 QStringList dataLinkLines(const JobRequest& r)
 {
     if (r.dataDir.isEmpty()) return {};
@@ -103,7 +109,7 @@ QString renderJobScript(const JobRequest& r)
     lines << QStringLiteral(
         "MASTER_ADDR=\"$(scontrol show node \"$first_node\" 2>/dev/null | sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p' | head -n 1)\"");
     lines << QStringLiteral("export MASTER_ADDR=\"${MASTER_ADDR:-$first_node}\"");
-    lines << QStringLiteral("export MASTER_PORT=%1").arg(r.profile.masterPort);
+    lines << masterPortLine(r.profile.masterPort, QStringLiteral("SLURM_JOB_ID"));
     lines << QStringLiteral("export OMP_NUM_THREADS=%1").arg(s.cpusPerTask);
 
     lines << dataLinkLines(r);

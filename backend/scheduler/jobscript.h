@@ -35,6 +35,11 @@ QStringList trainerCommand(const JobRequest& request);
 /// Shell lines that link `data` to request.dataDir when it is set (empty otherwise).
 QStringList dataLinkLines(const JobRequest& request);
 
+/// `export MASTER_PORT=…`: the profile's port, or for 0 one derived from the job's id (the shell
+/// variable `idVariable`: SLURM_JOB_ID, or `$` for the job shell's pid) in 20000–29999, below
+/// Linux's ephemeral ports, so that two jobs on one node (or laptop) do not bind the same port.
+QString masterPortLine(int masterPort, const QString& idVariable);
+
 /// The sbatch arguments (unquoted) that submit job.sbatch from `runDir`.
 QStringList sbatchArguments(const QString& runDir);
 

@@ -26,6 +26,7 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     }
     lines << dataLinkLines(r);
     const QString train = shellJoin(trainerCommand(r));
+    lines << masterPortLine(r.profile.masterPort, QStringLiteral("$"));
     lines << QStringLiteral("ranks=%1").arg(ranks);
     lines << QStringLiteral("pids=");
     lines << QStringLiteral("if [ \"$ranks\" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then");
@@ -37,8 +38,7 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     lines << QStringLiteral("  echo \"scaledesk: no mpirun; $ranks gloo ranks on 127.0.0.1\"");
     lines << QStringLiteral("  for ((rank = 0; rank < ranks; rank++)); do");
     lines << QStringLiteral("    RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$ranks LOCAL_WORLD_SIZE=$ranks MASTER_ADDR=127.0.0.1 "
-                            "MASTER_PORT=%1 %2 --backend gloo &")
-                 .arg(r.profile.masterPort)
+                            "%1 --backend gloo &")
                  .arg(train);
     lines << QStringLiteral("    pids=\"$pids $!\"");
     lines << QStringLiteral("  done");
@@ -59,7 +59,7 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
 
-Expected<QString> LocalScheduler::submit(const QString& runDir)
+Expected<Submission> LocalScheduler::submit(const QString& runDir)
 {
     // setsid: its own session, so the job outlives the app and a cancel can reach the whole group.
     const QString command =
@@ -76,20 +76,21 @@ Expected<QString> LocalScheduler::submit(const QString& runDir)
     if (r->exitCode != 0 || !numeric.match(pid).hasMatch())
         return Error{ErrorCode::SchedulerRejected,
                      QStringLiteral("cannot start job.sh: %1").arg(QString::fromUtf8(r->err + r->out).trimmed()), runDir};
-    return pid;
+    return Submission{pid, QString::fromUtf8(r->out + r->err), r->exitCode, QString()};
 }
 
 QString LocalScheduler::queryCommand(const QList<JobRef>& jobs) const
 {
     // Per job: "@job <id>" then "exit <code>" (finished), "running", or "gone". A pid is only ours
-    // while its working directory is the run folder (pids get reused). Liveness is asked first: a
+    // while its working directory is the run folder (pids get reused); /proc names the physical
+    // folder, so the run folder is compared as `pwd -P` sees it (a workspace behind a symlink). Liveness is asked first: a
     // job writes exit_code and then exits, so "no exit_code, then no process" would call a job
     // that ended between the two checks gone (it was, once, in the concurrent test).
     QStringList cmd;
     for (const auto& j : jobs) {
         cmd << QStringLiteral("d=%1; p=%2; echo \"@job $p\"; "
                               "if [ ! -f \"$d/exit_code\" ] && kill -0 \"$p\" 2>/dev/null && "
-                              "[ \"$(readlink /proc/$p/cwd)\" = \"$d\" ]; then echo running; "
+                              "[ \"$(readlink /proc/$p/cwd)\" = \"$(cd \"$d\" 2>/dev/null && pwd -P)\" ]; then echo running; "
                               "elif [ -f \"$d/exit_code\" ]; then echo \"exit $(cat \"$d/exit_code\")\"; [ -f \"$d/cancel_requested\" ] && "
                               "echo cancelled; "
                               "else echo gone; fi")
@@ -139,7 +140,8 @@ Expected<QString> LocalScheduler::findJob(const JobRef& ref)
 {
     auto pid = m_transport.readAt(ref.runDir + QStringLiteral("/job.pid"), 0, 64);
     if (!pid) return pid.error().code == ErrorCode::TransportNoFile ? Expected<QString>(QString()) : Expected<QString>(pid.error());
-    return QString::fromUtf8(*pid).trimmed();
+    const QString found = QString::fromUtf8(*pid).trimmed();
+    return found == ref.jobId ? QString() : found;  // the job of an earlier submit is no answer
 }
 
 Status LocalScheduler::cancel(const JobRef& job, const QString& signal)
@@ -149,10 +151,10 @@ Status LocalScheduler::cancel(const JobRef& job, const QString& signal)
         return Error{ErrorCode::SchedulerSignal, QStringLiteral("not a signal name: '%1'").arg(signal), job.runDir};
     // A pid is the job only while job.sh runs in the run folder (pids are reused). A job that has
     // ended is left alone, and no cancel is noted for it: the poll records how it really ended.
-    const QString alive =
-        QStringLiteral("d=%1; p=%2; if [ -f \"$d/exit_code\" ] || ! kill -0 \"$p\" 2>/dev/null || "
-                       "[ \"$(readlink /proc/$p/cwd)\" != \"$d\" ]; then echo 'the job is not running (it has ended)' >&2; exit 3; fi; ")
-            .arg(shellQuote(job.runDir), shellQuote(job.jobId));
+    const QString alive = QStringLiteral("d=%1; p=%2; if [ -f \"$d/exit_code\" ] || ! kill -0 \"$p\" 2>/dev/null || "
+                                         "[ \"$(readlink /proc/$p/cwd)\" != \"$(cd \"$d\" 2>/dev/null && pwd -P)\" ]; then echo 'the job "
+                                         "is not running (it has ended)' >&2; exit 3; fi; ")
+                              .arg(shellQuote(job.runDir), shellQuote(job.jobId));
     QString command;
     if (signal.isEmpty()) {
         // Ask nicely (the trainer checkpoints on TERM), then kill the whole session after 30 s.
@@ -172,6 +174,11 @@ Status LocalScheduler::cancel(const JobRef& job, const QString& signal)
     return Done{};
 }
 
-Expected<QString> LocalScheduler::requeue(const JobRef& job) { return submit(job.runDir); }
+Expected<QString> LocalScheduler::requeue(const JobRef& job)
+{
+    auto s = submit(job.runDir);
+    if (!s) return s.error();
+    return s->jobId;
+}
 
 }  // namespace scaledesk

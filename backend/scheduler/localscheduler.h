@@ -15,7 +15,7 @@ public:
     QString kind() const override { return QStringLiteral("local"); }
     QString scriptName() const override { return QStringLiteral("job.sh"); }
     QString renderScript(const JobRequest& request) const override;
-    Expected<QString> submit(const QString& runDir) override;
+    Expected<Submission> submit(const QString& runDir) override;
     QString queryCommand(const QList<JobRef>& jobs) const override;
     QHash<QString, JobStatus> parseQuery(const QByteArray& output, const QList<JobRef>& jobs) const override;
     Expected<QString> findJob(const JobRef& ref) override;

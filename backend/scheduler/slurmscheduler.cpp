@@ -4,6 +4,8 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
+
 namespace scaledesk {
 
 namespace {
@@ -19,11 +21,6 @@ QString squeueCommand(const QString& ids = QString())
         .arg(filter);
 }
 
-QString firstLine(const QByteArray& bytes)
-{
-    const QString s = QString::fromUtf8(bytes).trimmed();
-    return s.section(QLatin1Char('\n'), 0, 0);
-}
 }  // namespace
 
 RunState SlurmScheduler::mapState(const QString& s0)
@@ -56,18 +53,39 @@ Expected<ExecResult> SlurmScheduler::run(const QString& command, const QString& 
     return r;
 }
 
-Expected<QString> SlurmScheduler::submit(const QString& runDir)
+QString SlurmScheduler::parsableJobId(const QByteArray& stdoutText)
+{
+    static const QRegularExpression parsable(QStringLiteral("^([0-9]+)(;[A-Za-z0-9_.-]+)?$"));
+    const QList<QByteArray> lines = stdoutText.split('\n');
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+        const auto m = parsable.match(QString::fromUtf8(it->trimmed()));
+        if (m.hasMatch()) return m.captured(1);
+    }
+    return QString();
+}
+
+Expected<Submission> SlurmScheduler::submit(const QString& runDir)
 {
     const QString command = QStringLiteral("cd %1 && sbatch %2").arg(shellQuote(runDir), shellJoin(sbatchArguments(runDir)));
-    auto r = run(command, QStringLiteral("sbatch refused the job"));
+    auto r = m_transport.exec(command, m_execTimeoutMs, Idempotent::No);
     if (!r) return r.error();
-    // --parsable prints "jobid" or "jobid;cluster".
-    const QString id = firstLine(r->out).section(QLatin1Char(';'), 0, 0);
-    static const QRegularExpression numeric(QStringLiteral("^[0-9]+$"));
-    if (!numeric.match(id).hasMatch())
-        return Error{ErrorCode::SchedulerParse, QStringLiteral("sbatch printed no job id: '%1'").arg(firstLine(r->out)),
-                     m_transport.describe()};
-    return id;
+    Submission s;
+    s.exitCode = r->exitCode;
+    s.output = QString::fromUtf8(r->out + r->err);
+    // --parsable prints "jobid" or "jobid;cluster"; site wrappers and job-submit plugins print
+    // lines of their own around it. An id means the job exists, whatever the exit status says.
+    s.jobId = parsableJobId(r->out);
+    if (!s.jobId.isEmpty()) return s;
+    // sbatch's own refusal ("sbatch: error: Batch job submission failed: …") is plain: no job.
+    const QString err = QString::fromUtf8(r->err).trimmed();
+    const QString said = err.isEmpty() ? QString::fromUtf8(r->out).trimmed() : err;
+    if (r->exitCode > 0 && said.contains(QLatin1String("sbatch: error:")))
+        return Error{ErrorCode::SchedulerRejected, QStringLiteral("sbatch refused the job: ") + said.left(2000), m_transport.describe()};
+    s.why = r->exitCode == 0 ? QStringLiteral("sbatch printed no job id")
+        : r->exitCode < 0    ? QStringLiteral("sbatch printed no job id and its exit status was lost")
+                             : QStringLiteral("sbatch printed no job id and exited %1").arg(r->exitCode);
+    if (!said.isEmpty()) s.why += QStringLiteral(" ('%1')").arg(said.section(QLatin1Char('\n'), -1).left(200));
+    return s;
 }
 
 QString SlurmScheduler::queryCommand(const QList<JobRef>& jobs) const
@@ -134,15 +152,74 @@ QHash<QString, JobStatus> SlurmScheduler::parseQuery(const QByteArray& output, c
     return out;
 }
 
+QString SlurmScheduler::findJobCommand(const JobRef& ref)
+{
+    // One round trip, three witnesses: squeue (the jobs SLURM still holds), sacct (ended jobs,
+    // where accounting runs; two weeks back), and the folder's slurm-<id>.out (the job's own
+    // output, --output=slurm-%j.out), which is there even when both have forgotten the job. Only
+    // names of that pattern in plain characters are printed: no other entry is named or read.
+    return QStringLiteral("echo @squeue; %1 2>&1; echo \"@rc $?\"; "
+                          "echo @sacct; timeout 20 sacct -X -n -P -S now-14days --name=%2 -o JobIDRaw,JobName,WorkDir,State 2>&1; "
+                          "echo \"@rc $?\"; echo @files; cd %3 2>/dev/null && for f in slurm-[0-9]*.out; do "
+                          "case \"$f\" in *[!A-Za-z0-9._-]*) ;; *) [ -f \"$f\" ] && echo \"$f\" ;; esac; done; echo \"@rc 0\"")
+        .arg(squeueCommand(), shellQuote(ref.jobName), shellQuote(ref.runDir));
+}
+
+Expected<QString> SlurmScheduler::parseFindJob(const QByteArray& output, const JobRef& ref)
+{
+    bool squeueOk = false;
+    static const QRegularExpression outFile(QStringLiteral("^slurm-([0-9]+)\\.out$"));
+    enum { None, Squeue, Sacct, Files } section = None;
+    QList<qulonglong> found[4];
+    QList<qulonglong> pending;
+    for (const QByteArray& raw : output.split('\n')) {
+        const QString line = QString::fromUtf8(raw).trimmed();
+        if (line == QLatin1String("@squeue") || line == QLatin1String("@sacct") || line == QLatin1String("@files")) {
+            section = line == QLatin1String("@squeue") ? Squeue : line == QLatin1String("@sacct") ? Sacct : Files;
+            pending.clear();
+            continue;
+        }
+        if (line.startsWith(QLatin1String("@rc "))) {
+            const bool ok = line.mid(4).toInt() == 0;
+            if (ok) found[section] = pending;  // a failed command's lines are error text
+            if (section == Squeue) squeueOk = ok;
+            section = None;
+            continue;
+        }
+        if (section == Files) {
+            const auto m = outFile.match(line);
+            if (m.hasMatch()) pending << m.captured(1).toULongLong();
+            continue;
+        }
+        const QStringList f = line.split(QLatin1Char('|'));
+        // squeue: id|state|reason|name|workdir; sacct: id|name|workdir|state.
+        const bool ours = section == Squeue ? f.size() >= 5 && f[3] == ref.jobName && f.mid(4).join(QLatin1Char('|')) == ref.runDir
+            : section == Sacct ? f.size() >= 4 && f[1] == ref.jobName && f.mid(2, f.size() - 3).join(QLatin1Char('|')) == ref.runDir
+                               : false;
+        bool numeric = false;
+        const qulonglong id = f.value(0).toULongLong(&numeric);
+        if (ours && numeric) pending << id;
+    }
+    // ref.jobId is a job of an earlier submit of this run: it, and any older job, is no answer
+    // (SLURM's ids grow), though its slurm-<id>.out and accounting stay.
+    bool hasEarlier = false;
+    const qulonglong earlier = ref.jobId.toULongLong(&hasEarlier);
+    if (hasEarlier)
+        for (auto& ids : found) ids.removeIf([&](qulonglong id) { return id <= earlier; });
+    // Without squeue's answer nothing is known either way (sacct may be off, the folder not yet written).
+    if (!squeueOk)
+        return Error{ErrorCode::SchedulerUnavailable,
+                     QStringLiteral("squeue did not answer: %1").arg(QString::fromUtf8(output).trimmed().left(300)), ref.runDir};
+    for (const int witness : {Squeue, Sacct, Files})
+        if (!found[witness].isEmpty()) return QString::number(*std::max_element(found[witness].begin(), found[witness].end()));
+    return QString();
+}
+
 Expected<QString> SlurmScheduler::findJob(const JobRef& ref)
 {
-    auto r = run(squeueCommand(), QStringLiteral("squeue failed"), Idempotent::Yes);
+    auto r = m_transport.exec(findJobCommand(ref), m_execTimeoutMs, Idempotent::Yes);
     if (!r) return r.error();
-    for (const QByteArray& raw : r->out.split('\n')) {
-        const QStringList f = QString::fromUtf8(raw).trimmed().split(QLatin1Char('|'));
-        if (f.size() >= 5 && f[3] == ref.jobName && f.mid(4).join(QLatin1Char('|')) == ref.runDir) return f[0];
-    }
-    return QString();
+    return parseFindJob(r->out, ref);
 }
 
 namespace {

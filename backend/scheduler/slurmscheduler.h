@@ -14,7 +14,7 @@ public:
     QString kind() const override { return QStringLiteral("slurm"); }
     QString scriptName() const override { return QStringLiteral("job.sbatch"); }
     QString renderScript(const JobRequest& request) const override { return renderJobScript(request); }
-    Expected<QString> submit(const QString& runDir) override;
+    Expected<Submission> submit(const QString& runDir) override;
     QString queryCommand(const QList<JobRef>& jobs) const override;
     QHash<QString, JobStatus> parseQuery(const QByteArray& output, const QList<JobRef>& jobs) const override;
     Expected<QString> findJob(const JobRef& ref) override;
@@ -23,6 +23,13 @@ public:
 
     /// SLURM's job state name → the run state (PENDING → queued, TIMEOUT → timeout, …).
     static RunState mapState(const QString& slurmState);
+    /// The job id of sbatch --parsable's answer: the last line of `stdoutText` that is
+    /// `digits[;cluster]`, wherever a wrapper's or a plugin's lines put it; empty when there is none.
+    static QString parsableJobId(const QByteArray& stdoutText);
+    /// findJob's one command, and the newest matching job id in its output (an error when squeue
+    /// did not answer; tests read both).
+    static QString findJobCommand(const JobRef& ref);
+    static Expected<QString> parseFindJob(const QByteArray& output, const JobRef& ref);
 
 private:
     Expected<ExecResult> run(const QString& command, const QString& what, Idempotent idempotent = Idempotent::No);

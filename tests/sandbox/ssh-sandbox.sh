@@ -119,9 +119,12 @@ Host sandbox
   BatchMode yes
 CONF
 
-  # SetEnv: sessions find the SLURM sandbox's slurm.conf, as a cluster's login node finds its own.
+  # SetEnv: sessions find the SLURM sandbox's slurm.conf, as a cluster's login node finds its own,
+  # and $dir/path-first comes first on their PATH: where tests put a site's sbatch wrapper
+  # (tst_sbatch_wrappers), as a site's login shell would find it. It is empty otherwise.
+  mkdir -p "$dir/path-first"
   write_sshd_config "$port" "$dir/sshd-$port.conf" "PermitRootLogin prohibit-password
-SetEnv SLURM_CONF=${SCALEDESK_SANDBOX_DIR:-/tmp/scaledesk-slurm-sandbox}/etc/slurm.conf
+SetEnv SLURM_CONF=${SCALEDESK_SANDBOX_DIR:-/tmp/scaledesk-slurm-sandbox}/etc/slurm.conf PATH=$dir/path-first:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 PubkeyAuthentication yes
 KbdInteractiveAuthentication no
 UsePAM no"

@@ -12,6 +12,8 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
@@ -26,7 +28,7 @@ public:
     QString kind() const override { return QStringLiteral("slurm"); }
     QString scriptName() const override { return m_inner.scriptName(); }
     QString renderScript(const JobRequest& r) const override { return m_inner.renderScript(r); }
-    Expected<QString> submit(const QString& dir) override
+    Expected<Submission> submit(const QString& dir) override
     {
         ++submits;
         return m_inner.submit(dir);
@@ -138,6 +140,7 @@ private slots:
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("#!/bin/bash\n"
                 "config=$4\n"
+                "echo \"$MASTER_PORT\" > master_port\n"
                 "echo '{\"status\":\"running\",\"start_utc\":\"2026-01-01T00:00:00.000Z\"}' > manifest.json\n"
                 "if [ \"$config\" = slow ]; then\n"
                 "  trap 'echo \"{\\\"status\\\":\\\"preempted\\\"}\" > manifest.json; exit 75' USR1 TERM\n"
@@ -345,6 +348,56 @@ private slots:
         QCOMPARE(again.error().code, ErrorCode::ActionRefused);
         QVERIFY(again.error().message.contains(QStringLiteral("already ended")));
         QCOMPARE(load(run).history.size(), history);
+    }
+
+    // ~/work → /data/work: /proc names the job's physical folder; the run is followed and
+    // cancelled all the same (it was once recorded lost while it trained).
+    void aRunFolderBehindASymlinkIsFollowed()
+    {
+        const QString real = m_tmp.filePath(QStringLiteral("data/work"));
+        const QString link = m_tmp.filePath(QStringLiteral("work"));
+        QVERIFY(QDir().mkpath(real));
+        QVERIFY(QFile::exists(link) || QFile::link(real, link));
+        LaunchRequest req = request({id(QStringLiteral("linked"))}, QStringLiteral("slow"));
+        req.profile.remoteRoot = link + QStringLiteral("/remote");
+        const QString run = req.points.first().runId;
+        RunActions actions(*m_store, m_transport, m_scheduler);
+        QVERIFY(actions.launch(req));
+        QVERIFY2(load(run).remoteDir.startsWith(link + QLatin1Char('/')), qPrintable(load(run).remoteDir));
+        QVERIFY(pollUntil(run, [](const RunRecord& x) { return x.state == RunState::Running; }));
+        RunPoller poller(*m_store, m_transport, m_scheduler);
+        for (int i = 0; i < 5; ++i) {
+            QVERIFY(poller.poll({run}));
+            QCOMPARE(load(run).state, RunState::Running);
+            QThread::msleep(200);
+        }
+        auto done = actions.cancel(run);
+        QVERIFY2(done, qPrintable(done ? QString() : done.error().text()));
+        QVERIFY(pollUntil(run, [](const RunRecord& x) { return !isActive(x.state); }));
+        QCOMPARE(load(run).state, RunState::Cancelled);
+    }
+
+    // Three runs at once on one machine: each job binds a port of its own (a sweep's 2-rank points
+    // once all rendezvoused at 29500, and two of three timed out).
+    void concurrentLocalRunsGetPortsOfTheirOwn()
+    {
+        RunActions actions(*m_store, m_transport, m_scheduler);
+        const QStringList runs{id(QStringLiteral("port-a")), id(QStringLiteral("port-b")), id(QStringLiteral("port-c"))};
+        QVERIFY(actions.launch(request(runs, QStringLiteral("slow"))));
+        QSet<int> ports;
+        for (const QString& run : runs) {
+            QVERIFY(pollUntil(run, [](const RunRecord& x) { return x.state == RunState::Running; }));
+            const QString file = load(run).remoteDir + QStringLiteral("/master_port");
+            QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(file).size() > 0, 10000);
+            QFile f(file);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const int port = f.readAll().trimmed().toInt();
+            QVERIFY2(port >= 20000 && port < 30000, qPrintable(QString::number(port)));
+            ports << port;
+        }
+        QCOMPARE(ports.size(), 3);
+        for (const QString& run : runs) QVERIFY(actions.cancel(run));
+        for (const QString& run : runs) QVERIFY(pollUntil(run, [](const RunRecord& x) { return !isActive(x.state); }));
     }
 
     void cancelAfterTheJobEndedRecordsHowItEnded()

@@ -2,6 +2,7 @@
 // test cuts right after slurmctld accepted the sbatch and before its answer reaches the app (held
 // back by the relay), 20 times; and an sbatch whose answer comes after the command timeout, 20
 // times. Each time there is exactly one job for the run, and the run is followed to its end.
+#include "onejobrequest.h"
 #include "remote/sshtransport.h"
 #include "runs/runactions.h"
 #include "runs/runpoller.h"
@@ -179,22 +180,8 @@ private:
     }
     LaunchRequest request(const QString& id) const
     {
-        LaunchRequest r;
-        r.profile.name = QStringLiteral("relay");
-        r.profile.kind = ProfileKind::SshSlurm;
-        r.profile.remoteRoot = m_tmp.filePath(QStringLiteral("remote"));
-        r.profile.slurm.cpusPerTask = 1;
-        r.profile.slurm.mpi = QStringLiteral("none");
-        r.profile.slurm.signalSeconds = 0;
-        r.profile.slurm.timeLimit = QStringLiteral("00:05:00");
-        RunPoint p;
-        p.runId = id;
-        p.strategy = QStringLiteral("ddp");
-        r.points = {p};
-        r.options.configFile = m_tmp.filePath(QStringLiteral("configs.yaml"));
-        r.options.configName = QStringLiteral("any");
-        r.options.trainerPath = QStringLiteral("/bin/true");  // the job's content does not matter here
-        return r;
+        return test::oneJobRequest(id, QStringLiteral("relay"), m_tmp.filePath(QStringLiteral("remote")),
+                                   m_tmp.filePath(QStringLiteral("configs.yaml")));
     }
     // Polls (through the relay, as the app would) until the run has ended.
     bool followToTheEnd(const QString& id, Transport& t, Scheduler& s)

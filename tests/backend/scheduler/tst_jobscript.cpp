@@ -43,7 +43,7 @@ private slots:
              {"#SBATCH --job-name=sweep-zero1-8x4-r1", "#SBATCH --nodes=8", "#SBATCH --ntasks-per-node=4", "#SBATCH --cpus-per-task=32",
               "#SBATCH --gpus-per-node=4", "#SBATCH --account=m1234_g", "#SBATCH --partition=gpu", "#SBATCH --constraint=gpu",
               "#SBATCH --output=slurm-%j.out", "#SBATCH --signal=B:USR1@120", "#SBATCH --requeue", "#SBATCH --exclusive",
-              "module load pytorch/2.0.1", "export MASTER_PORT=29500"})
+              "module load pytorch/2.0.1", "export MASTER_PORT=$((20000 + ${SLURM_JOB_ID:-0} % 10000))"})
             QVERIFY2(lines.contains(QString::fromUtf8(expected)), expected);
         // No qos/reservation when the profile has none.
         QVERIFY(!script.contains(QStringLiteral("--qos")));
@@ -74,6 +74,24 @@ private slots:
         const qsizetype srun = lines.indexOf(QRegularExpression(QStringLiteral("^srun --kill-on-bad-exit=1 --export=ALL .*")));
         QVERIFY(srun > debug);
         QVERIFY(!renderJobScript(request(QStringLiteral("x"), 1, 1)).contains(QStringLiteral("trainer.pytorch.setup")));
+    }
+    // A pinned master_port is the port; 0 (the default) derives one from the job id, and the
+    // derivation is what bash computes.
+    void masterPortIsPinnedOrPerJob()
+    {
+        JobRequest r = request(QStringLiteral("x"), 1, 1);
+        r.profile.masterPort = 29640;
+        QVERIFY(renderJobScript(r).split(QLatin1Char('\n')).contains(QStringLiteral("export MASTER_PORT=29640")));
+        QProcess bash;
+        bash.setProcessEnvironment([] {
+            auto e = QProcessEnvironment::systemEnvironment();
+            e.insert(QStringLiteral("SLURM_JOB_ID"), QStringLiteral("1234567"));
+            return e;
+        }());
+        bash.start(QStringLiteral("bash"),
+                   {QStringLiteral("-c"), masterPortLine(0, QStringLiteral("SLURM_JOB_ID")) + QStringLiteral("; echo $MASTER_PORT")});
+        QVERIFY(bash.waitForFinished(10000));
+        QCOMPARE(bash.readAllStandardOutput().trimmed(), QByteArray("24567"));
     }
     void scriptIsValidBash()
     {
