@@ -20,6 +20,11 @@ namespace scaledesk {
 namespace {
 constexpr qint64 kChunk = 8 << 20;
 constexpr qint64 kInline = 1 << 20;
+// What one poll may bring back: the inline reads of all runs together (one exec, which must end
+// well within its timeout), and per run over the transport. A run that printed more catches up
+// over the next polls, and the other runs of the profile go on updating meanwhile.
+constexpr qint64 kInlineBudget = 8 << 20;
+constexpr qint64 kRunBudget = 32 << 20;
 constexpr qint64 kUnknownSubmitWindowS = 600;
 constexpr qsizetype kStatBatch = 2000;  // files per stat (each one its own argument; far below ARG_MAX)
 constexpr int kSchedulerBudgetS = 25;
@@ -177,26 +182,28 @@ QHash<int, QByteArray> RunPoller::parseData(const QByteArray& out, const QByteAr
     return data;
 }
 
-void RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report)
+bool RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report, qint64& budget)
 {
     const QString& name = f.name;
     const qint64 size = f.size;
     const QString local = m_store.workspace().runDir(r.id) + QLatin1Char('/') + name;
     const QString remote = r.remoteDir + QLatin1Char('/') + name;
     if (isWholeFile(name)) {
-        if (r.mtimes.value(name, -1) == f.mtime && QFileInfo(local).size() == size) return;
+        if (r.mtimes.value(name, -1) == f.mtime && QFileInfo(local).size() == size) return true;
         QByteArray data;
         if (f.inlined) {
             data = f.data;
         } else {
+            if (size > budget) return false;  // whole or not at all: next poll
             while (data.size() < size) {
                 auto chunk = m_transport.readAt(remote, data.size(), std::min<qint64>(kChunk, size - data.size()));
                 if (!chunk) {
                     report.problems << r.id + QStringLiteral(": ") + chunk.error().text();
-                    return;
+                    return false;
                 }
                 if (chunk->isEmpty()) break;
                 data += *chunk;
+                budget -= chunk->size();
                 report.bytesRead += quint64(chunk->size());
             }
         }
@@ -204,9 +211,13 @@ void RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report)
         QSaveFile out(local);
         if (out.open(QIODevice::WriteOnly)) {
             out.write(data);
-            if (out.commit()) r.mtimes[name] = f.mtime;
+            if (out.commit()) {
+                r.mtimes[name] = f.mtime;
+                return data.size() == size;
+            }
         }
-        return;
+        report.problems << r.id + QStringLiteral(": cannot write the mirror %1: %2").arg(local, out.errorString());
+        return false;
     }
     // Append-only: the mirror's own size is the offset, so a crash between the write and the
     // record never duplicates or drops bytes.
@@ -218,11 +229,11 @@ void RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report)
                 QStringLiteral(": %1 shrank from %2 to %3 bytes (restarted); the old copy is %1.prev").arg(name).arg(offset).arg(size);
         offset = 0;
     }
-    if (size == offset) return;
+    if (size == offset) return true;
     QFile out(local);
     if (!out.open(QIODevice::Append)) {
         report.problems << r.id + QStringLiteral(": cannot write the mirror %1: %2").arg(local, out.errorString());
-        return;
+        return false;
     }
     // Inline bytes start at the offset the read was asked from, which is this mirror's size
     // unless another process appended meanwhile or the file shrank (then they do not line up).
@@ -231,8 +242,8 @@ void RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report)
         offset = size;
         report.bytesNew += quint64(f.data.size());
     }
-    while (offset < size) {
-        auto chunk = m_transport.readAt(remote, offset, std::min<qint64>(kChunk, size - offset));
+    while (offset < size && budget > 0) {
+        auto chunk = m_transport.readAt(remote, offset, std::min({kChunk, size - offset, budget}));
         if (!chunk) {
             report.problems << r.id + QStringLiteral(": ") + chunk.error().text();
             break;
@@ -240,14 +251,17 @@ void RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report)
         if (chunk->isEmpty()) break;
         out.write(*chunk);
         offset += chunk->size();
+        budget -= chunk->size();
         report.bytesNew += quint64(chunk->size());
         report.bytesRead += quint64(chunk->size());
     }
+    const bool written = out.error() == QFileDevice::NoError;
     out.close();
     r.offsets[name] = offset;
+    return written && offset == size;
 }
 
-void RunPoller::advance(RunRecord& r, const Seen& s, const QHash<QString, JobStatus>& states, PollReport& report)
+void RunPoller::advance(RunRecord& r, const Seen& s, const QHash<QString, JobStatus>& states, PollReport& report, bool mirrored)
 {
     if (!r.jobId.isEmpty() && isActive(r.state) && r.state != RunState::Submitting && !states.contains(r.jobId)) {
         report.problems << r.id + QStringLiteral(": %1 did not answer; the state is unchanged").arg(m_scheduler.kind());
@@ -261,6 +275,11 @@ void RunPoller::advance(RunRecord& r, const Seen& s, const QHash<QString, JobSta
             // A job that ran and is pending again was requeued (preempted, or it checkpointed
             // before its time limit); it stays "requeued" until it runs again.
             if (next == RunState::Queued && (r.state == RunState::Running || r.state == RunState::Requeued)) next = RunState::Requeued;
+            // A finished run is a complete run: it ends only once its mirror holds every byte.
+            if (isFinal(next) && !mirrored) {
+                report.problems << r.id + QStringLiteral(": the job ended (%1); fetching the rest of its files").arg(st.schedulerState);
+                return;
+            }
             // Only an ending consults the manifest: no file read per run per poll while runs go on.
             const QJsonObject m = isFinal(next) ? readRunManifest(m_store.workspace().runDir(r.id)) : QJsonObject();
             const QString status = m.value(QStringLiteral("status")).toString();
@@ -285,7 +304,12 @@ void RunPoller::advance(RunRecord& r, const Seen& s, const QHash<QString, JobSta
             }
             if (next != r.state) r.transition(next, note);
         } else {
-            // The scheduler forgot the job: the run's own manifest says how it ended.
+            // The scheduler forgot the job: the run's own manifest says how it ended, once the
+            // mirror holds all of it.
+            if (!mirrored) {
+                report.problems << r.id + QStringLiteral(": the job has ended; fetching the rest of its files");
+                return;
+            }
             const QJsonObject m = readRunManifest(m_store.workspace().runDir(r.id));
             const QString status = m.value(QStringLiteral("status")).toString();
             if (status == QLatin1String("finished"))
@@ -397,6 +421,7 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
     QList<std::pair<int, int>> reads;  // (run, index of its file)
     QHash<int, qint64> expected;
     QStringList perlReads, ddReads;
+    qint64 inlineBudget = kInlineBudget;
     for (auto it = seen.begin(); it != seen.end(); ++it) {
         const RunRecord& r = runs[it.key()];
         const QString local = m_store.workspace().runDir(r.id);
@@ -409,7 +434,8 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
                 from = 0;
                 n = fs.size;
             }
-            if (n <= 0 || n > kInline) continue;
+            if (n <= 0 || n > kInline || inlineBudget < n) continue;  // read over the transport instead
+            inlineBudget -= n;
             const int key = int(reads.size());
             reads << std::pair{it.key(), f};
             expected.insert(key, n);
@@ -441,14 +467,19 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
         const QByteArray bytes = dataScript.join(QLatin1Char('\n')).toUtf8() + '\n';
         report.bytesSent += quint64(bytes.size());
         auto out = m_transport.execScript(bytes, 60000, Idempotent::Yes);
-        if (!out) return out.error();
-        report.bytesRead += quint64(out->out.size());
         ++report.commands;
-        const QHash<int, QByteArray> data = parseData(out->out, nonce, expected);
-        for (auto d = data.begin(); d != data.end(); ++d) {
-            FileSeen& fs = seen[reads[d.key()].first].files[reads[d.key()].second];
-            fs.data = d.value();
-            fs.inlined = true;
+        if (out) {
+            report.bytesRead += quint64(out->out.size());
+            const QHash<int, QByteArray> data = parseData(out->out, nonce, expected);
+            for (auto d = data.begin(); d != data.end(); ++d) {
+                FileSeen& fs = seen[reads[d.key()].first].files[reads[d.key()].second];
+                fs.data = d.value();
+                fs.inlined = true;
+            }
+        } else {
+            // The states are still this poll's: they are recorded; the bytes come over the
+            // transport below (within each run's budget) or with the next poll.
+            report.problems << QStringLiteral("reading the runs' new bytes: ") + out.error().text();
         }
     }
 
@@ -469,10 +500,12 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
         auto updated = m_store.update(
             asked.id,
             [&](RunRecord& r) {
-                for (const auto& f : s.files) mirror(r, f, report);
+                qint64 budget = kRunBudget;
+                bool mirrored = true;
+                for (const auto& f : s.files) mirrored = mirror(r, f, report, budget) && mirrored;
                 // The scheduler's answer is about the job this poll asked for: when the run moved on
                 // meanwhile (a requeue, another process's poll), the next poll asks again.
-                if (r.state == asked.state && r.jobId == asked.jobId) advance(r, s, states, report);
+                if (r.state == asked.state && r.jobId == asked.jobId) advance(r, s, states, report, mirrored);
                 return Status(Done{});
             },
             &lock);

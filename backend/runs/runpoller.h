@@ -62,9 +62,13 @@ public:
 private:
     QStringList followedFiles(const RunRecord& r) const;
     void reconcileSubmitting(RunRecord& r, PollReport& report);
-    void mirror(RunRecord& r, const FileSeen& f, PollReport& report);
+    /// Brings one file's mirror up to what the poll saw, reading at most `budget` bytes over the
+    /// transport (the budget shrinks by what was read). True when the mirror holds all of it.
+    bool mirror(RunRecord& r, const FileSeen& f, PollReport& report, qint64& budget);
     /// Moves the run's state on the scheduler's answer and the run's own files.
-    void advance(RunRecord& r, const Seen& seen, const QHash<QString, JobStatus>& states, PollReport& report);
+    /// The run's next state from the scheduler's answer (and its manifest). `mirrored`: this poll
+    /// brought the mirror up to every file's size; a run is final only with its whole mirror.
+    void advance(RunRecord& r, const Seen& seen, const QHash<QString, JobStatus>& states, PollReport& report, bool mirrored);
     RunStore& m_store;
     Transport& m_transport;
     Scheduler& m_scheduler;

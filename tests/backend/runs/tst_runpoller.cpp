@@ -7,6 +7,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QHash>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -26,26 +27,8 @@ QByteArray slurp(const QString& path)
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray("<missing>");
 }
-// The local transport, with every command run by bash (an SSH login shell), not /bin/sh.
-class BashTransport final : public Transport {
-public:
-    QString describe() const override { return m_local.describe(); }
-    Expected<ExecResult> exec(const QString& command, int timeoutMs, Idempotent idempotent) override
-    {
-        return m_local.exec(QStringLiteral("exec /bin/bash -c ") + shellQuote(command), timeoutMs, idempotent);
-    }
-    Status writeFile(const QString& p, const QByteArray& d, int mode) override { return m_local.writeFile(p, d, mode); }
-    Expected<RemoteFileInfo> stat(const QString& p) override { return m_local.stat(p); }
-    Expected<QByteArray> readAt(const QString& p, qint64 o, qint64 n) override { return m_local.readAt(p, o, n); }
-    Status makeDirs(const QString& p) override { return m_local.makeDirs(p); }
-    Expected<QString> absolutePath(const QString& p) override { return m_local.absolutePath(p); }
-    TransportStats stats() const override { return m_local.stats(); }
-
-private:
-    LocalTransport m_local;
-};
-// The local transport on a login node without Perl: the poll's reads fall back to one dd per file.
-class NoPerlTransport final : public Transport {
+// The local transport; the stand-ins below change one part of it each.
+class LocalForwarding : public Transport {
 public:
     QString describe() const override { return m_local.describe(); }
     Expected<ExecResult> exec(const QString& command, int timeoutMs, Idempotent idempotent) override
@@ -54,9 +37,7 @@ public:
     }
     Expected<ExecResult> execScript(const QByteArray& script, int timeoutMs, Idempotent idempotent) override
     {
-        QByteArray s = script;
-        s.replace("if command -v perl", "if false");
-        return m_local.execScript(s, timeoutMs, idempotent);
+        return m_local.execScript(script, timeoutMs, idempotent);
     }
     Status writeFile(const QString& p, const QByteArray& d, int mode) override { return m_local.writeFile(p, d, mode); }
     Expected<RemoteFileInfo> stat(const QString& p) override { return m_local.stat(p); }
@@ -65,8 +46,50 @@ public:
     Expected<QString> absolutePath(const QString& p) override { return m_local.absolutePath(p); }
     TransportStats stats() const override { return m_local.stats(); }
 
-private:
+protected:
     LocalTransport m_local;
+};
+// Every command run by bash (an SSH login shell), not /bin/sh.
+class BashTransport final : public LocalForwarding {
+public:
+    Expected<ExecResult> exec(const QString& command, int timeoutMs, Idempotent idempotent) override
+    {
+        return m_local.exec(QStringLiteral("exec /bin/bash -c ") + shellQuote(command), timeoutMs, idempotent);
+    }
+    Expected<ExecResult> execScript(const QByteArray& script, int timeoutMs, Idempotent idempotent) override
+    {
+        return Transport::execScript(script, timeoutMs, idempotent);  // through exec(), as before
+    }
+};
+// A login node without Perl: the poll's reads fall back to one dd per file.
+class NoPerlTransport final : public LocalForwarding {
+public:
+    Expected<ExecResult> execScript(const QByteArray& script, int timeoutMs, Idempotent idempotent) override
+    {
+        QByteArray s = script;
+        s.replace("if command -v perl", "if false");
+        return m_local.execScript(s, timeoutMs, idempotent);
+    }
+};
+// A poll's file half that can fall short (the data exec times out and every read at an offset
+// fails, as over a link that broke), and the largest answer of any exec.
+class ShortReadsTransport final : public LocalForwarding {
+public:
+    bool failing = false;
+    qsizetype largestAnswer = 0;
+    Expected<ExecResult> execScript(const QByteArray& script, int timeoutMs, Idempotent idempotent) override
+    {
+        if (failing && script.contains("SD_READS"))
+            return Error{ErrorCode::TransportTimeout, QStringLiteral("timed out after 60 s"), describe()};
+        auto r = m_local.execScript(script, timeoutMs, idempotent);
+        if (r) largestAnswer = std::max(largestAnswer, r->out.size());
+        return r;
+    }
+    Expected<QByteArray> readAt(const QString& p, qint64 o, qint64 n) override
+    {
+        if (failing) return Error{ErrorCode::TransportTimeout, QStringLiteral("read timed out"), p};
+        return m_local.readAt(p, o, n);
+    }
 };
 }  // namespace
 
@@ -283,6 +306,73 @@ private slots:
         QVERIFY(r2->roundTrips > 1);  // beyond 1 MiB the bytes come by read-at-offset
         QCOMPARE(r2->bytesNew, quint64(big.size()));
         QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), tricky + big);
+    }
+
+    // The poll that sees the job end brings back only part of its files: the run stays active
+    // until a poll has mirrored every byte, then ends. A finished run is a complete run.
+    void aFinishedRunEndsOnlyWithItsWholeMirror()
+    {
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        const RunRecord rec = runningRecord(**store);
+        const QString mirror = (*store)->workspace().runDir(rec.id);
+        ShortReadsTransport t;
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        QVERIFY(poller.poll({rec.id}));
+        QCOMPARE((*store)->load(rec.id)->state, RunState::Running);
+        QByteArray tail;
+        for (int i = 0; i < 20000; ++i) tail += "{\"kind\":\"step\",\"step\":" + QByteArray::number(i) + "}\n";
+        append(m_remote + QStringLiteral("/metrics.jsonl"), tail);
+        append(m_remote + QStringLiteral("/exit_code"), "0\n");
+        t.failing = true;
+        auto shortPoll = poller.poll({rec.id});
+        QVERIFY(shortPoll);  // the states are this poll's all the same
+        QCOMPARE((*store)->load(rec.id)->state, RunState::Running);
+        QVERIFY2(shortPoll->problems.join(QLatin1Char('\n')).contains(QStringLiteral("fetching the rest of its files")),
+                 qPrintable(shortPoll->problems.join(QLatin1Char('\n'))));
+        QVERIFY(slurp(mirror + QStringLiteral("/metrics.jsonl")) != slurp(m_remote + QStringLiteral("/metrics.jsonl")));
+        t.failing = false;
+        QVERIFY(poller.poll({rec.id}));
+        QCOMPARE((*store)->load(rec.id)->state, RunState::Completed);
+        QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), slurp(m_remote + QStringLiteral("/metrics.jsonl")));
+        QCOMPARE(slurp(mirror + QStringLiteral("/exit_code")), QByteArray("0\n"));
+    }
+
+    // What one poll brings back is bounded: the inline answer of all runs together, and per run
+    // (the rest comes with the next polls). A run that prints 80 MB between two polls stalls no one.
+    void whatAPollBringsBackIsBounded()
+    {
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        QStringList ids;
+        for (int i = 0; i < 12; ++i) {
+            RunRecord r;
+            r.id = QStringLiteral("busy-%1").arg(i);
+            r.remoteDir = m_tmp.filePath(QStringLiteral("remote/busy-%1").arg(i));
+            QVERIFY(QDir().mkpath(r.remoteDir));
+            r.transition(RunState::Queued, QStringLiteral("waiting"));  // no job: only the files are followed
+            QVERIFY((*store)->save(r));
+            append(r.remoteDir + QStringLiteral("/job.out"), QByteArray(900 * 1024, 'x'));  // each under the inline limit
+            ids << r.id;
+        }
+        QByteArray flood;
+        for (int i = 0; flood.size() < 80 * 1000 * 1000; ++i) flood += "rank 0: a line that a run prints " + QByteArray::number(i) + '\n';
+        append(m_tmp.filePath(QStringLiteral("remote/busy-0/job.out")), flood);
+        ShortReadsTransport t;
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        QVERIFY(poller.poll(ids));
+        QVERIFY2(t.largestAnswer <= (8 << 20) + (64 << 10), qPrintable(QString::number(t.largestAnswer)));
+        for (int i = 1; i < 12; ++i)  // the others are whole after one poll
+            QCOMPARE(slurp((*store)->workspace().runDir(ids[i]) + QStringLiteral("/job.out")).size(), 900 * 1024);
+        const QString flooded = (*store)->workspace().runDir(ids[0]) + QStringLiteral("/job.out");
+        QCOMPARE(QFileInfo(flooded).size(), qint64(32 << 20));
+        int polls = 1;
+        while (QFileInfo(flooded).size() < 900 * 1024 + flood.size() && polls < 10) {
+            QVERIFY(poller.poll(ids));
+            ++polls;
+        }
+        QCOMPARE(polls, 3);
+        QCOMPARE(slurp(flooded), QByteArray(900 * 1024, 'x') + flood);
     }
 
     // Without Perl on the far side the same bytes arrive (one dd per file).
