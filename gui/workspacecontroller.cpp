@@ -267,16 +267,21 @@ void WorkspaceController::tick()
     for (const QString& profile : activeProfiles()) {
         Loop& l = m_loops[profile];
         if (l.schedule.stuck(now)) {
-            // The session's thread is stuck in a call: leave it to finish (its result is dropped)
-            // and go on with a fresh session.
+            // The session's thread is stuck in the poll: the poll's result is dropped and polls go
+            // on over a fresh session. What the user asked for on the old one (a launch, a cancel)
+            // is never dropped: it runs when the stuck call returns, and reports as usual.
             ClusterSession* old = l.session;
             l.session = nullptr;
+            if (l.poll) l.poll->cancel();
             if (old) {
-                old->cancelAll();
-                if (l.poll)
-                    connect(l.poll, &RemoteOperation::finished, old, &QObject::deleteLater);
-                else
-                    old->deleteLater();
+                const int waiting = old->pending() - (l.poll ? 1 : 0);
+                if (waiting > 0)
+                    emit message(tr("profile %1: %n operation(s) wait for the connection that stopped answering; they run when it "
+                                    "answers",
+                                    nullptr, waiting)
+                                     .arg(profile));
+                connect(old, &ClusterSession::idle, old, &QObject::deleteLater);
+                if (old->pending() == 0) old->deleteLater();
             }
             l.poll.clear();
             l.schedule.abandon(now);
@@ -298,7 +303,7 @@ void WorkspaceController::startPoll(const QString& profile, Loop& l)
     QStringList ids;
     for (const RunSummary& s : m_runs)
         if (s.profile == profile && isActive(s.state)) ids << s.id;
-    l.schedule.started(now);
+    l.schedule.queued(now);
     ++l.status.polls;
     QString error;
     if (!loop(profile, &error)) {
@@ -328,6 +333,14 @@ void WorkspaceController::startPoll(const QString& profile, Loop& l)
             return Expected<QVariant>(QVariant::fromValue(out));
         });
     l.poll = op;
+    // The stuck clock counts from the poll's start, not from when it was queued behind a launch.
+    connect(op, &RemoteOperation::started, this, [this, profile, op = QPointer<RemoteOperation>(op)] {
+        Loop& l = m_loops[profile];
+        if (op && l.poll == op) {
+            l.schedule.started(m_clock.elapsed());
+            schedule();
+        }
+    });
     connect(op, &RemoteOperation::succeeded, this, [this, profile](const QVariant& v) {
         const PollResult result = v.value<PollResult>();
         Loop& l = m_loops[profile];
@@ -428,6 +441,11 @@ void WorkspaceController::act(const QString& runId, RunAction action, bool confi
     });
     connect(op, &RemoteOperation::failed, this, [this, runId, action, what](const Error& e) {
         const QString text = tr("%1: %2 failed: %3").arg(runId, what, e.text());
+        emit message(text);
+        emit actionFinished(runId, action, false, text);
+    });
+    connect(op, &RemoteOperation::cancelled, this, [this, runId, action, what] {
+        const QString text = tr("%1: %2 was not carried out (the connection was closed first)").arg(runId, what);
         emit message(text);
         emit actionFinished(runId, action, false, text);
     });

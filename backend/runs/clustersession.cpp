@@ -60,8 +60,9 @@ void ClusterSession::post(RemoteOperation* op, Work work)
         [this, op, work = std::move(work)] {
             if (op->cancelRequested()) {
                 emit op->cancelled();
-                --m_pending;
+                const bool last = --m_pending == 0;
                 emit op->finished();
+                if (last) emit idle();
                 return;
             }
             emit op->started();
@@ -73,8 +74,9 @@ void ClusterSession::post(RemoteOperation* op, Work work)
                 emit op->succeeded(*result);
             else
                 emit op->failed(result.error());
-            --m_pending;
+            const bool last = --m_pending == 0;
             emit op->finished();
+            if (last) emit idle();
         },
         Qt::QueuedConnection);
 }

@@ -68,6 +68,10 @@ public:
     /// Operations queued or running.
     int pending() const { return m_pending.load(); }
 
+signals:
+    /// The last operation queued has finished (sent from the session's thread).
+    void idle();
+
 private:
     void post(RemoteOperation* op, Work work);
     std::unique_ptr<Transport> m_transport;

@@ -43,7 +43,8 @@ struct PollSettings {
 /// - otherwise the wait grows by half each time, up to `runningMaxMs` while a run runs and
 ///   `queuedMaxMs` while runs only wait in the queue; with no active run, `idleMs`;
 /// - a failed poll is retried after 2, 4, 8… seconds, at most `failedMaxMs`;
-/// - one poll at a time; one in flight for longer than `timeoutMs` is stuck and may be abandoned.
+/// - one poll at a time; one that has run (not waited in the connection's queue) for longer than
+///   `timeoutMs` is stuck and may be abandoned.
 /// A poll is always due at some time: nothing the caller reports can stop the schedule.
 class PollScheduler {
 public:
@@ -73,14 +74,24 @@ public:
     }
     /// True when a poll should start now.
     bool due(qint64 now) const { return !m_inFlight && now >= m_next; }
+    /// A poll was handed to the connection; it may wait there behind other operations (a launch,
+    /// an action): that wait is not the poll's, and never makes it stuck.
+    void queued(qint64 /*now*/)
+    {
+        m_inFlight = true;
+        m_running = false;
+    }
+    /// The poll began to run (queued() may come before): the stuck clock starts here.
     void started(qint64 now)
     {
         m_inFlight = true;
+        m_running = true;
         m_startedAt = now;
     }
     void finished(qint64 now, const Outcome& o)
     {
         m_inFlight = false;
+        m_running = false;
         if (!o.ok) {
             ++m_failures;
             m_interval = qMin(m_s.failedMaxMs, qint64(1000) << qMin(m_failures, 5));
@@ -104,12 +115,17 @@ public:
         m_kickPending = false;
     }
     bool inFlight() const { return m_inFlight; }
-    /// In flight for longer than timeoutMs.
-    bool stuck(qint64 now) const { return m_inFlight && now - m_startedAt > m_s.timeoutMs; }
+    /// Running (not only queued) for longer than timeoutMs.
+    bool stuck(qint64 now) const { return m_inFlight && m_running && now - m_startedAt > m_s.timeoutMs; }
     /// Gives up on a stuck poll: it counts as a failed one.
     void abandon(qint64 now) { finished(now, Outcome{false}); }
-    /// When the next poll is due (absolute, like `now`); a poll in flight is due when it is stuck.
-    qint64 nextAt() const { return m_inFlight ? m_startedAt + m_s.timeoutMs : m_next; }
+    /// When the next poll is due (absolute, like `now`); a poll running is due when it would be
+    /// stuck; one still queued has no time (its start says).
+    qint64 nextAt() const
+    {
+        if (!m_inFlight) return m_next;
+        return m_running ? m_startedAt + m_s.timeoutMs : std::numeric_limits<qint64>::max() / 4;
+    }
     /// The last wait chosen after a poll.
     qint64 interval() const { return m_interval; }
     int failures() const { return m_failures; }
@@ -122,6 +138,7 @@ private:
     qint64 m_lastNews = std::numeric_limits<qint64>::min() / 2;  // when files last grew, or a run changed state
     qint64 m_startedAt = 0;
     bool m_inFlight = false;
+    bool m_running = false;
     bool m_kickPending = false;
     int m_failures = 0;
 };

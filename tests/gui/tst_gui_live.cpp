@@ -43,6 +43,10 @@ public:
     Expected<ExecResult> exec(const QString& command, int timeoutMs, Idempotent idempotent) override
     {
         if (command.contains(QLatin1String("echo @files"))) {
+            if (const int ms = hangMs.exchange(0); ms > 0) {  // one poll stops answering for a while
+                hanging = true;
+                std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+            }
             const int period = m_period->load();
             if (period < 0 || (period > 0 && ++m_polls % period == 0)) {
                 ++failed;
@@ -58,6 +62,8 @@ public:
     Expected<QString> absolutePath(const QString& p) override { return m_inner->absolutePath(p); }
     TransportStats stats() const override { return m_inner->stats(); }
     static inline std::atomic<int> failed{0};
+    static inline std::atomic<int> hangMs{0};
+    static inline std::atomic<bool> hanging{false};
 
 private:
     std::unique_ptr<Transport> m_inner;
@@ -281,6 +287,38 @@ private slots:
         QVERIFY2(controller.snapshot(id)->record.message.contains(QStringLiteral("exit 0")),
                  qPrintable(controller.snapshot(id)->record.message));
         for (const auto& h : controller.snapshot(id)->record.history) QVERIFY(h.state != RunState::Cancelled);
+    }
+
+    // A poll stops answering while the user presses Cancel: the watchdog gives up on that poll
+    // alone (counting from when it started), polls go on over a fresh connection, and the Cancel,
+    // queued behind the stuck poll, is carried out and reported, never dropped.
+    void aStuckPollDropsNoUserAction()
+    {
+        qputenv("SCALEDESK_TRAIN", SCALEDESK_TRAIN_BIN);
+        const QString root = m_tmp.filePath(QStringLiteral("stuck"));
+        WorkspaceController controller(root);
+        m_failEvery = 0;
+        controller.setTransportWrapper(
+            [this](std::unique_ptr<Transport> t) { return std::unique_ptr<Transport>(new FlakyTransport(std::move(t), &m_failEvery)); });
+        PollScheduler::Settings settings;
+        settings.timeoutMs = 3000;
+        controller.setPollSettings(settings);
+        const LaunchRequest r = request(root, QStringLiteral("stuck"), 1, QStringLiteral("cpu-short"));  // minutes
+        const QString id = r.points.first().runId;
+        controller.launch(r);
+        QTRY_COMPARE_WITH_TIMEOUT(state(controller, id), RunState::Running, 120000);
+        QStringList messages;
+        connect(&controller, &WorkspaceController::message, this, [&](const QString& m) { messages << m; });
+        FlakyTransport::hanging = false;
+        FlakyTransport::hangMs = 10000;
+        QTRY_VERIFY_WITH_TIMEOUT(FlakyTransport::hanging.load(), 60000);
+        QSignalSpy acted(&controller, &WorkspaceController::actionFinished);
+        controller.cancel(id);
+        QTRY_COMPARE_WITH_TIMEOUT(acted.size(), 1, 60000);
+        QVERIFY2(acted.first().at(2).toBool(), qPrintable(acted.first().at(3).toString()));
+        QVERIFY2(messages.join(QLatin1Char('\n')).contains(QStringLiteral("wait for the connection that stopped answering")),
+                 qPrintable(messages.join(QLatin1Char('\n'))));
+        QTRY_COMPARE_WITH_TIMEOUT(state(controller, id), RunState::Cancelled, 120000);
     }
 
     // A copied workspace opens with its runs, and a requeue there runs in the copy.

@@ -186,6 +186,24 @@ private slots:
         QCOMPARE(s.nextAt(), qint64(31001 + 2000));
     }
 
+    // A poll that waits in the connection's queue (behind a launch) is not stuck: the clock starts
+    // when it starts to run.
+    void aQueuedPollIsNeverStuck()
+    {
+        PollScheduler::Settings settings;
+        settings.timeoutMs = 30000;
+        PollScheduler s(settings);
+        s.queued(1000);
+        QVERIFY(s.inFlight());
+        QVERIFY(!s.due(500000));
+        QVERIFY(!s.stuck(500000));
+        QVERIFY(s.nextAt() > 500000);
+        s.started(500000);
+        QVERIFY(!s.stuck(530000));
+        QVERIFY(s.stuck(530001));
+        QCOMPARE(s.nextAt(), qint64(530000));
+    }
+
     void noActiveRunsMeansAnOccasionalLook()
     {
         PollScheduler s;
