@@ -11,6 +11,7 @@
 #include "dist/gradsync.h"
 #include "dist/smallcollectives.h"
 #include "model/unet.h"
+#include "run/bf16check.h"
 #include "run/checkpoint.h"
 #include "run/recorder.h"
 #include "run/runfiles.h"
@@ -23,10 +24,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <unistd.h>
 
 namespace scaledesk::train {
@@ -130,13 +134,20 @@ private:
     }
 
     // The mixed precision must exist on this device, and be computed correctly there.
-    void checkPrecision() const
+    void checkPrecision()
     {
         const AmpMode mode = c.amp();
         if (mode == AmpMode::None) return;
         const std::string key = c.ampMode ? "amp_mode " + std::string(ampModeName(mode)) : "enable_amp (fp16 with a loss scaler)";
         const std::string why = mode == AmpMode::Bf16 ? whyNoBf16(device) : whyNoFp16(device);
         if (!why.empty()) throw ConfigError(c.yamlPath + ": config '" + c.name + "': " + key + ": " + why);
+        // The CPU's bf16 kernels differ by CPU (AVX512-BF16, AMX, emulated on AVX-512BW): checked
+        // on this config's model before anything is written.
+        if (mode == AmpMode::Bf16 && device.is_cpu()) {
+            bf16Check = bf16GradientCheck(c);
+            if (!bf16Check->refusal.empty())
+                throw ConfigError(c.yamlPath + ": config '" + c.name + "': " + key + ": " + bf16Check->refusal);
+        }
     }
 
     // Ranks launched with different configs would train different models: stop before any work.
@@ -175,6 +186,12 @@ private:
                  (device.is_cuda()
                       ? std::string(", TF32 ") + (d.tf32 ? "on" : "off") + ", cuDNN benchmark " + (d.cudnnBenchmark ? "on" : "off")
                       : ""));
+        if (bf16Check) {
+            char line[96];
+            std::snprintf(line, sizeof line, "bf16 check: every gradient within %.2f %% of fp32's (refused above %.0f %%); largest: ",
+                          bf16Check->worst * 100.0, kBf16GradientTolerance * 100.0);
+            log.info(line + bf16Check->worstParameter);
+        }
         if (c.amp() == AmpMode::Fp16 && !device.is_cuda())
             log.warning("fp16 on the CPU: CPUs have no fast fp16 convolutions, so expect it many times slower than fp32 (bf16 is "
                         "the CPU's mixed precision); meant for checking a config before it goes to GPUs");
@@ -604,6 +621,7 @@ private:
     Communicator& comm;
     RunPlan plan;
     RunLog& log;
+    std::optional<Bf16Check> bf16Check;  ///< CPU bf16 only: what the check before training found
     const bool rank0;
     const fs::path runDir;
     const fs::path checkpointPath;
