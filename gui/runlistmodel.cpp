@@ -54,6 +54,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const
             return role == Qt::DisplayRole ? tr("imported") : tr("Imported from %1; read-only").arg(r.origin);
         case Job: return r.jobId;
         case Created: return r.created.left(19).replace(QLatin1Char('T'), QLatin1Char(' '));
+        case Detail: return role == Qt::DisplayRole ? r.message.simplified().left(120) : r.message;
         }
     }
     if (role == Qt::DecorationRole && index.column() == State) {
@@ -73,7 +74,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const
 QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* names[] = {"Run", "State", "Strategy", "Ranks", "Sweep", "Profile", "Job", "Created (UTC)"};
+    static const char* names[] = {"Run", "State", "Strategy", "Ranks", "Sweep", "Profile", "Job", "Created (UTC)", "Detail"};
     return section >= 0 && section < ColumnCount ? QString::fromLatin1(names[section]) : QVariant();
 }
 

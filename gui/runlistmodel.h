@@ -11,7 +11,7 @@ namespace scaledesk::gui {
 class RunListModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Id, State, Strategy, Ranks, Sweep, Profile, Job, Created, ColumnCount };
+    enum Column { Id, State, Strategy, Ranks, Sweep, Profile, Job, Created, Detail, ColumnCount };
     explicit RunListModel(QObject* parent = nullptr);
     void setRuns(const QList<RunSummary>& runs);
     const RunSummary* run(int row) const;

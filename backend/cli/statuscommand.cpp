@@ -94,23 +94,26 @@ public:
                                        {QStringLiteral("job_id"), s.jobId},
                                        {QStringLiteral("created"), s.created},
                                        {QStringLiteral("updated"), s.updated},
-                                       {QStringLiteral("origin"), s.origin}});
+                                       {QStringLiteral("origin"), s.origin},
+                                       {QStringLiteral("detail"), s.message}});
             out(QString::fromUtf8(QJsonDocument(arr).toJson(QJsonDocument::Indented)).trimmed());
             return 0;
         }
-        out(QStringLiteral("%1  %2  %3  %4  %5")
+        out(QStringLiteral("%1  %2  %3  %4  %5  %6")
                 .arg(QStringLiteral("RUN"), -36)
                 .arg(QStringLiteral("STATE"), -13)
                 .arg(QStringLiteral("STRATEGY"), -8)
                 .arg(QStringLiteral("RANKS"), -7)
-                .arg(QStringLiteral("CREATED")));
+                .arg(QStringLiteral("CREATED"), -24)
+                .arg(QStringLiteral("DETAIL")));
         for (const auto& s : rows)
-            out(QStringLiteral("%1  %2  %3  %4  %5")
+            out(QStringLiteral("%1  %2  %3  %4  %5  %6")
                     .arg(s.id, -36)
                     .arg(runStateName(s.state), -13)
                     .arg(s.strategy, -8)
                     .arg(QStringLiteral("%1x%2").arg(s.nodes).arg(s.ranksPerNode), -7)
-                    .arg(s.created));
+                    .arg(s.created, -24)
+                    .arg(s.message.left(100).simplified()));
         return 0;
     }
 

@@ -193,6 +193,7 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
             {"remember_secrets", [&](auto& n, auto& k) { p.rememberSecrets = r.boolean(n, k); }},
             {"remote_root", [&](auto& n, auto& k) { p.remoteRoot = r.string(n, k); }},
             {"master_port", [&](auto& n, auto& k) { p.masterPort = r.integer(n, k, 0, 65535); }},
+            {"slots", [&](auto& n, auto& k) { p.localSlots = r.integer(n, k, 0, 4096); }},
             {"setup", [&](auto& n, auto& k) { p.setup = r.string(n, k); }},
             {"env", [&](auto& n, auto& k) { p.environment = r.environment(n, k); }},
             {"slurm", [&](auto& n, auto& k) { r.each(n, k, slurm); }},
@@ -203,6 +204,8 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
         if (!p.isLocal() && p.host.isEmpty()) r.fail(root, QStringLiteral("host"), QStringLiteral("is required for an ssh+slurm profile"));
         if (!p.isLocal() && p.remoteRoot.isEmpty())
             r.fail(root, QStringLiteral("remote_root"), QStringLiteral("is required for an ssh+slurm profile"));
+        if (!p.isLocal() && root["slots"])
+            r.fail(root["slots"], QStringLiteral("slots"), QStringLiteral("is for local profiles (SLURM schedules a cluster's jobs)"));
         if (!p.isLocal() && p.trainerPath.isEmpty() && !p.trainerDeploy)
             r.fail(root, QStringLiteral("trainer"), QStringLiteral("give trainer.path (preinstalled) or trainer.deploy: true"));
     } catch (const Failure& f) {
@@ -238,6 +241,7 @@ QByteArray clusterProfileYaml(const ClusterProfile& p)
     putBool("remember_secrets", p.rememberSecrets, d.rememberSecrets);
     put("remote_root", p.remoteRoot);
     putInt("master_port", p.masterPort, d.masterPort);
+    putInt("slots", p.localSlots, d.localSlots);
     if (!p.setup.isEmpty()) e << YAML::Key << "setup" << YAML::Value << YAML::Literal << p.setup.toStdString();
     if (!p.environment.isEmpty()) {
         e << YAML::Key << "env" << YAML::Value << YAML::BeginMap;

@@ -69,6 +69,10 @@ struct ClusterProfile {
     /// The trainer's rendezvous port (MASTER_PORT). 0: one per job, derived from its id (SLURM's job
     /// id; locally the job's pid), so that jobs sharing a node or a laptop never share a port.
     int masterPort = 0;
+    /// A local profile's slot count: how many cores its jobs may use at once (a job of R ranks
+    /// with C cpus per task takes min(R × C, slots)); later jobs wait, PENDING, in arrival order.
+    /// 0: the usable cores of the machine (`nproc`).
+    int localSlots = 0;
 };
 
 /// MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED (sbatch --time).

@@ -302,7 +302,10 @@ void RunPoller::advance(RunRecord& r, const Seen& s, const QHash<QString, JobSta
                 const QString detail = failureDetail(m_store.workspace().runDir(r.id), r.jobId);
                 if (!detail.isEmpty()) note += QStringLiteral(": ") + detail;
             }
-            if (next != r.state) r.transition(next, note);
+            if (next != r.state)
+                r.transition(next, note);
+            else if (isActive(next))
+                r.message = note;  // why it still waits ("PENDING (Resources)"), for the run list
         } else {
             // The scheduler forgot the job: the run's own manifest says how it ended, once the
             // mirror holds all of it.
@@ -513,7 +516,7 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
             report.problems << updated.error().text();
             continue;
         }
-        if (updated->state != asked.state) report.changed << asked.id;
+        if (updated->state != asked.state || updated->message != asked.message) report.changed << asked.id;
     }
     report.changed.removeDuplicates();
     const TransportStats after = m_transport.stats();

@@ -18,7 +18,7 @@
 namespace scaledesk {
 
 namespace {
-constexpr int kSchema = 3;
+constexpr int kSchema = 4;
 constexpr int kLockWaitMs = 30000;
 
 // One mutex per run (by workspace and id) for the threads of this process; the lock file is for
@@ -87,6 +87,7 @@ RunSummary RunSummary::of(const RunRecord& r)
     s.created = r.created().toString(Qt::ISODateWithMs);
     s.updated = r.history.isEmpty() ? QString() : r.history.last().when.toString(Qt::ISODateWithMs);
     s.origin = r.originPath;
+    s.message = r.message;
     return s;
 }
 
@@ -97,7 +98,7 @@ bool sameIndexRow(const RunRecord& a, const RunRecord& b)
     const RunSummary x = RunSummary::of(a), y = RunSummary::of(b);
     return x.id == y.id && x.sweep == y.sweep && x.profile == y.profile && x.strategy == y.strategy && x.nodes == y.nodes &&
         x.ranksPerNode == y.ranksPerNode && x.state == y.state && x.jobId == y.jobId && x.created == y.created && x.updated == y.updated &&
-        a.configFile == b.configFile && a.configName == b.configName;
+        x.message == y.message && a.configFile == b.configFile && a.configName == b.configName;
 }
 }  // namespace
 
@@ -261,7 +262,7 @@ Expected<int> RunStore::rebuildIndex()
         !q.exec(QStringLiteral(
             "CREATE TABLE runs (id TEXT PRIMARY KEY, sweep TEXT, profile TEXT, strategy TEXT, nodes INTEGER,"
             " ranks_per_node INTEGER, state TEXT, job_id TEXT, created TEXT, updated TEXT, config_file TEXT, config_name TEXT,"
-            " origin TEXT)")) ||
+            " origin TEXT, message TEXT)")) ||
         !q.exec(QStringLiteral("CREATE INDEX runs_sweep ON runs(sweep)")) ||
         !q.exec(QStringLiteral("CREATE INDEX runs_state ON runs(state)")) ||
         !q.exec(QStringLiteral("CREATE INDEX runs_config ON runs(config_file, config_name)")))
@@ -293,11 +294,11 @@ Status RunStore::upsert(const RunRecord& r)
     QSqlQuery q(QSqlDatabase::database(m_connection));
     q.prepare(
         QStringLiteral("INSERT OR REPLACE INTO runs (id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated,"
-                       " config_file, config_name, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                       " config_file, config_name, origin, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     for (const QVariant& v :
          {QVariant(s.id), QVariant(s.sweep), QVariant(s.profile), QVariant(s.strategy), QVariant(s.nodes), QVariant(s.ranksPerNode),
           QVariant(runStateName(s.state)), QVariant(s.jobId), QVariant(s.created), QVariant(s.updated),
-          QVariant(m_workspace.relative(r.configFile)), QVariant(r.configName), QVariant(s.origin)})
+          QVariant(m_workspace.relative(r.configFile)), QVariant(r.configName), QVariant(s.origin), QVariant(s.message)})
         q.addBindValue(v);
     if (!q.exec()) return ioError(QStringLiteral("cannot update the run index: ") + q.lastError().text(), m_workspace.indexPath());
     return Done{};
@@ -388,9 +389,9 @@ QList<RunSummary> RunStore::list(const QString& sweep) const
     QSqlQuery q(QSqlDatabase::database(m_connection));
     q.prepare(sweep.isEmpty()
                   ? QStringLiteral("SELECT id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated,"
-                                   " origin FROM runs ORDER BY created, id")
+                                   " origin, message FROM runs ORDER BY created, id")
                   : QStringLiteral("SELECT id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated,"
-                                   " origin FROM runs WHERE sweep = ? ORDER BY created, id"));
+                                   " origin, message FROM runs WHERE sweep = ? ORDER BY created, id"));
     if (!sweep.isEmpty()) q.addBindValue(sweep);
     QList<RunSummary> out;
     if (!q.exec()) return out;
@@ -407,6 +408,7 @@ QList<RunSummary> RunStore::list(const QString& sweep) const
         s.created = q.value(8).toString();
         s.updated = q.value(9).toString();
         s.origin = q.value(10).toString();
+        s.message = q.value(11).toString();
         out << s;
     }
     return out;

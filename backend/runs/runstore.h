@@ -51,6 +51,7 @@ struct RunSummary {
     QString created;  ///< ISO UTC
     QString updated;
     QString origin;  ///< an imported run's source folder (RunRecord::originPath); empty otherwise
+    QString message;  ///< the latest reason (RunRecord::message): "local: PENDING (waiting for 2 of 2 slots (cores))"
 
     static RunSummary of(const RunRecord& record);
 };

@@ -6,6 +6,63 @@
 
 namespace scaledesk {
 
+namespace {
+/// The local scheduler's slots: at most `slots` cores (0: nproc) busy with this user's ScaleDesk
+/// jobs at once. Each job takes min(need, slots) slot locks (flock on slot.<i> files, held by
+/// job.sh and its ranks until they exit) in arrival order: a queue of tickets, the oldest living
+/// one first, so a big job is not starved by small ones. While it waits, job.pending says why (the
+/// poll reports the job PENDING), and TERM (a cancel) or USR1 (a stop) ends it before it starts.
+QStringList slotWaitLines(int slotCount, int need)
+{
+    QStringList l;
+    l << QStringLiteral("# --- wait for free slots (cores) on this machine, in arrival order ---");
+    l << (slotCount > 0 ? QStringLiteral("slots=%1").arg(slotCount) : QStringLiteral("slots=$(nproc)"));
+    l << QStringLiteral("need=%1; [ \"$need\" -gt \"$slots\" ] && need=$slots").arg(need);
+    l << QStringLiteral("slot_dir=\"${SCALEDESK_SLOTS_DIR:-${TMPDIR:-/tmp}/scaledesk-slots-$(id -u)}\"");
+    l << QStringLiteral("mkdir -p \"$slot_dir\" || exit 1");
+    l << QStringLiteral("here=$(pwd -P); ticket=\"$slot_dir/queue.$(date +%s%N).$$\"; echo \"$here\" > \"$ticket\"");
+    l << QStringLiteral(
+        "ended() { rm -f \"$ticket\" job.pending; echo \"$1\" > exit_code.part && mv exit_code.part exit_code; exit \"$1\"; }");
+    l << QStringLiteral("trap 'ended 143' TERM; trap 'ended 75' USR1");
+    l << QStringLiteral("while :; do");
+    l << QStringLiteral("  first=");
+    l << QStringLiteral("  for t in \"$slot_dir\"/queue.*; do  # the oldest ticket whose job.sh still runs in its folder");
+    l << QStringLiteral("    [ -f \"$t\" ] || continue; p=${t##*.}");
+    l << QStringLiteral(
+        "    if kill -0 \"$p\" 2>/dev/null && [ \"$(readlink /proc/$p/cwd)\" = \"$(cat \"$t\" 2>/dev/null)\" ]; then first=$t; break; fi");
+    l << QStringLiteral("    rm -f \"$t\"");
+    l << QStringLiteral("  done");
+    l << QStringLiteral("  held=()");
+    l << QStringLiteral("  if [ \"$first\" = \"$ticket\" ]; then");
+    l << QStringLiteral("    for ((i = 0; i < slots && ${#held[@]} < need; i++)); do");
+    l << QStringLiteral("      exec {fd}>>\"$slot_dir/slot.$i\"; if flock -n \"$fd\"; then held+=(\"$fd\"); else exec {fd}>&-; fi");
+    l << QStringLiteral("    done");
+    l << QStringLiteral("    [ \"${#held[@]}\" -ge \"$need\" ] && break");
+    l << QStringLiteral("    for fd in \"${held[@]}\"; do exec {fd}>&-; done");
+    l << QStringLiteral("  fi");
+    l << QStringLiteral("  waiting=\"waiting for $need of $slots slots (cores)\"; [ -n \"$first\" ] && [ \"$first\" != \"$ticket\" ] && "
+                        "waiting=\"$waiting; an earlier job goes first\"");
+    l << QStringLiteral("  [ \"$(cat job.pending 2>/dev/null)\" = \"$waiting\" ] || { echo \"$waiting\" > job.pending.part && mv "
+                        "job.pending.part job.pending; }");
+    l << QStringLiteral("  sleep 0.5");
+    l << QStringLiteral("done");
+    l << QStringLiteral("rm -f \"$ticket\" job.pending; trap - TERM USR1");
+    l << QStringLiteral("echo \"scaledesk: started with $need of $slots slots\"");
+    return l;
+}
+
+/// MASTER_PORT: the profile's, or one derived from the job's pid and checked free (the next one
+/// up when something listens there), so concurrent local jobs never share a rendezvous.
+QStringList localPortLines(int masterPort)
+{
+    if (masterPort > 0) return {masterPortLine(masterPort, QStringLiteral("$"))};
+    return {masterPortLine(0, QStringLiteral("$")),
+            QStringLiteral("for ((try = 0; try < 200; try++)); do (: > /dev/tcp/127.0.0.1/$MASTER_PORT) 2>/dev/null || break; "
+                           "MASTER_PORT=$((20000 + (MASTER_PORT - 20000 + 1) % 10000)); done"),
+            QStringLiteral("echo \"scaledesk: MASTER_PORT=$MASTER_PORT\"")};
+}
+}  // namespace
+
 QString LocalScheduler::renderScript(const JobRequest& r) const
 {
     const RunPoint& p = r.point;
@@ -19,6 +76,7 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     lines << QStringLiteral(
         "if ! flock -n 9; then echo \"scaledesk: another job.sh runs in $PWD; this one does not start\" >&2; exit 1; fi");
     lines << QStringLiteral("echo $$ > job.pid");
+    lines << slotWaitLines(r.profile.localSlots, ranks * r.profile.slurm.cpusPerTask);
     lines << QStringLiteral("export OMP_NUM_THREADS=%1").arg(r.profile.slurm.cpusPerTask);
     if (!r.profile.setup.trimmed().isEmpty()) {
         lines << QStringLiteral("# --- profile setup (verbatim) ---") << r.profile.setup.trimmed()
@@ -26,7 +84,7 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     }
     lines << dataLinkLines(r);
     const QString train = shellJoin(trainerCommand(r));
-    lines << masterPortLine(r.profile.masterPort, QStringLiteral("$"));
+    lines << localPortLines(r.profile.masterPort);
     lines << QStringLiteral("ranks=%1").arg(ranks);
     lines << QStringLiteral("pids=");
     lines << QStringLiteral("if [ \"$ranks\" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then");
@@ -66,7 +124,7 @@ Expected<Submission> LocalScheduler::submit(const QString& runDir)
         // The last job's ending is cleared before the new one starts (a poll in between would read
         // it as the new job's), unless a job.sh still runs there: that one keeps its files, and the
         // new job.sh leaves at once (it cannot take the folder's lock).
-        QStringLiteral("cd %1 && { ! flock -n job.lock true || rm -f exit_code cancel_requested; } && "
+        QStringLiteral("cd %1 && { ! flock -n job.lock true || rm -f exit_code cancel_requested job.pending; } && "
                        "{ setsid nohup /bin/bash job.sh >> job.out 2>&1 < /dev/null & echo $!; }")
             .arg(shellQuote(runDir));
     auto r = m_transport.exec(command, 30000);
@@ -81,19 +139,22 @@ Expected<Submission> LocalScheduler::submit(const QString& runDir)
 
 QString LocalScheduler::queryCommand(const QList<JobRef>& jobs) const
 {
-    // Per job: "@job <id>" then "exit <code>" (finished), "running", or "gone". A pid is only ours
+    // Per job: "@job <id>" then "exit <code>" (finished), "running", "pending <why>" (job.sh waits
+    // for slots), or "gone". A pid is only ours
     // while its working directory is the run folder (pids get reused); /proc names the physical
     // folder, so the run folder is compared as `pwd -P` sees it (a workspace behind a symlink). Liveness is asked first: a
     // job writes exit_code and then exits, so "no exit_code, then no process" would call a job
     // that ended between the two checks gone (it was, once, in the concurrent test).
     QStringList cmd;
     for (const auto& j : jobs) {
-        cmd << QStringLiteral("d=%1; p=%2; echo \"@job $p\"; "
-                              "if [ ! -f \"$d/exit_code\" ] && kill -0 \"$p\" 2>/dev/null && "
-                              "[ \"$(readlink /proc/$p/cwd)\" = \"$(cd \"$d\" 2>/dev/null && pwd -P)\" ]; then echo running; "
-                              "elif [ -f \"$d/exit_code\" ]; then echo \"exit $(cat \"$d/exit_code\")\"; [ -f \"$d/cancel_requested\" ] && "
-                              "echo cancelled; "
-                              "else echo gone; fi")
+        cmd << QStringLiteral(
+                   "d=%1; p=%2; echo \"@job $p\"; "
+                   "if [ ! -f \"$d/exit_code\" ] && kill -0 \"$p\" 2>/dev/null && "
+                   "[ \"$(readlink /proc/$p/cwd)\" = \"$(cd \"$d\" 2>/dev/null && pwd -P)\" ]; then "
+                   "if [ -f \"$d/job.pending\" ]; then echo \"pending $(head -c 200 \"$d/job.pending\")\"; else echo running; fi; "
+                   "elif [ -f \"$d/exit_code\" ]; then echo \"exit $(cat \"$d/exit_code\")\"; [ -f \"$d/cancel_requested\" ] && "
+                   "echo cancelled; "
+                   "else echo gone; fi")
                    .arg(shellQuote(j.runDir), shellQuote(j.jobId));
     }
     return cmd.isEmpty() ? QStringLiteral("true") : cmd.join(QStringLiteral("; "));
@@ -114,6 +175,8 @@ QHash<QString, JobStatus> LocalScheduler::parseQuery(const QByteArray& output, c
         JobStatus& st = out[current];
         if (line == QLatin1String("running")) {
             st = {true, RunState::Running, QStringLiteral("RUNNING"), QString()};
+        } else if (line.startsWith(QLatin1String("pending"))) {  // waiting for slots; the reason follows
+            st = {true, RunState::Queued, QStringLiteral("PENDING"), line.mid(8).trimmed()};
         } else if (line.startsWith(QLatin1String("exit "))) {
             const int code = line.mid(5).toInt();
             st.known = true;

@@ -109,10 +109,16 @@ private slots:
             s.strategy = QStringLiteral("ddp");
             s.nodes = 1 + i % 4;
             s.ranksPerNode = 4;
+            if (i == 5) s.state = RunState::Queued, s.message = QStringLiteral("local: PENDING (waiting for 2 of 2 slots (cores))");
             runs << s;
         }
         model.setRuns(runs);
         QCOMPARE(model.rowCount(), 50);
+        // Why a queued run waits is in its Detail column.
+        QCOMPARE(model.headerData(RunListModel::Detail, Qt::Horizontal).toString(), QStringLiteral("Detail"));
+        QCOMPARE(model.data(model.index(5, RunListModel::State)).toString(), QStringLiteral("queued"));
+        QCOMPARE(model.data(model.index(5, RunListModel::Detail)).toString(),
+                 QStringLiteral("local: PENDING (waiting for 2 of 2 slots (cores))"));
         QCOMPARE(model.data(model.index(7, RunListModel::Ranks)).toInt(), 16);
         QCOMPARE(model.data(model.index(3, RunListModel::State)).toString(), QStringLiteral("running"));
         model.setRuns({});

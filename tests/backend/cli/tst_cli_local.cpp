@@ -5,13 +5,16 @@
 #include "analysis/epochscsv.h"
 #include "clitest.h"
 
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
+#include <QThread>
 
 using namespace scaledesk::test;
 
@@ -20,6 +23,18 @@ class TestCliLocal : public QObject {
 private:
     QTemporaryDir m_tmp;
     Cli m_cli;
+
+    // The workspace's profile `two-slots`: local, 2 slots, with slot files of its own (no job of
+    // another test program can hold them).
+    Cli twoSlots()
+    {
+        QDir().mkpath(m_cli.workspace + QStringLiteral("/profiles"));
+        QFile profile(m_cli.workspace + QStringLiteral("/profiles/two-slots.yaml"));
+        if (profile.open(QIODevice::WriteOnly)) profile.write("kind: local\nslots: 2\n");
+        Cli cli = m_cli;
+        cli.env.insert(QStringLiteral("SCALEDESK_SLOTS_DIR"), m_tmp.filePath(QStringLiteral("slots")));
+        return cli;
+    }
 
 private slots:
     void initTestCase()
@@ -78,6 +93,74 @@ private slots:
         QCOMPARE(rows.size(), 4);
         for (const auto& row : rows) QCOMPARE(row.toObject().value(QStringLiteral("state")).toString(), QStringLiteral("completed"));
         QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("pwned-ws"))));
+    }
+
+    // The local profile is a small scheduler: a sweep of 3 points x 2 gloo ranks on a profile of 2
+    // slots runs its points in turn (each takes both slots), the waiting ones PENDING in `runs list`,
+    // each on its own rendezvous port, and all complete.
+    void aLocalSweepWaitsForFreeSlots()
+    {
+        const Cli cli = twoSlots();
+        const auto r =
+            cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("two-slots"), QStringLiteral("--config"),
+                     QStringLiteral("cpu-tiny"), QStringLiteral("--sweep"), QStringLiteral("turn"), QStringLiteral("--ranks-per-node"),
+                     QStringLiteral("2"), QStringLiteral("--repetitions"), QStringLiteral("3"), QStringLiteral("--make-data"),
+                     QStringLiteral("--"), QStringLiteral("--backend"), QStringLiteral("gloo")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        int mostRunning = 0;
+        bool sawPendingJson = false, sawPendingText = false;
+        QDeadlineTimer deadline(600000);
+        QStringList states;
+        do {
+            QVERIFY(cli.run({QStringLiteral("status"), QStringLiteral("--json")}).exitCode == 0);
+            const auto list = cli.run({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--json"), QStringLiteral("--sweep"),
+                                       QStringLiteral("turn")});
+            const QJsonArray rows = QJsonDocument::fromJson(list.out.toUtf8()).array();
+            QCOMPARE(rows.size(), 3);
+            int running = 0;
+            states.clear();
+            for (const auto& row : rows) {
+                const QJsonObject o = row.toObject();
+                states << o.value(QStringLiteral("state")).toString();
+                running += states.last() == QLatin1String("running");
+                if (states.last() == QLatin1String("queued") &&
+                    o.value(QStringLiteral("detail")).toString().startsWith(QLatin1String("local: PENDING (waiting for 2 of 2 slots")))
+                    sawPendingJson = true;
+            }
+            mostRunning = std::max(mostRunning, running);
+            if (!sawPendingText) {
+                const auto text =
+                    cli.run({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--sweep"), QStringLiteral("turn")});
+                sawPendingText = text.out.contains(QStringLiteral("queued")) && text.out.contains(QStringLiteral("local: PENDING"));
+            }
+            if (states.count(QStringLiteral("completed")) == 3 || states.contains(QStringLiteral("failed"))) break;
+            QThread::msleep(300);
+        } while (!deadline.hasExpired());
+        QCOMPARE(states, QStringList(3, QStringLiteral("completed")));
+        QVERIFY2(sawPendingJson, "no run was ever seen PENDING with its reason in `runs list --json`");
+        QVERIFY2(sawPendingText, "no run was ever seen PENDING in `runs list`");
+        QCOMPARE(mostRunning, 1);
+        // Each ran alone: one ended before the next started, each with its own port, over gloo.
+        QList<QPair<QString, QString>> spans;
+        QSet<QString> ports;
+        for (int rep = 1; rep <= 3; ++rep) {
+            const QString id = QStringLiteral("turn-ddp-1x2-r%1").arg(rep);
+            const QJsonObject m = cli.manifest(id);
+            QCOMPARE(m.value(QStringLiteral("backend")).toString(), QStringLiteral("gloo"));
+            QCOMPARE(m.value(QStringLiteral("world_size")).toInt(), 2);
+            spans << qMakePair(m.value(QStringLiteral("start_utc")).toString(), m.value(QStringLiteral("end_utc")).toString());
+            QFile out(m_cli.workspace + QStringLiteral("/local/runs/") + id + QStringLiteral("/job.out"));
+            QVERIFY2(out.open(QIODevice::ReadOnly), qPrintable(out.fileName()));
+            const QString text = QString::fromUtf8(out.readAll());
+            QVERIFY2(text.contains(QStringLiteral("scaledesk: started with 2 of 2 slots")), qPrintable(text));
+            const auto port = QRegularExpression(QStringLiteral("MASTER_PORT=([0-9]+)")).match(text);
+            QVERIFY2(port.hasMatch(), qPrintable(text));
+            ports << port.captured(1);
+        }
+        QCOMPARE(ports.size(), 3);
+        std::sort(spans.begin(), spans.end());
+        for (int i = 1; i < spans.size(); ++i)
+            QVERIFY2(spans[i - 1].second <= spans[i].first, qPrintable(spans[i - 1].second + QStringLiteral(" > ") + spans[i].first));
     }
 
     // The sweep's report with its plots, and a comparison chart, written headless.
@@ -587,6 +670,41 @@ private slots:
         for (const auto& h : m_cli.record(id).value(QStringLiteral("history")).toArray())
             noted = noted || h.toObject().value(QStringLiteral("note")).toString() == QLatin1String("cancel requested by the user");
         QVERIFY(noted);  // the cancel is in the run's history
+    }
+
+    // A job waiting for slots is cancelled before it starts: it never runs the trainer, ends
+    // `cancelled`, and the job holding the slots goes on.
+    void cancelEndsAPendingJobBeforeItStarts()
+    {
+        const Cli cli = twoSlots();
+        auto submit = [&](const QString& id, const QString& config) {
+            return cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("two-slots"), QStringLiteral("--config"),
+                            config, QStringLiteral("--name"), id, QStringLiteral("--ranks-per-node"), QStringLiteral("2"),
+                            QStringLiteral("--make-data")});
+        };
+        const auto hog = submit(QStringLiteral("slot-hog"), QStringLiteral("cpu-short"));
+        QVERIFY2(hog.exitCode == 0, qPrintable(hog.all()));
+        QVERIFY(cli.waitForSteps(QStringLiteral("slot-hog"), 1, 180));
+        const auto waiter = submit(QStringLiteral("slot-waiter"), QStringLiteral("cpu-tiny"));
+        QVERIFY2(waiter.exitCode == 0, qPrintable(waiter.all()));
+        QVERIFY(cli.waitFor(
+            QStringLiteral("slot-waiter"),
+            [](const QJsonObject& j) { return j.value(QStringLiteral("message")).toString().startsWith(QLatin1String("local: PENDING")); },
+            60));
+        QCOMPARE(cli.state(QStringLiteral("slot-waiter")), QStringLiteral("queued"));
+        const auto c = cli.run({QStringLiteral("cancel"), QStringLiteral("slot-waiter")});
+        QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
+        QVERIFY(cli.waitFor(
+            QStringLiteral("slot-waiter"),
+            [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() != QLatin1String("queued"); }, 60));
+        QCOMPARE(cli.state(QStringLiteral("slot-waiter")), QStringLiteral("cancelled"));
+        QVERIFY2(!QFile::exists(m_cli.workspace + QStringLiteral("/local/runs/slot-waiter/out.log")),
+                 "the cancelled job started the trainer");
+        QCOMPARE(cli.state(QStringLiteral("slot-hog")), QStringLiteral("running"));
+        QCOMPARE(cli.run({QStringLiteral("cancel"), QStringLiteral("slot-hog")}).exitCode, 0);
+        QVERIFY(cli.waitFor(
+            QStringLiteral("slot-hog"),
+            [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120));
     }
 
     void signalCheckpointsAndRequeueResumes()

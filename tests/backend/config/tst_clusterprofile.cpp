@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace scaledesk;
@@ -45,6 +46,21 @@ private slots:
             QVERIFY2(p.error().text().endsWith(expect) || p.error().text().contains(expect),
                      qPrintable(name + QStringLiteral(": got ") + p.error().text() + QStringLiteral(", wanted ") + expect));
         }
+    }
+    // A local profile's slots: 0 (every usable core) unless given; a profile file round-trips them.
+    void localSlots()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("laptop.yaml"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("kind: local\nslots: 3\n");
+        f.close();
+        const auto p = loadClusterProfile(path);
+        QVERIFY2(p.hasValue(), qPrintable(p.hasValue() ? QString() : p.error().text()));
+        QCOMPARE(p->localSlots, 3);
+        QVERIFY(clusterProfileYaml(*p).contains("slots: 3"));
+        QCOMPARE(ClusterProfile().localSlots, 0);
     }
     void missingFile()
     {
