@@ -3,33 +3,44 @@
 #include "scheduler/shellquote.h"
 
 #include <QRegularExpression>
+#include <QThread>
+
+#include <algorithm>
+#include <sched.h>
 
 namespace scaledesk {
 
 namespace {
+/// The cores this process may run on (its affinity, as nproc counts them).
+int usableCores()
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    return std::max(1, QThread::idealThreadCount());
+}
+
 /// The local scheduler's slots: at most `slots` cores (0: nproc) busy with this user's ScaleDesk
 /// jobs at once. Each job takes min(need, slots) slot locks (flock on slot.<i> files, held by
 /// job.sh and its ranks until they exit) in arrival order: a queue of tickets, the oldest living
 /// one first, so a big job is not starved by small ones. While it waits, job.pending says why (the
-/// poll reports the job PENDING), and TERM (a cancel) or USR1 (a stop) ends it before it starts.
+/// poll reports the job PENDING), and TERM (a cancel) or USR1 (a stop) ends it before it starts
+/// (the traps of renderScript: exit 143 or 75, never a job.sh killed without an exit_code).
 QStringList slotWaitLines(int slotCount, int need)
 {
     QStringList l;
     l << QStringLiteral("# --- wait for free slots (cores) on this machine, in arrival order ---");
-    l << (slotCount > 0 ? QStringLiteral("slots=%1").arg(slotCount) : QStringLiteral("slots=$(nproc)"));
+    l << QStringLiteral("slots=%1").arg(slotCount > 0 ? slotCount : usableCores());
     l << QStringLiteral("need=%1; [ \"$need\" -gt \"$slots\" ] && need=$slots").arg(need);
-    l << QStringLiteral("slot_dir=\"${SCALEDESK_SLOTS_DIR:-${TMPDIR:-/tmp}/scaledesk-slots-$(id -u)}\"");
-    l << QStringLiteral("mkdir -p \"$slot_dir\" || exit 1");
-    l << QStringLiteral("here=$(pwd -P); ticket=\"$slot_dir/queue.$(date +%s%N).$$\"; echo \"$here\" > \"$ticket\"");
-    l << QStringLiteral(
-        "ended() { rm -f \"$ticket\" job.pending; echo \"$1\" > exit_code.part && mv exit_code.part exit_code; exit \"$1\"; }");
-    l << QStringLiteral("trap 'ended 143' TERM; trap 'ended 75' USR1");
+    l << QStringLiteral("slot_dir=\"${SCALEDESK_SLOTS_DIR:-${TMPDIR:-/tmp}/scaledesk-slots-$EUID}\"");
+    l << QStringLiteral("mkdir -p \"$slot_dir\" || ended 1");
+    l << QStringLiteral("cd -P . && ticket=\"$slot_dir/queue.${EPOCHREALTIME//[!0-9]/}.$$\" && echo \"$PWD\" > \"$ticket\" || ended 1");
     l << QStringLiteral("while :; do");
     l << QStringLiteral("  first=");
     l << QStringLiteral("  for t in \"$slot_dir\"/queue.*; do  # the oldest ticket whose job.sh still runs in its folder");
-    l << QStringLiteral("    [ -f \"$t\" ] || continue; p=${t##*.}");
+    l << QStringLiteral("    [ -f \"$t\" ] || continue; p=${t##*.}; there=; { read -r there < \"$t\"; } 2>/dev/null");
     l << QStringLiteral(
-        "    if kill -0 \"$p\" 2>/dev/null && [ \"$(readlink /proc/$p/cwd)\" = \"$(cat \"$t\" 2>/dev/null)\" ]; then first=$t; break; fi");
+        "    if kill -0 \"$p\" 2>/dev/null && [ -n \"$there\" ] && [ \"/proc/$p/cwd\" -ef \"$there\" ]; then first=$t; break; fi");
     l << QStringLiteral("    rm -f \"$t\"");
     l << QStringLiteral("  done");
     l << QStringLiteral("  held=()");
@@ -42,11 +53,11 @@ QStringList slotWaitLines(int slotCount, int need)
     l << QStringLiteral("  fi");
     l << QStringLiteral("  waiting=\"waiting for $need of $slots slots (cores)\"; [ -n \"$first\" ] && [ \"$first\" != \"$ticket\" ] && "
                         "waiting=\"$waiting; an earlier job goes first\"");
-    l << QStringLiteral("  [ \"$(cat job.pending 2>/dev/null)\" = \"$waiting\" ] || { echo \"$waiting\" > job.pending.part && mv "
-                        "job.pending.part job.pending; }");
+    l << QStringLiteral("  said=; { read -r said < job.pending; } 2>/dev/null");
+    l << QStringLiteral("  [ \"$said\" = \"$waiting\" ] || { echo \"$waiting\" > job.pending.part && mv job.pending.part job.pending; }");
     l << QStringLiteral("  sleep 0.5");
     l << QStringLiteral("done");
-    l << QStringLiteral("rm -f \"$ticket\" job.pending; trap - TERM USR1");
+    l << QStringLiteral("rm -f \"$ticket\" job.pending  # a cancel or stop still ends the job (ended) until the ranks start");
     l << QStringLiteral("echo \"scaledesk: started with $need of $slots slots\"");
     return l;
 }
@@ -61,6 +72,42 @@ QStringList localPortLines(int masterPort)
                            "MASTER_PORT=$((20000 + (MASTER_PORT - 20000 + 1) % 10000)); done"),
             QStringLiteral("echo \"scaledesk: MASTER_PORT=$MASTER_PORT\"")};
 }
+
+/// Starts the ranks and forwards a stop (USR1) or cancel (TERM) to them. A rank can only catch
+/// them once its handlers are installed (scaledesk-train: after libtorch has loaded, its config is
+/// read and MPI is up, a second or two here), and a signal before that kills it (exit 138,
+/// "failed"): so a stop in the ranks' first 5 s is held until they have run for 5 s.
+QStringList rankLines(const QString& train)
+{
+    QStringList l;
+    l << QStringLiteral("# From here a stop or cancel is kept until the ranks exist, then forwarded to them.");
+    l << QStringLiteral("stop=; trap 'stop=1' USR1 TERM");
+    l << QStringLiteral("pids=");
+    l << QStringLiteral("if [ \"$ranks\" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then");
+    l << QStringLiteral("  as_root=; [ \"$EUID\" = 0 ] && as_root=--allow-run-as-root");
+    l << QStringLiteral("  echo \"scaledesk: mpirun -np $ranks\"");
+    l << QStringLiteral("  mpirun $as_root --oversubscribe --bind-to none -np \"$ranks\" %1 &").arg(train);
+    l << QStringLiteral("  pids=$!");
+    l << QStringLiteral("elif [ \"$ranks\" -gt 1 ]; then");
+    l << QStringLiteral("  echo \"scaledesk: no mpirun; $ranks gloo ranks on 127.0.0.1\"");
+    l << QStringLiteral("  for ((rank = 0; rank < ranks; rank++)); do");
+    l << QStringLiteral(
+             "    RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$ranks LOCAL_WORLD_SIZE=$ranks MASTER_ADDR=127.0.0.1 %1 --backend gloo &")
+             .arg(train);
+    l << QStringLiteral("    pids=\"$pids $!\"");
+    l << QStringLiteral("  done");
+    l << QStringLiteral("else");
+    l << QStringLiteral("  %1 &").arg(train);
+    l << QStringLiteral("  pids=$!");
+    l << QStringLiteral("fi");
+    l << QStringLiteral("# USR1 or TERM: the ranks checkpoint and exit 75 (mpirun forwards USR1 to them); not before they have");
+    l << QStringLiteral("# run 5 s, so that their handlers are in place.");
+    l << QStringLiteral("launched=$SECONDS");
+    l << QStringLiteral("forward() { while [ $((SECONDS - launched)) -lt 5 ]; do sleep 0.5; done; kill -USR1 $pids 2>/dev/null; }");
+    l << QStringLiteral("trap forward USR1 TERM");
+    l << QStringLiteral("[ -n \"$stop\" ] && forward");
+    return l;
+}
 }  // namespace
 
 QString LocalScheduler::renderScript(const JobRequest& r) const
@@ -71,11 +118,20 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     lines << QStringLiteral("#!/bin/bash");
     lines << QStringLiteral("# Rendered by ScaleDesk for a local run; started in the run folder by the local scheduler.");
     lines << QStringLiteral("set -u");
+    // The job id is this shell's pid, known to the app at once: a cancel (TERM) or stop (USR1) may
+    // come at any time, and ends the job with an exit code (143, 75) until its ranks run. No command
+    // substitution runs while these traps are set: bash 5.2 loses a trap that fires while it parses
+    // one ("unexpected EOF while looking for matching `)'"), and the job went on.
+    lines << QStringLiteral("ticket=; locked=");
+    lines << QStringLiteral(
+        "ended() { rm -f \"$ticket\" job.pending; [ -n \"$locked\" ] && echo \"$1\" > exit_code.part && mv exit_code.part exit_code; "
+        "exit \"$1\"; }");
+    lines << QStringLiteral("trap 'ended 143' TERM; trap 'ended 75' USR1");
     lines << QStringLiteral("# One job.sh per run folder: a second one (a requeue while this one runs) leaves at once.");
     lines << QStringLiteral("exec 9>>job.lock");
     lines << QStringLiteral(
         "if ! flock -n 9; then echo \"scaledesk: another job.sh runs in $PWD; this one does not start\" >&2; exit 1; fi");
-    lines << QStringLiteral("echo $$ > job.pid");
+    lines << QStringLiteral("locked=1; echo $$ > job.pid");
     lines << slotWaitLines(r.profile.localSlots, ranks * r.profile.slurm.cpusPerTask);
     lines << QStringLiteral("export OMP_NUM_THREADS=%1").arg(r.profile.slurm.cpusPerTask);
     if (!r.profile.setup.trimmed().isEmpty()) {
@@ -86,26 +142,7 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     const QString train = shellJoin(trainerCommand(r));
     lines << localPortLines(r.profile.masterPort);
     lines << QStringLiteral("ranks=%1").arg(ranks);
-    lines << QStringLiteral("pids=");
-    lines << QStringLiteral("if [ \"$ranks\" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then");
-    lines << QStringLiteral("  as_root=; [ \"$(id -u)\" = 0 ] && as_root=--allow-run-as-root");
-    lines << QStringLiteral("  echo \"scaledesk: mpirun -np $ranks\"");
-    lines << QStringLiteral("  mpirun $as_root --oversubscribe --bind-to none -np \"$ranks\" %1 &").arg(train);
-    lines << QStringLiteral("  pids=$!");
-    lines << QStringLiteral("elif [ \"$ranks\" -gt 1 ]; then");
-    lines << QStringLiteral("  echo \"scaledesk: no mpirun; $ranks gloo ranks on 127.0.0.1\"");
-    lines << QStringLiteral("  for ((rank = 0; rank < ranks; rank++)); do");
-    lines << QStringLiteral("    RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$ranks LOCAL_WORLD_SIZE=$ranks MASTER_ADDR=127.0.0.1 "
-                            "%1 --backend gloo &")
-                 .arg(train);
-    lines << QStringLiteral("    pids=\"$pids $!\"");
-    lines << QStringLiteral("  done");
-    lines << QStringLiteral("else");
-    lines << QStringLiteral("  %1 &").arg(train);
-    lines << QStringLiteral("  pids=$!");
-    lines << QStringLiteral("fi");
-    lines << QStringLiteral("# USR1 or TERM: the ranks checkpoint and exit 75 (mpirun forwards USR1 to them).");
-    lines << QStringLiteral("trap 'kill -USR1 $pids 2>/dev/null' USR1 TERM");
+    lines << rankLines(train);
     lines << QStringLiteral("rc=0");
     lines << QStringLiteral("for pid in $pids; do");
     lines << QStringLiteral("  while :; do wait \"$pid\"; r=$?; kill -0 \"$pid\" 2>/dev/null || break; done");

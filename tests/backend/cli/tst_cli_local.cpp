@@ -139,7 +139,9 @@ private slots:
         QCOMPARE(states, QStringList(3, QStringLiteral("completed")));
         QVERIFY2(sawPendingJson, "no run was ever seen PENDING with its reason in `runs list --json`");
         QVERIFY2(sawPendingText, "no run was ever seen PENDING in `runs list`");
-        QCOMPARE(mostRunning, 1);
+        // (A run's record can still say running while its job has ended and the last bytes come;
+        // whether the jobs overlapped is what their manifests say, below.)
+        QVERIFY(mostRunning >= 1);
         // Each ran alone: one ended before the next started, each with its own port, over gloo.
         QList<QPair<QString, QString>> spans;
         QSet<QString> ports;

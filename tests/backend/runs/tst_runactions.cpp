@@ -377,13 +377,15 @@ private slots:
         QCOMPARE(load(run).state, RunState::Cancelled);
     }
 
-    // Three runs at once on one machine: each job binds a port of its own (a sweep's 2-rank points
-    // once all rendezvoused at 29500, and two of three timed out).
+    // Three runs at once on one machine (a profile of 3 slots): each job binds a port of its own (a
+    // sweep's 2-rank points once all rendezvoused at 29500, and two of three timed out).
     void concurrentLocalRunsGetPortsOfTheirOwn()
     {
         RunActions actions(*m_store, m_transport, m_scheduler);
         const QStringList runs{id(QStringLiteral("port-a")), id(QStringLiteral("port-b")), id(QStringLiteral("port-c"))};
-        QVERIFY(actions.launch(request(runs, QStringLiteral("slow"))));
+        LaunchRequest req = request(runs, QStringLiteral("slow"));
+        req.profile.localSlots = 3;
+        QVERIFY(actions.launch(req));
         QSet<int> ports;
         for (const QString& run : runs) {
             QVERIFY(pollUntil(run, [](const RunRecord& x) { return x.state == RunState::Running; }));
