@@ -416,6 +416,31 @@ TEST_F(TrainCli, ResumeWithoutASeedKeepsTheDrawnSeed)
     EXPECT_EQ(records(path("drawn"), "event").back()["event"], "finished");
 }
 
+// The checkpoint's trust boundary: --resume loads only the user's own checkpoint that no one else
+// can change, and says why it will not load one.
+TEST_F(TrainCli, ResumeLoadsOnlyAPrivateCheckpointOfThisUser)
+{
+    ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --threads 2 --run_dir shared").exitCode, 0);
+    const std::string checkpoint = path("shared/checkpoints/latest.pt");
+    ASSERT_TRUE(fs::exists(checkpoint));
+    fs::permissions(checkpoint, fs::perms::others_write, fs::perm_options::add);
+    auto r = train("--config cpu-tiny --num_epochs 1 --threads 2 --run_dir shared --resume");
+    EXPECT_EQ(r.exitCode, 1) << r.output;
+    EXPECT_NE(r.output.find("latest.pt: not loaded: others may write it (mode 06"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("); a checkpoint is read by libtorch's whole archive importer"), std::string::npos) << r.output;
+    fs::permissions(checkpoint, fs::perms::others_write, fs::perm_options::remove);
+    if (::geteuid() == 0) {
+        ASSERT_EQ(::chown(checkpoint.c_str(), 65534, 65534), 0);
+        r = train("--config cpu-tiny --num_epochs 1 --threads 2 --run_dir shared --resume");
+        EXPECT_EQ(r.exitCode, 1) << r.output;
+        EXPECT_NE(r.output.find("latest.pt: not loaded: it belongs to user id 65534, not to you"), std::string::npos) << r.output;
+        ASSERT_EQ(::chown(checkpoint.c_str(), 0, 0), 0);
+    }
+    r = train("--config cpu-tiny --num_epochs 1 --threads 2 --run_dir shared --resume");
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("Resuming from"), std::string::npos) << r.output;
+}
+
 struct BadCase {
     std::string name;
     std::string args;

@@ -2,9 +2,12 @@
 
 #include <torch/serialize.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace scaledesk::train {
@@ -73,10 +76,29 @@ void saveCheckpoint(const std::string& path, UNet& model, torch::optim::Adam& op
     }
 }
 
+namespace {
+std::string modeText(mode_t mode)
+{
+    char text[8];
+    std::snprintf(text, sizeof text, "%04o", unsigned(mode & 07777));
+    return text;
+}
+}  // namespace
+
 CheckpointState loadCheckpoint(const std::string& path, UNet& model, torch::optim::Adam& optimizer,
                                const std::map<std::string, std::string>& expected)
 {
     CheckpointState state;
+    // The trust boundary: a checkpoint is a TorchScript archive, and libtorch's importer reads it
+    // whole, so only a file this user wrote, and no one else can have changed, is loaded.
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0) throw CheckpointError(path + ": cannot read the checkpoint: " + std::strerror(errno));
+    if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        throw CheckpointError(path + ": not loaded: " +
+                              (st.st_uid != ::geteuid() ? "it belongs to user id " + std::to_string(st.st_uid) + ", not to you"
+                                                        : std::string("others may write it (mode ") + modeText(st.st_mode) + ")") +
+                              "; a checkpoint is read by libtorch's whole archive importer, so scaledesk-train resumes only from "
+                              "its own user's files that no one else can change (docs/trainer.md, \"Checkpoints\")");
     torch::serialize::InputArchive archive;
     try {
         const auto params = model->parameters();
