@@ -5,6 +5,7 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -20,6 +21,9 @@ namespace scaledesk {
 namespace {
 constexpr qint64 kChunk = 8 << 20;
 constexpr qint64 kInline = 1 << 20;
+/// Bytes before the mirror's end that each append read asks for again: when they differ, the file
+/// was truncated and grew again (a requeued job's slurm-*.out), and it is mirrored anew, not spliced.
+constexpr qint64 kOverlap = 16;
 // What one poll may bring back: the inline reads of all runs together (one exec, which must end
 // well within its timeout), and per run over the transport. A run that printed more catches up
 // over the next polls, and the other runs of the profile go on updating meanwhile.
@@ -182,6 +186,28 @@ QHash<int, QByteArray> RunPoller::parseData(const QByteArray& out, const QByteAr
     return data;
 }
 
+namespace {
+// Moves a mirror aside as <file>.prev, or .prev-2, .prev-3, … when earlier copies are there (a job
+// requeued many times keeps every attempt's log); returns the new name.
+QString keepOldCopy(const QString& local)
+{
+    QString old = local + QStringLiteral(".prev");
+    for (int n = 2; QFile::exists(old); ++n) old = local + QStringLiteral(".prev-%1").arg(n);
+    QFile::rename(local, old);
+    return old;
+}
+}  // namespace
+
+bool RunPoller::mirrorIsCurrent(const RunRecord& r, const Seen& s) const
+{
+    const QString dir = m_store.workspace().runDir(r.id) + QLatin1Char('/');
+    for (const FileSeen& f : s.files) {
+        if (QFileInfo(dir + f.name).size() != f.size) return false;
+        if (isWholeFile(f.name) && r.mtimes.value(f.name, -1) != f.mtime) return false;
+    }
+    return true;
+}
+
 bool RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report, qint64& budget)
 {
     const QString& name = f.name;
@@ -222,14 +248,36 @@ bool RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report, qint
     // Append-only: the mirror's own size is the offset, so a crash between the write and the
     // record never duplicates or drops bytes.
     qint64 offset = QFileInfo(local).size();
-    if (size < offset) {
-        QFile::remove(local + QStringLiteral(".prev"));
-        QFile::rename(local, local + QStringLiteral(".prev"));
+    if (size == offset) return true;
+    const qint64 overlap = std::min(kOverlap, offset);
+    bool rewritten = size < offset;
+    if (!rewritten && overlap > 0) {
+        // The bytes before the mirror's end must still be there: else the file was truncated and
+        // grew again, and appending would splice two files into one.
+        QByteArray before;
+        if (f.inlined && f.overlap == overlap && offset + f.data.size() - f.overlap == size) {
+            before = f.data.left(overlap);
+        } else {
+            auto read = m_transport.readAt(remote, offset - overlap, overlap);
+            if (!read) {
+                report.problems << r.id + QStringLiteral(": ") + read.error().text();
+                return false;
+            }
+            before = *read;
+        }
+        QFile mine(local);
+        rewritten = !mine.open(QIODevice::ReadOnly) || !mine.seek(offset - overlap) || mine.read(overlap) != before;
+    }
+    if (rewritten) {
+        const QString old = keepOldCopy(local);
         report.problems << r.id +
-                QStringLiteral(": %1 shrank from %2 to %3 bytes (restarted); the old copy is %1.prev").arg(name).arg(offset).arg(size);
+                QStringLiteral(": %1 was restarted (now %2 bytes; the mirror had %3); the old copy is %4")
+                    .arg(name)
+                    .arg(size)
+                    .arg(offset)
+                    .arg(QFileInfo(old).fileName());
         offset = 0;
     }
-    if (size == offset) return true;
     QFile out(local);
     if (!out.open(QIODevice::Append)) {
         report.problems << r.id + QStringLiteral(": cannot write the mirror %1: %2").arg(local, out.errorString());
@@ -237,10 +285,10 @@ bool RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report, qint
     }
     // Inline bytes start at the offset the read was asked from, which is this mirror's size
     // unless another process appended meanwhile or the file shrank (then they do not line up).
-    if (f.inlined && offset + f.data.size() == size) {
-        out.write(f.data);
+    if (f.inlined && !rewritten && offset + f.data.size() - f.overlap == size) {
+        out.write(f.data.mid(f.overlap));
         offset = size;
-        report.bytesNew += quint64(f.data.size());
+        report.bytesNew += quint64(f.data.size() - f.overlap);
     }
     while (offset < size && budget > 0) {
         auto chunk = m_transport.readAt(remote, offset, std::min({kChunk, size - offset, budget}));
@@ -374,6 +422,8 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
     if (!jobs.isEmpty())
         script << QStringLiteral("timeout %1 /bin/sh -c %2").arg(kSchedulerBudgetS).arg(shellQuote(m_scheduler.queryCommand(jobs)));
     script << QStringLiteral("echo @files");
+    // Whether the far side has Perl, so that the bytes' script carries one way of reading, not two.
+    script << QStringLiteral("command -v perl >/dev/null 2>&1 && echo @perl");
     QStringList paths, newDirs;
     auto flushStat = [&] {
         if (!paths.isEmpty())
@@ -407,7 +457,10 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
     {
         const QByteArray bytes = script.join(QLatin1Char('\n')).toUtf8() + '\n';
         report.bytesSent += quint64(bytes.size());
+        QElapsedTimer waited;
+        waited.start();
         auto out = m_transport.execScript(bytes, 60000, Idempotent::Yes);
+        report.farSideMs += waited.elapsed();
         if (!out) return out.error();
         report.bytesRead += quint64(out->out.size());
         const qsizetype filesAt = out->out.indexOf("@files\n");
@@ -417,6 +470,7 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
     }
     const QHash<QString, JobStatus> states = m_scheduler.parseQuery(schedulerPart, jobs);
     QHash<int, Seen> seen = parseSizes(sizesPart, asked);
+    const bool havePerl = sizesPart.startsWith("@perl\n");
 
     // The second round trip, only when files grew: the new bytes of each (whole files when they
     // changed), up to kInline per file, by offsets this app computed. Beyond that, reads at the offset.
@@ -438,6 +492,11 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
                 n = fs.size;
             }
             if (n <= 0 || n > kInline || inlineBudget < n) continue;  // read over the transport instead
+            if (!isWholeFile(fs.name)) {
+                it->files[f].overlap = std::min(kOverlap, have);
+                from -= it->files[f].overlap;
+                n += it->files[f].overlap;
+            }
             inlineBudget -= n;
             const int key = int(reads.size());
             reads << std::pair{it.key(), f};
@@ -445,31 +504,38 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
             const QString path = r.remoteDir + QLatin1Char('/') + fs.name;
             // Perl reads every file in one process (the path hex-encoded: only digits and letters
             // reach it); without Perl, one dd per file.
-            perlReads << QStringLiteral("%1 %2 %3 %4").arg(key).arg(n).arg(from).arg(QString::fromLatin1(path.toUtf8().toHex()));
-            ddReads << QStringLiteral("echo '@data %1 %2'; dd if=%3 iflag=skip_bytes,count_bytes skip=%4 count=%2 bs=1M status=none "
-                                      "2>/dev/null; echo; echo '@end %5 %1'")
-                           .arg(key)
-                           .arg(n)
-                           .arg(shellQuote(path))
-                           .arg(from)
-                           .arg(QString::fromLatin1(nonce));
+            if (havePerl)
+                perlReads << QStringLiteral("%1 %2 %3 %4").arg(key).arg(n).arg(from).arg(QString::fromLatin1(path.toUtf8().toHex()));
+            else
+                ddReads << QStringLiteral("echo '@data %1 %2'; dd if=%3 iflag=skip_bytes,count_bytes skip=%4 count=%2 bs=1M status=none "
+                                          "2>/dev/null; echo; echo '@end %5 %1'")
+                               .arg(key)
+                               .arg(n)
+                               .arg(shellQuote(path))
+                               .arg(from)
+                               .arg(QString::fromLatin1(nonce));
         }
     }
     QStringList dataScript;
-    if (!perlReads.isEmpty()) {
-        dataScript
-            << QStringLiteral("if command -v perl >/dev/null 2>&1; then perl -e '%1' <<'SD_READS'")
-                   .arg(QStringLiteral(
-                            "binmode STDOUT; while (<STDIN>) { chomp; my ($k, $n, $o, $h) = split / /; "
-                            "my $b = q(); if (open(my $f, q(<:raw), pack(q(H*), $h))) { seek($f, $o, 0); read($f, $b, $n); close($f); } "
-                            "print qq(\\@data $k $n\\n), $b, qq(\\n\\@end %1 $k\\n); }")
-                            .arg(QString::fromLatin1(nonce)))
-            << perlReads << QStringLiteral("SD_READS") << QStringLiteral("else") << ddReads << QStringLiteral("fi");
+    if (!reads.isEmpty() && havePerl) {
+        // The nonce is the first line of perl's standard input, never in its argv: `ps` on the
+        // login node shows every user the program, not the here-document.
+        dataScript << QStringLiteral("perl -e '%1' <<'SD_READS'")
+                          .arg(QStringLiteral(
+                              "binmode STDOUT; my $z = <STDIN>; chomp $z; while (<STDIN>) { chomp; my ($k, $n, $o, $h) = split / /; "
+                              "my $b = q(); if (open(my $f, q(<:raw), pack(q(H*), $h))) { seek($f, $o, 0); read($f, $b, $n); close($f); } "
+                              "print qq(\\@data $k $n\\n), $b, qq(\\n\\@end $z $k\\n); }"))
+                   << QString::fromLatin1(nonce) << perlReads << QStringLiteral("SD_READS");
+    } else if (!reads.isEmpty()) {
+        dataScript << ddReads;
     }
     if (!dataScript.isEmpty()) {
         const QByteArray bytes = dataScript.join(QLatin1Char('\n')).toUtf8() + '\n';
         report.bytesSent += quint64(bytes.size());
+        QElapsedTimer waited;
+        waited.start();
         auto out = m_transport.execScript(bytes, 60000, Idempotent::Yes);
+        report.farSideMs += waited.elapsed();
         ++report.commands;
         if (out) {
             report.bytesRead += quint64(out->out.size());
@@ -493,6 +559,17 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
         if (s.gone) report.problems << asked.id + QStringLiteral(": the run folder %1 was deleted on the cluster").arg(asked.remoteDir);
         if (s.oddNames > 0)
             report.problems << asked.id + QStringLiteral(": %1 entries with unusual names in the run folder are ignored").arg(s.oddNames);
+        // Nothing new for this run (its mirror is current, and the scheduler's answer changes nothing):
+        // no lock, no second read of its record. Most runs of a big poll are like this.
+        if (mirrorIsCurrent(asked, s)) {
+            RunRecord probe = asked;
+            PollReport scratch;
+            advance(probe, s, states, scratch, true);
+            if (probe.toJson() == asked.toJson()) {
+                report.problems << scratch.problems;
+                continue;
+            }
+        }
         // The mirror and the record change together under the run's lock, so the window and the
         // command line polling one workspace never append the same bytes twice or lose an update.
         RunLock lock(m_store.workspace(), asked.id);

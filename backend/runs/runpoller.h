@@ -14,6 +14,7 @@ struct PollReport {
     quint64 bytesNew = 0;    ///< bytes the followed files grew by
     int commands = 0;        ///< scripts the poll ran on the far side (1, or 2 when files grew)
     quint64 bytesSent = 0;   ///< bytes of the poll's commands
+    qint64 farSideMs = 0;    ///< wall time spent waiting for the poll's scripts to answer (the rest is this side's)
     QStringList problems;    ///< per-run messages (a deleted run folder, an unreadable file)
 };
 
@@ -23,8 +24,9 @@ struct PollReport {
 /// mirror's offset beyond that). Only file names the app chose are followed, only its own
 /// offsets reach the shell, and nothing a run folder holds is ever evaluated. Files are mirrored into the workspace run folder: append-only files (metrics.jsonl,
 /// epochs.csv, slurm-*.out, job.out, rank-*.log) by their new bytes from the mirror's own size,
-/// so a restart resumes exactly; a file that shrank (a requeued job restarting its log) is kept
-/// as <name>.prev and mirrored again from 0; manifest.json and exit_code are copied whole when
+/// so a restart resumes exactly; a file that was restarted (it shrank, or its 16 bytes before the
+/// mirror's end changed: a requeued job's log that grew past its old size) is kept as <name>.prev
+/// (.prev-2, … for later attempts) and mirrored again from 0; manifest.json and exit_code are copied whole when
 /// they change. Runs left in `submitting` by a killed app are reconciled first.
 class RunPoller {
 public:
@@ -37,6 +39,7 @@ public:
         qint64 size = 0;
         qint64 mtime = 0;
         bool inlined = false;  ///< `data` holds the bytes from the mirror's size (whole file: all of it)
+        qint64 overlap = 0;    ///< inlined: `data` starts with this many bytes the mirror already has
         QByteArray data;
     };
     /// What a poll's answer says about one run folder.
@@ -64,6 +67,8 @@ private:
     void reconcileSubmitting(RunRecord& r, PollReport& report);
     /// Brings one file's mirror up to what the poll saw, reading at most `budget` bytes over the
     /// transport (the budget shrinks by what was read). True when the mirror holds all of it.
+    /// Every followed file of `s` is mirrored whole already (sizes, and whole files' mtimes).
+    bool mirrorIsCurrent(const RunRecord& r, const Seen& s) const;
     bool mirror(RunRecord& r, const FileSeen& f, PollReport& report, qint64& budget);
     /// Moves the run's state on the scheduler's answer and the run's own files.
     /// The run's next state from the scheduler's answer (and its manifest). `mirrored`: this poll

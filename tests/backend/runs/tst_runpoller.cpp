@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QHash>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -67,8 +68,18 @@ public:
     Expected<ExecResult> execScript(const QByteArray& script, int timeoutMs, Idempotent idempotent) override
     {
         QByteArray s = script;
-        s.replace("if command -v perl", "if false");
+        s.replace("command -v perl", "false");
         return m_local.execScript(s, timeoutMs, idempotent);
+    }
+};
+// Every script a poll sends, as sent.
+class RecordingTransport final : public LocalForwarding {
+public:
+    QList<QByteArray> scripts;
+    Expected<ExecResult> execScript(const QByteArray& script, int timeoutMs, Idempotent idempotent) override
+    {
+        scripts << script;
+        return m_local.execScript(script, timeoutMs, idempotent);
     }
 };
 // A poll's file half that can fall short (the data exec times out and every read at an offset
@@ -398,6 +409,32 @@ private slots:
         QCOMPARE(slurp(mirror + QStringLiteral("/metrics.jsonl")), tricky + "more\n");
     }
 
+    // The poll's nonce (what a file cannot forge) never reaches a command line that `ps` shows other
+    // users on the login node: perl reads it from its standard input, and the dd fallback echoes it
+    // with the shell's builtin.
+    void thePollsNonceIsNotInAnyArgv()
+    {
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        const RunRecord rec = runningRecord(**store);
+        append(m_remote + QStringLiteral("/metrics.jsonl"), "{\"kind\":\"step\"}\n");
+        RecordingTransport t;
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        QVERIFY(poller.poll({rec.id}));
+        QCOMPARE(slurp((*store)->workspace().runDir(rec.id) + QStringLiteral("/metrics.jsonl")), QByteArray("{\"kind\":\"step\"}\n"));
+        QByteArray data;
+        for (const auto& script : t.scripts)
+            if (script.contains("SD_READS")) data = script;
+        QVERIFY(!data.isEmpty());
+        // The here-document's first line is the nonce; the answer's sentinels carry it.
+        const auto nonce = QRegularExpression(QStringLiteral("' <<'SD_READS'\n([0-9a-f]+)\n")).match(QString::fromLatin1(data));
+        QVERIFY2(nonce.hasMatch(), data.constData());
+        const qsizetype program = data.indexOf("perl -e '"), programEnd = data.indexOf("' <<'SD_READS'");
+        QVERIFY(program >= 0 && programEnd > program);
+        QVERIFY2(!data.mid(program, programEnd - program).contains(nonce.captured(1).toLatin1()), data.constData());
+        QVERIFY2(!data.contains("dd if="), "the script carries the fallback for a login node without Perl as well");
+    }
+
     void shrunkFileIsKeptAndMirroredAgain()
     {
         auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
@@ -416,10 +453,61 @@ private slots:
         auto r = poller.poll({rec.id});
         QVERIFY(r);
         QCOMPARE(r->problems.size(), 1);
-        QVERIFY2(r->problems[0].contains(log + QStringLiteral(" shrank")), qPrintable(r->problems[0]));
+        QVERIFY2(r->problems[0].contains(log + QStringLiteral(" was restarted")), qPrintable(r->problems[0]));
         QCOMPARE(slurp(mirror + QLatin1Char('/') + log), QByteArray("second\n"));
         QCOMPARE(slurp(mirror + QLatin1Char('/') + log + QStringLiteral(".prev")),
                  QByteArray("first attempt, a long line of log output\n"));
+    }
+
+    // A log truncated and grown past its old size between two polls (a requeued job writes more
+    // than the last attempt did) is mirrored anew, not spliced onto the old one; each earlier
+    // attempt's copy is kept (.prev, .prev-2). Both inline reads and reads over the transport.
+    void aRestartedFileThatGrewPastItsOldSizeIsNotSpliced_data()
+    {
+        QTest::addColumn<bool>("perl");
+        QTest::newRow("inline (perl)") << true;
+        QTest::newRow("dd fallback") << false;
+    }
+    void aRestartedFileThatGrewPastItsOldSizeIsNotSpliced()
+    {
+        QFETCH(bool, perl);
+        auto store = RunStore::open(Workspace(m_tmp.filePath(QStringLiteral("ws"))));
+        const RunRecord rec = runningRecord(**store);
+        const QString mirror = (*store)->workspace().runDir(rec.id);
+        const QString log = QStringLiteral("slurm-%1.out").arg(rec.jobId);
+        const QString remote = m_remote + QLatin1Char('/') + log;
+        LocalTransport local;
+        NoPerlTransport noPerl;
+        Transport& t = perl ? static_cast<Transport&>(local) : static_cast<Transport&>(noPerl);
+        LocalScheduler s(t);
+        RunPoller poller(**store, t, s);
+        auto rewrite = [&](const QByteArray& text) {
+            QFile f(remote);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(text);
+        };
+        rewrite("attempt 1: step 1\n");
+        QVERIFY(poller.poll({rec.id}));
+        rewrite("attempt 2: step 1\nattempt 2: step 2\n");
+        auto r = poller.poll({rec.id});
+        QVERIFY(r);
+        QCOMPARE(slurp(mirror + QLatin1Char('/') + log), QByteArray("attempt 2: step 1\nattempt 2: step 2\n"));
+        QCOMPARE(slurp(mirror + QLatin1Char('/') + log + QStringLiteral(".prev")), QByteArray("attempt 1: step 1\n"));
+        QVERIFY2(r->problems.join(QLatin1Char('\n')).contains(log + QStringLiteral(" was restarted")),
+                 qPrintable(r->problems.join(QLatin1Char('\n'))));
+        rewrite("attempt 3: step 1\nattempt 3: step 2\nattempt 3: step 3\n");
+        QVERIFY(poller.poll({rec.id}));
+        QCOMPARE(slurp(mirror + QLatin1Char('/') + log), QByteArray("attempt 3: step 1\nattempt 3: step 2\nattempt 3: step 3\n"));
+        QCOMPARE(slurp(mirror + QLatin1Char('/') + log + QStringLiteral(".prev")), QByteArray("attempt 1: step 1\n"));
+        QCOMPARE(slurp(mirror + QLatin1Char('/') + log + QStringLiteral(".prev-2")), QByteArray("attempt 2: step 1\nattempt 2: step 2\n"));
+        // A file that only grows is appended to, as before: no copy, no problem.
+        append(remote, "attempt 3: step 4\n");
+        r = poller.poll({rec.id});
+        QVERIFY(r);
+        QVERIFY2(r->problems.isEmpty(), qPrintable(r->problems.join(QLatin1Char('\n'))));
+        QCOMPARE(slurp(mirror + QLatin1Char('/') + log),
+                 QByteArray("attempt 3: step 1\nattempt 3: step 2\nattempt 3: step 3\nattempt 3: step 4\n"));
+        QVERIFY(!QFile::exists(mirror + QLatin1Char('/') + log + QStringLiteral(".prev-3")));
     }
 
     void finishedJobTakesItsExitCode()
