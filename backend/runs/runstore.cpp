@@ -1,17 +1,22 @@
 #include "runs/runstore.h"
 
 #include <QAtomicInt>
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QLockFile>
 #include <QMutex>
 #include <QSaveFile>
+
 #include <QSet>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include <map>
 
@@ -329,7 +334,14 @@ Expected<RunRecord> RunStore::update(const QString& runId, const std::function<S
     if (auto ok = change(r); !ok) return ok.error();
     if (r.id != runId) return Error{ErrorCode::Usage, QStringLiteral("an update cannot change a run's id"), runId};
     if (r.toJson() == current->toJson()) return r;  // nothing changed: no write, no index churn
-    if (auto ok = write(r, &*current); !ok) return ok.error();
+    // Only the mirror's bookkeeping moved (a poll that brought bytes): the mirror resumes from the
+    // local files' sizes, so a record that lost this write to a power cut costs a re-read of a
+    // whole-file mirror, never data. It skips the fsync that 1,000 runs per poll would each pay.
+    RunRecord sameElse = r;
+    sameElse.offsets = current->offsets;
+    sameElse.mtimes = current->mtimes;
+    const bool bookkeepingOnly = sameElse.toJson() == current->toJson();
+    if (auto ok = write(r, &*current, bookkeepingOnly ? Durability::Renamed : Durability::Synced); !ok) return ok.error();
     return r;
 }
 
@@ -342,21 +354,38 @@ Status RunStore::save(const RunRecord& record)
     return write(record);
 }
 
-Status RunStore::write(const RunRecord& record, const RunRecord* before)
+Status RunStore::write(const RunRecord& record, const RunRecord* before, Durability durability)
 {
     QString why;
     if (!validRunId(record.id, &why)) return Error{ErrorCode::RunId, why, record.id};
     const QString dir = m_workspace.runDir(record.id);
     if (!QDir().mkpath(dir)) return ioError(QStringLiteral("cannot create the run folder"), dir);
-    QSaveFile f(dir + QStringLiteral("/run.json"));
-    if (!f.open(QIODevice::WriteOnly)) return ioError(f.errorString(), f.fileName());
     // Paths inside the workspace are kept relative to it (the local profile's run folders, the
     // workspace's configs), so a copied or moved workspace acts on itself, not on the original.
     RunRecord relative = record;
     relative.remoteDir = m_workspace.relative(record.remoteDir);
     relative.configFile = m_workspace.relative(record.configFile);
-    f.write(QJsonDocument(relative.toJson()).toJson(QJsonDocument::Indented));
-    if (!f.commit()) return ioError(QStringLiteral("cannot write: ") + f.errorString(), f.fileName());
+    const QByteArray json = QJsonDocument(relative.toJson()).toJson(QJsonDocument::Indented);
+    const QString path = dir + QStringLiteral("/run.json");
+    if (durability == Durability::Synced) {
+        QSaveFile f(path);
+        if (!f.open(QIODevice::WriteOnly)) return ioError(f.errorString(), f.fileName());
+        f.write(json);
+        if (!f.commit()) return ioError(QStringLiteral("cannot write: ") + f.errorString(), f.fileName());
+    } else {
+        // Still all or nothing for readers: a new file renamed over the old one.
+        QFile f(dir + QStringLiteral("/.run.json.%1.tmp").arg(QCoreApplication::applicationPid()));
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(json) != json.size() || !f.flush()) {
+            f.remove();
+            return ioError(QStringLiteral("cannot write: ") + f.errorString(), path);
+        }
+        f.close();
+        if (std::rename(QFile::encodeName(f.fileName()).constData(), QFile::encodeName(path).constData()) != 0) {
+            const QString err = QString::fromLocal8Bit(std::strerror(errno));
+            f.remove();
+            return ioError(QStringLiteral("cannot write: ") + err, path);
+        }
+    }
     if (before && sameIndexRow(*before, record)) return Done{};
     return upsert(record);
 }

@@ -113,7 +113,10 @@ private:
     explicit RunStore(Workspace workspace);
     /// Writes run.json; the index row only when its columns differ from `before`'s (a poll that
     /// moved only offsets writes no index row).
-    Status write(const RunRecord& record, const RunRecord* before = nullptr);
+    /// Synced: written with fsync (QSaveFile), for every change people see; Renamed: a new file
+    /// renamed over the old one without fsync, for the mirror's bookkeeping alone (offsets, mtimes).
+    enum class Durability { Synced, Renamed };
+    Status write(const RunRecord& record, const RunRecord* before = nullptr, Durability durability = Durability::Synced);
     Status openIndex();
     bool indexUsable(QString* why);
     Status upsert(const RunRecord& r);

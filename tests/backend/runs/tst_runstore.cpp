@@ -64,6 +64,30 @@ private slots:
         QCOMPARE((*store)->activeRunIds(), QStringList{r.id});
     }
 
+    // A poll's bookkeeping (offsets alone) and a change people see (the detail of a queued run) are
+    // both written whole, read back, and listed; the bookkeeping write leaves no temporary file.
+    void updatesOfTheMirrorsBookkeepingAndOfTheDetailPersist()
+    {
+        auto store = RunStore::open(ws());
+        QVERIFY(store);
+        const RunRecord r = makeRun(QStringLiteral("u1"), RunState::Queued, QStringLiteral("s"));
+        QVERIFY((*store)->save(r));
+        auto up = (*store)->update(r.id, [](RunRecord& x) {
+            x.offsets[QStringLiteral("metrics.jsonl")] = 99;
+            return Status(Done{});
+        });
+        QVERIFY(up);
+        QCOMPARE((*store)->load(r.id)->offsets.value(QStringLiteral("metrics.jsonl")), 99LL);
+        QCOMPARE(QDir((*store)->workspace().runDir(r.id)).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("run.json")});
+        up = (*store)->update(r.id, [](RunRecord& x) {
+            x.message = QStringLiteral("slurm: PENDING (Resources)");
+            return Status(Done{});
+        });
+        QVERIFY(up);
+        QCOMPARE((*store)->load(r.id)->message, QStringLiteral("slurm: PENDING (Resources)"));
+        QCOMPARE((*store)->list().value(0).message, QStringLiteral("slurm: PENDING (Resources)"));
+    }
+
     void listFiltersBySweepAndActiveRuns()
     {
         auto store = RunStore::open(ws());

@@ -46,8 +46,8 @@ int main(int argc, char** argv)
     QTemporaryDir local;
     constexpr int kRanks = 4;
 
-    std::printf("%-6s %-22s %9s %11s %12s %12s %12s %10s\n", "runs", "poll", "commands", "round trips", "bytes sent", "bytes back",
-                "new bytes", "wall ms");
+    std::printf("%-6s %-22s %9s %11s %12s %12s %12s %10s %12s\n", "runs", "poll", "commands", "round trips", "bytes sent", "bytes back",
+                "new bytes", "wall ms", "far side ms");
     QList<int> sizes{1, 100, 1000};
     if (argc > 1) {
         sizes.clear();
@@ -60,8 +60,9 @@ int main(int argc, char** argv)
         if (!held) die(held.error().text());
         RunPoller poller(**store, ssh, slurm);
         auto report = [&](const char* what, const PollReport& p, qint64 ms) {
-            std::printf("%-6d %-22s %9d %11llu %12llu %12llu %12llu %10lld\n", n, what, p.commands, (unsigned long long)p.roundTrips,
-                        (unsigned long long)p.bytesSent, (unsigned long long)p.bytesRead, (unsigned long long)p.bytesNew, (long long)ms);
+            std::printf("%-6d %-22s %9d %11llu %12llu %12llu %12llu %10lld %12lld\n", n, what, p.commands, (unsigned long long)p.roundTrips,
+                        (unsigned long long)p.bytesSent, (unsigned long long)p.bytesRead, (unsigned long long)p.bytesNew, (long long)ms,
+                        (long long)p.farSideMs);
         };
         QElapsedTimer t;
         t.start();
