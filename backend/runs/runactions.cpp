@@ -207,8 +207,21 @@ Expected<RunRecord> RunActions::checkpointStop(const QString& runId)
 
 Expected<RunRecord> RunActions::requeue(const QString& runId, bool confirmed)
 {
-    auto rec = loadChecked(runId, RunAction::Requeue, confirmed);
+    auto seen = loadChecked(runId, RunAction::Requeue, confirmed);
+    if (!seen) return seen.error();
+    // One requeue or resubmit of a run at a time, from this window or any other process (the
+    // launch's lock): two at once would start two jobs in one folder, and the record would follow
+    // whichever answered last.
+    QLockFile lock(m_store.workspace().runDir(runId) + QStringLiteral("/.submitting"));
+    lock.setStaleLockTime(0);
+    if (!lock.tryLock(0))
+        return Error{ErrorCode::ActionRefused,
+                     QStringLiteral("the run is being requeued or submitted by another process (scaledesk or the window)"), runId};
+    auto rec = loadChecked(runId, RunAction::Requeue, true);  // as it is now, under the lock
     if (!rec) return rec.error();
+    if (rec->state != seen->state || rec->jobId != seen->jobId)
+        return Error{ErrorCode::ActionRefused,
+                     QStringLiteral("the run changed while the requeue waited (now %1)").arg(runStateName(rec->state)), runId};
     if (!rec->jobId.isEmpty()) {
         auto job = m_scheduler.requeue({rec->jobId, rec->remoteDir, slurmJobName(rec->id)});
         // Only a job the scheduler has forgotten is submitted anew; after any other failure the
@@ -233,17 +246,7 @@ Expected<RunRecord> RunActions::requeue(const QString& runId, bool confirmed)
 
 Expected<RunRecord> RunActions::resubmit(const RunRecord& seen)
 {
-    // One resubmit of a run at a time, from this window or any other process (the launch's lock).
-    QLockFile lock(m_store.workspace().runDir(seen.id) + QStringLiteral("/.submitting"));
-    lock.setStaleLockTime(0);
-    if (!lock.tryLock(0))
-        return Error{ErrorCode::ActionRefused, QStringLiteral("the run is being submitted by another process (scaledesk or the window)"),
-                     seen.id};
-    auto rec = loadChecked(seen.id, RunAction::Requeue, true);  // as it is now, under the lock
-    if (!rec) return rec.error();
-    if (rec->state != seen.state || rec->jobId != seen.jobId)
-        return Error{ErrorCode::ActionRefused,
-                     QStringLiteral("the run changed while the requeue waited (now %1)").arg(runStateName(rec->state)), seen.id};
+    const RunRecord* rec = &seen;  // loaded under the run's submit lock, which the caller holds
     // Before a new job: is there one already? A submit whose id was lost, a job that has left
     // squeue: any of them means the run has its job, and a second one is the thing not to start.
     auto existing = m_scheduler.findJob({rec->jobId, rec->remoteDir, slurmJobName(rec->id)});

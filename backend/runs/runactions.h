@@ -89,7 +89,8 @@ public:
 
 private:
     Expected<RunRecord> loadChecked(const QString& runId, RunAction action, bool confirmed);
-    /// A new job for the run folder, after findJob() says the run has none (handOver()).
+    /// A new job for the run folder, after findJob() says the run has none (handOver()). The caller
+    /// holds the run's submit lock and loaded `rec` under it.
     Expected<RunRecord> resubmit(const RunRecord& rec);
     /// Records `jobId` (found by its name and folder) as the run's job and polls it: the requeue
     /// is refused, with what the job is doing.

@@ -13,6 +13,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QLockFile>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
@@ -433,6 +434,37 @@ private slots:
         QVERIFY(pollUntil(run, [](const RunRecord& x) { return !isActive(x.state); }));
         QCOMPARE(load(run).state, RunState::Cancelled);
         QVERIFY(load(run).message.contains(QStringLiteral("requeue resumes it")));
+    }
+
+    // Requeue from the window and from the CLI at once: one of them waits its turn. While another
+    // process holds the run's submit lock (its requeue is under way), this requeue is refused and
+    // starts nothing; once it is free, the requeue runs.
+    void concurrentRequeuesOfOneRunAreSerialised()
+    {
+        RunActions actions(*m_store, m_transport, m_scheduler);
+        const QString run = id(QStringLiteral("requeue2"));
+        QVERIFY(actions.launch(request({run}, QStringLiteral("slow"))));
+        QVERIFY(pollUntil(run, [](const RunRecord& x) { return x.state == RunState::Running; }));
+        QVERIFY(actions.checkpointStop(run));
+        QVERIFY(pollUntil(run, [](const RunRecord& x) { return x.state == RunState::Cancelled; }));
+        const QString job = load(run).jobId;
+        {
+            QLockFile other(m_ws->runDir(run) + QStringLiteral("/.submitting"));
+            QVERIFY(other.tryLock(0));
+            auto refused = actions.requeue(run);
+            QVERIFY(!refused);
+            QCOMPARE(refused.error().code, ErrorCode::ActionRefused);
+            QVERIFY2(refused.error().message.contains(QStringLiteral("being requeued or submitted by another process")),
+                     qPrintable(refused.error().text()));
+            QCOMPARE(load(run).jobId, job);
+            QCOMPARE(load(run).state, RunState::Cancelled);
+        }
+        auto again = actions.requeue(run);
+        QVERIFY2(again, qPrintable(again ? QString() : again.error().text()));
+        QVERIFY(again->jobId != job);
+        QVERIFY(pollUntil(run, [](const RunRecord& x) { return x.state == RunState::Running; }));
+        QVERIFY(actions.cancel(run));
+        QVERIFY(pollUntil(run, [](const RunRecord& x) { return !isActive(x.state); }));
     }
 
     void requeueRunsStoppedRunsAgainAndAsksForCompletedOnes()
