@@ -48,15 +48,23 @@ std::uint32_t maskedCrc32c(const void* data, std::size_t size)
     return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
 }
 
-bool TfRecordReader::soundAt(std::size_t at) const
+TfRecordReader::Candidate TfRecordReader::soundAt(std::size_t at)
 {
-    if (m_size - at < kHeader + kFooter) return false;
+    if (m_size - at < kHeader + kFooter) return Candidate::No;
     const char* p = m_data + at;
-    if (readLe32(p + 8) != maskedCrc32c(p, 8)) return false;
+    if (readLe32(p + 8) != maskedCrc32c(p, 8)) return Candidate::No;
     const std::uint64_t length = readLe64(p);
-    if (length > m_size - at - kHeader - kFooter) return false;
-    return readLe32(p + kHeader + length) == maskedCrc32c(p + kHeader, std::size_t(length));
+    if (length > m_size - at - kHeader - kFooter) return Candidate::No;
+    // A length that checks but data that does not: each such candidate costs its length, and a
+    // crafted file can hold one every 12 bytes, each claiming the rest of the file. The budget keeps
+    // the whole reading linear in the file's size.
+    if (m_resyncChecked + length > resyncBudget()) return Candidate::OverBudget;
+    m_resyncChecked += length;
+    ++m_resyncCandidates;
+    return readLe32(p + kHeader + length) == maskedCrc32c(p + kHeader, std::size_t(length)) ? Candidate::Yes : Candidate::No;
 }
+
+std::uint64_t TfRecordReader::resyncBudget() const { return 2 * std::uint64_t(m_size) + (1u << 20); }
 
 bool TfRecordReader::next(std::string_view* record, std::uint64_t* offset)
 {
@@ -71,7 +79,17 @@ bool TfRecordReader::next(std::string_view* record, std::uint64_t* offset)
         if (readLe32(p + 8) != maskedCrc32c(p, 8)) {
             // The length is not to be trusted: find the next offset where a whole record checks.
             std::size_t at = m_pos + 1;
-            while (at < m_size && !soundAt(at)) ++at;
+            Candidate found = Candidate::No;
+            while (at < m_size && (found = soundAt(at)) == Candidate::No) ++at;
+            if (found == Candidate::OverBudget) {
+                m_problems.push_back({m_pos,
+                                      "length CRC mismatch, and the search for the next sound record stopped at offset " +
+                                          std::to_string(at) + " after " + std::to_string(m_resyncCandidates) +
+                                          " records whose length checks but whose data does not (" + std::to_string(m_resyncChecked) +
+                                          " bytes checked, twice the file's size): the rest of the file is skipped"});
+                m_pos = m_size;
+                return false;
+            }
             m_problems.push_back({m_pos,
                                   "length CRC mismatch: " + std::to_string(at - m_pos) + " bytes skipped" +
                                       (at < m_size ? " to the next sound record" : " to the end of the file")});

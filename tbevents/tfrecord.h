@@ -25,6 +25,9 @@ struct RecordProblem {
 /// - A record whose data fails its CRC is reported and skipped (its length was sound).
 /// - A length that fails its CRC cannot be trusted: it is reported, and reading resumes at the next
 ///   offset where a whole record checks (length CRC and data CRC), as a reader that recovers must.
+///   The data CRCs that search checks add up to at most twice the file's size (and 1 MiB): a file
+///   crafted with more records whose length checks but whose data does not is reported, and the rest
+///   of it skipped, so reading is linear in the file's size.
 /// - A record cut off by the end of the bytes is reported once and ends the reading.
 class TfRecordReader {
 public:
@@ -34,13 +37,19 @@ public:
     const std::vector<RecordProblem>& problems() const { return m_problems; }
     /// Bytes consumed so far: everything before it was records or reported problems.
     std::uint64_t position() const { return m_pos; }
+    /// Bytes whose data CRC the search for a sound record checked so far (its work, bounded).
+    std::uint64_t resyncBytesChecked() const { return m_resyncChecked; }
 
 private:
-    /// True when a whole, sound record starts at `at` (used to find the next one after bad bytes).
-    bool soundAt(std::size_t at) const;
+    enum class Candidate { No, Yes, OverBudget };
+    /// Whether a whole, sound record starts at `at` (used to find the next one after bad bytes).
+    Candidate soundAt(std::size_t at);
+    std::uint64_t resyncBudget() const;
     const char* m_data;
     std::size_t m_size;
     std::size_t m_pos = 0;
+    std::uint64_t m_resyncChecked = 0;
+    std::uint64_t m_resyncCandidates = 0;
     std::vector<RecordProblem> m_problems;
 };
 

@@ -167,6 +167,39 @@ private slots:
         QCOMPARE(c.scalars.size(), std::size_t(41));
     }
 
+    // A file crafted to make the search after a bad length quadratic: after the bad length, a
+    // header every 12 bytes whose own CRC checks and whose length claims the rest of the file, with
+    // data that never checks. Each would cost the file's size; the search stops at its budget (twice
+    // the file's size and 1 MiB of data CRCs), says so, and skips the rest.
+    void theSearchAfterABadLengthIsLinearOnCraftedBytes()
+    {
+        const std::string first = frameRecord("sound");
+        std::string bytes = first + std::string(12, '\x55');  // a header whose CRC does not check
+        const std::size_t size = 240 * 1024;
+        while (bytes.size() + 12 + 16 <= size) {
+            const std::uint64_t length = size - bytes.size() - 16;
+            std::string header;
+            for (int i = 0; i < 8; ++i) header.push_back(char((length >> (8 * i)) & 0xff));
+            const std::uint32_t crc = maskedCrc32c(header.data(), 8);
+            for (int i = 0; i < 4; ++i) header.push_back(char((crc >> (8 * i)) & 0xff));
+            bytes += header;
+        }
+        bytes.resize(size, '\0');
+        TfRecordReader reader(bytes.data(), bytes.size());
+        std::string_view record;
+        std::uint64_t offset = 0;
+        QVERIFY(reader.next(&record, &offset));
+        QCOMPARE(std::string(record), std::string("sound"));
+        QVERIFY(!reader.next(&record, &offset));
+        QVERIFY2(reader.resyncBytesChecked() <= 2 * size + (1u << 20), qPrintable(QString::number(reader.resyncBytesChecked())));
+        QVERIFY(reader.resyncBytesChecked() > 2 * size);  // it did search: several crafted candidates were checked
+        QCOMPARE(reader.problems().size(), std::size_t(1));
+        QCOMPARE(reader.problems()[0].offset, std::uint64_t(first.size()));
+        QVERIFY2(reader.problems()[0].message.find("the rest of the file is skipped") != std::string::npos,
+                 reader.problems()[0].message.c_str());
+        QCOMPARE(reader.position(), std::uint64_t(size));
+    }
+
     // A file cut inside its last record: everything before it, and the cut reported where it starts.
     void aTruncatedRecordIsReportedAtItsOffset_data()
     {
