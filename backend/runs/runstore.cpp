@@ -290,10 +290,10 @@ Expected<int> RunStore::rebuildIndex()
     if (!q.exec(QStringLiteral("PRAGMA user_version = %1").arg(kSchema))) return fail(QStringLiteral("cannot write the run index: "));
     if (!db.commit()) return ioError(QStringLiteral("cannot write the run index: ") + db.lastError().text(), path);
     indexChecked(path, true);
-    return n;
+    return n;  // rows named in the .stale marker were read again too; list() finds them current
 }
 
-Status RunStore::upsert(const RunRecord& r)
+Status RunStore::upsert(const RunRecord& r) const
 {
     const RunSummary s = RunSummary::of(r);
     QSqlQuery q(QSqlDatabase::database(m_connection));
@@ -387,7 +387,66 @@ Status RunStore::write(const RunRecord& record, const RunRecord* before, Durabil
         }
     }
     if (before && sameIndexRow(*before, record)) return Done{};
-    return upsert(record);
+    if (auto ok = upsert(record); !ok) {
+        // run.json, the truth, is written; the index row is behind it. Later updates may leave
+        // the row's columns as they are (and write none), so the row is named for repair: the
+        // next list(), in this process or another, reads it again from run.json.
+        if (auto marked = markStale(record.id); !marked)
+            return ioError(ok.error().message + QStringLiteral("; and it could not be marked for repair: ") + marked.error().message,
+                           m_workspace.indexPath());
+    }
+    return Done{};
+}
+
+QString RunStore::stalePath() const { return m_workspace.indexPath() + QStringLiteral(".stale"); }
+
+Status RunStore::markStale(const QString& runId) const
+{
+    QLockFile lock(stalePath() + QStringLiteral(".lock"));
+    if (!lock.tryLock(kLockWaitMs)) return ioError(QStringLiteral("cannot lock"), lock.fileName());
+    QFile f(stalePath());
+    const QByteArray line = runId.toUtf8() + '\n';
+    if (!f.open(QIODevice::Append) || f.write(line) != line.size() || !f.flush())
+        return ioError(QStringLiteral("cannot write: ") + f.errorString(), f.fileName());
+    return Done{};
+}
+
+void RunStore::repairStaleRows() const
+{
+    if (!QFile::exists(stalePath())) return;
+    QLockFile lock(stalePath() + QStringLiteral(".lock"));
+    if (!lock.tryLock(kLockWaitMs)) return;  // the next list() tries again
+    QFile f(stalePath());
+    if (!f.open(QIODevice::ReadOnly)) return;
+    QSet<QString> ids;
+    for (const QByteArray& line : f.readAll().split('\n'))
+        if (!line.isEmpty()) ids.insert(QString::fromUtf8(line));
+    f.close();
+    QByteArray still;
+    for (const QString& id : ids) {
+        auto r = load(id);
+        bool fixed = false;
+        if (r) {
+            fixed = bool(upsert(*r));
+        } else if (r.error().code == ErrorCode::RunUnknown) {  // deleted since: its row goes too
+            QSqlQuery q(QSqlDatabase::database(m_connection));
+            q.prepare(QStringLiteral("DELETE FROM runs WHERE id = ?"));
+            q.addBindValue(id);
+            fixed = q.exec();
+        } else {
+            fixed = true;  // an unreadable run.json: the next rebuildIndex() reports it; nothing to copy now
+        }
+        if (!fixed) still += id.toUtf8() + '\n';
+    }
+    if (still.isEmpty()) {
+        f.remove();
+    } else {
+        QSaveFile out(stalePath());
+        if (out.open(QIODevice::WriteOnly)) {
+            out.write(still);
+            out.commit();
+        }
+    }
 }
 
 Expected<RunRecord> RunStore::load(const QString& runId) const
@@ -415,6 +474,7 @@ bool RunStore::exists(const QString& runId) const { return m_workspace.hasRun(ru
 
 QList<RunSummary> RunStore::list(const QString& sweep) const
 {
+    repairStaleRows();
     QSqlQuery q(QSqlDatabase::database(m_connection));
     q.prepare(sweep.isEmpty()
                   ? QStringLiteral("SELECT id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated,"

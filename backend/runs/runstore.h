@@ -50,7 +50,7 @@ struct RunSummary {
     QString jobId;
     QString created;  ///< ISO UTC
     QString updated;
-    QString origin;  ///< an imported run's source folder (RunRecord::originPath); empty otherwise
+    QString origin;   ///< an imported run's source folder (RunRecord::originPath); empty otherwise
     QString message;  ///< the latest reason (RunRecord::message): "local: PENDING (waiting for 2 of 2 slots (cores))"
 
     static RunSummary of(const RunRecord& record);
@@ -59,7 +59,8 @@ struct RunSummary {
 class RunLock;
 
 /// Run records of a workspace. run.json files are the truth (written atomically); the SQLite index
-/// is rebuilt from them when it is missing, unreadable, corrupt or of another schema.
+/// is rebuilt from them when it is missing, unreadable, corrupt or of another schema, and a row
+/// that could not be written is copied from run.json again by the next list().
 /// One RunStore per thread (it owns a Qt SQL connection); any number of stores, in any number of
 /// threads and processes, may share a workspace: a record changes only through create() and
 /// update(), which hold the run's lock (a mutex in this process and a lock file for others), so no
@@ -119,7 +120,13 @@ private:
     Status write(const RunRecord& record, const RunRecord* before = nullptr, Durability durability = Durability::Synced);
     Status openIndex();
     bool indexUsable(QString* why);
-    Status upsert(const RunRecord& r);
+    Status upsert(const RunRecord& r) const;
+    /// A row that could not be written (the index busy past its timeout, a full disk) while its
+    /// run.json was: its id goes to `index.sqlite.stale`, and list() copies those rows from
+    /// run.json again before it reads, so no run drops out of the lists and the poll.
+    QString stalePath() const;
+    Status markStale(const QString& runId) const;
+    void repairStaleRows() const;
 
     Workspace m_workspace;
     QString m_connection;

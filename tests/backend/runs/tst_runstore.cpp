@@ -3,6 +3,8 @@
 
 #include <QDir>
 #include <QFile>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -86,6 +88,43 @@ private slots:
         QVERIFY(up);
         QCOMPARE((*store)->load(r.id)->message, QStringLiteral("slurm: PENDING (Resources)"));
         QCOMPARE((*store)->list().value(0).message, QStringLiteral("slurm: PENDING (Resources)"));
+    }
+
+    // Another process holds the index's write lock past the busy timeout while a run changes state:
+    // run.json is written and the update stands, and the row, which later updates would not touch
+    // (they move only offsets), is copied from run.json by the next list(), here and in other stores.
+    void aRowTheIndexRefusedIsRepairedByTheNextList()
+    {
+        auto store = RunStore::open(ws());
+        QVERIFY(store);
+        QVERIFY((*store)->create(makeRun(QStringLiteral("busy"), RunState::Queued)));
+        {
+            QSqlDatabase other = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("blocker"));
+            other.setDatabaseName((*store)->workspace().indexPath());
+            QVERIFY(other.open());
+            QSqlQuery q(other);
+            QVERIFY(q.exec(QStringLiteral("BEGIN EXCLUSIVE")));
+            auto up = (*store)->update(QStringLiteral("busy"), [](RunRecord& x) {
+                x.transition(RunState::Running, QStringLiteral("started"));
+                return Status(Done{});
+            });
+            QVERIFY2(up, qPrintable(up ? QString() : up.error().text()));
+            QVERIFY(QFile::exists((*store)->workspace().indexPath() + QStringLiteral(".stale")));
+            QVERIFY(q.exec(QStringLiteral("ROLLBACK")));
+            other.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("blocker"));
+        auto up = (*store)->update(QStringLiteral("busy"), [](RunRecord& x) {
+            x.offsets[QStringLiteral("metrics.jsonl")] = 7;
+            return Status(Done{});
+        });
+        QVERIFY(up);
+        auto second = RunStore::open(ws());  // another process's view, before this one lists
+        QVERIFY(second);
+        QCOMPARE((*second)->list().value(0).state, RunState::Running);
+        QCOMPARE((*second)->activeRunIds(), QStringList{QStringLiteral("busy")});
+        QCOMPARE((*store)->list().value(0).state, RunState::Running);
+        QVERIFY(!QFile::exists((*store)->workspace().indexPath() + QStringLiteral(".stale")));
     }
 
     void listFiltersBySweepAndActiveRuns()
