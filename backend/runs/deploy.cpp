@@ -65,6 +65,45 @@ Status writeCurrent(Transport& t, const QString& root, const QString& trainer)
 {
     return t.writeFile(root + QStringLiteral("/current"), trainer.toUtf8() + '\n');
 }
+
+// The lines a source build runs before CMake, and the ones a reuse runs before it asks the trainer
+// for its version: the profile's setup (modules: compiler, MPI, libtorch), then its PyTorch's.
+QString environmentLines(const ClusterProfile& p)
+{
+    QString lines;
+    if (!p.setup.trimmed().isEmpty()) lines += p.setup.trimmed() + QLatin1Char('\n');
+    if (p.buildsAgainstPytorch() && !p.pytorchSetup.trimmed().isEmpty()) lines += p.pytorchSetup.trimmed() + QLatin1Char('\n');
+    return lines;
+}
+
+// A `ready` marker is trusted only while the trainer it stands for still runs there (under the
+// environment it was built in) and prints exactly what the marker holds: a scratch purge that took
+// the binary, a module that now loads another libtorch or compiler runtime, a marker left by hand or
+// by a build cut short all fail it. True: reuse; false with `why`: build or upload again.
+Expected<bool> stillReady(Transport& t, const QString& dir, const QString& trainer, const QString& environment, QString* why)
+{
+    auto marker = t.readAt(dir + QStringLiteral("/ready"), 0, 4096);
+    if (!marker) {
+        if (marker.error().code != ErrorCode::TransportNoFile) return marker.error();
+        return false;  // never finished: nothing to say
+    }
+    const QString script = QStringLiteral("cd %1\n%2%3 --version").arg(shellQuote(dir), environment, shellQuote(trainer));
+    auto run = t.exec(QStringLiteral("/bin/bash -c %1").arg(shellQuote(script)), 60000, Idempotent::Yes);
+    if (!run) return run.error();
+    const QString said = QString::fromUtf8(run->out).trimmed();
+    if (run->exitCode != 0) {
+        *why = QStringLiteral("its trainer no longer runs there (exit %1: %2)")
+                   .arg(run->exitCode)
+                   .arg(QString::fromUtf8(run->err + run->out).trimmed().left(300));
+        return false;
+    }
+    if (run->out != *marker) {
+        *why = QStringLiteral("its trainer now says \"%1\" where the marker says \"%2\"")
+                   .arg(said.left(200), QString::fromUtf8(*marker).trimmed().left(200));
+        return false;
+    }
+    return true;
+}
 }  // namespace
 
 QString DeployResult::summary() const
@@ -96,11 +135,9 @@ Expected<QString> deployedTrainer(Transport& t, const ClusterProfile& p)
 
 QString deployBuildScript(const ClusterProfile& p, const QString& dir)
 {
-    QString script = QStringLiteral("set -e\ncd %1\n").arg(shellQuote(dir));
-    if (!p.setup.trimmed().isEmpty()) script += p.setup.trimmed() + QLatin1Char('\n');
+    QString script = QStringLiteral("set -e\ncd %1\n").arg(shellQuote(dir)) + environmentLines(p);
     QString prefix;
     if (p.buildsAgainstPytorch()) {
-        if (!p.pytorchSetup.trimmed().isEmpty()) script += p.pytorchSetup.trimmed() + QLatin1Char('\n');
         // That PyTorch's libtorch (with its CUDA and NCCL), and the NCCL of its nvidia-nccl wheel when there is one.
         const QString python = shellQuote(p.pytorchInterpreter());
         script += QStringLiteral("torch_prefix=\"$(%1 -c 'import torch; print(torch.utils.cmake_prefix_path)')\" || "
@@ -137,11 +174,17 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
         result.hash = QString::fromLatin1(QCryptographicHash::hash(data, QCryptographicHash::Sha256).toHex().left(16));
         const QString dir = *root + QStringLiteral("/bin-") + result.hash;
         result.trainerPath = dir + QStringLiteral("/scaledesk-train");
-        if (auto ready = t.stat(dir + QStringLiteral("/ready")); ready) {
+        QString why;
+        auto ready = stillReady(t, dir, result.trainerPath, QString(), &why);
+        if (!ready) return ready.error();
+        if (!why.isEmpty()) say(QStringLiteral("the upload of %1 is not usable: %2; uploading it again").arg(result.hash, why));
+        if (*ready) {
             result.reused = true;
             say(QStringLiteral("prebuilt trainer %1 already deployed").arg(result.hash));
         } else {
             say(QStringLiteral("uploading %1 (%2 MB)").arg(o.prebuiltBinary).arg(data.size() / 1e6, 0, 'f', 1));
+            if (auto ok = t.exec(QStringLiteral("rm -f %1").arg(shellQuote(dir + QStringLiteral("/ready"))), 60000, Idempotent::Yes); !ok)
+                return ok.error();
             if (auto ok = t.makeDirs(dir); !ok) return ok.error();
             if (auto ok = t.writeFile(result.trainerPath, data, 0755); !ok) return ok.error();
             auto check = t.exec(shellJoin({result.trainerPath, QStringLiteral("--version")}), 60000, Idempotent::Yes);
@@ -167,22 +210,32 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
     const QStringList files = trainerSourceFiles(o.sourceDir);
     if (!files.contains(QStringLiteral("CMakeLists.txt")) || files.size() < 3)
         return Error{ErrorCode::DeploySources, QStringLiteral("no trainer sources here"), o.sourceDir};
+    // Built with another compiler, MPI or libtorch is another trainer: the setup lines that choose
+    // them there (and the PyTorch it builds against) are part of the hash, with the sources.
     result.hash = contentHash(o.sourceDir, files);
-    // Built against another PyTorch is another trainer: the profile's way to it is part of the hash.
-    if (p.buildsAgainstPytorch())
+    const QString environment = environmentLines(p);
+    const QString pytorch = p.buildsAgainstPytorch() ? p.pytorchInterpreter() : QString();
+    if (!environment.isEmpty() || !pytorch.isEmpty())
         result.hash = QString::fromLatin1(
-            QCryptographicHash::hash(
-                (result.hash + QLatin1Char('\n') + p.pytorchSetup + QLatin1Char('\n') + p.pytorchInterpreter()).toUtf8(),
-                QCryptographicHash::Sha256)
+            QCryptographicHash::hash((result.hash + QLatin1Char('\n') + environment + QLatin1Char('\n') + pytorch).toUtf8(),
+                                     QCryptographicHash::Sha256)
                 .toHex()
                 .left(16));
     const QString dir = *root + QLatin1Char('/') + result.hash;
     result.trainerPath = dir + QStringLiteral("/build/trainer/scaledesk-train");
-    if (auto ready = t.stat(dir + QStringLiteral("/ready")); ready) {
+    QString why;
+    auto ready = stillReady(t, dir, result.trainerPath, environment, &why);
+    if (!ready) return ready.error();
+    if (*ready) {
         result.reused = true;
         say(QStringLiteral("trainer %1 already built there; reusing it").arg(result.hash));
         if (auto ok = writeCurrent(t, *root, result.trainerPath); !ok) return ok.error();
         return result;
+    }
+    if (!why.isEmpty()) {
+        say(QStringLiteral("the build of %1 there is not usable: %2; building it again").arg(result.hash, why));
+        if (auto ok = t.exec(QStringLiteral("rm -f %1").arg(shellQuote(dir + QStringLiteral("/ready"))), 60000, Idempotent::Yes); !ok)
+            return ok.error();
     }
     auto stopped = [&] { return o.stopRequested && o.stopRequested(); };
     auto cancelled = [&] { return Error{ErrorCode::DeployCancelled, QStringLiteral("the deploy was cancelled"), t.describe()}; };

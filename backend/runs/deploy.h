@@ -46,7 +46,10 @@ QString deployBuildScript(const ClusterProfile& profile, const QString& dir);
 
 /// Puts a trainer on the far side under <remote root>/trainer/<hash>/: either the sources,
 /// built there with the profile's setup lines and CMake (build.log next to them), or a prebuilt
-/// binary. A finished deploy leaves a `ready` marker and is reused while the hash is unchanged;
+/// binary. The hash covers the sources and the profile's setup lines (they choose the compiler,
+/// MPI and libtorch there). A finished deploy leaves a `ready` marker holding the trainer's
+/// `--version`; it is reused only while that trainer still runs there and prints the same, else
+/// built (or uploaded) again, and the progress says why;
 /// <remote root>/trainer/current names the trainer that submits use.
 Expected<DeployResult> deployTrainer(Transport& transport, const ClusterProfile& profile, const DeployOptions& options);
 
