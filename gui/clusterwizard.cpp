@@ -1,6 +1,7 @@
 #include "clusterwizard.h"
 
 #include "config/profiles.h"
+#include "core/showntext.h"
 #include "runs/clustersession.h"
 #include "runs/deploy.h"
 #include "workspacecontroller.h"
@@ -198,6 +199,7 @@ ClusterWizard::ClusterWizard(WorkspaceController& controller, const ClusterProfi
     m_setup->setPlaceholderText(tr("shell lines before srun, e.g. module load cmake gcc openmpi"));
     m_setup->setMaximumHeight(90);
     m_modules = new QLabel;
+    m_modules->setTextFormat(Qt::PlainText);  // the module system's name comes from the cluster
     m_modules->setWordWrap(true);
     auto* sf = new QFormLayout(set);
     sf->addRow(tr("Partition:"), m_partition);
@@ -234,6 +236,7 @@ ClusterWizard::ClusterWizard(WorkspaceController& controller, const ClusterProfi
                                          : m_build)
         ->setChecked(true);
     m_saveError = new QLabel;
+    m_saveError->setTextFormat(Qt::PlainText);
     m_saveError->setWordWrap(true);
     m_saveError->setStyleSheet(QStringLiteral("color: #c0392b"));
     auto* tl = new QVBoxLayout(tr_);
@@ -350,7 +353,7 @@ void ClusterWizard::probe()
         if (!facts) return Expected<QVariant>(facts.error());
         return Expected<QVariant>(QVariant::fromValue(*facts));
     });
-    connect(m_op, &RemoteOperation::progress, this, [this](const QString& m) { m_probeLog->appendPlainText(m); });
+    connect(m_op, &RemoteOperation::progress, this, [this](const QString& m) { m_probeLog->appendPlainText(shownText(m)); });
     connect(m_op, &RemoteOperation::succeeded, this, [this](const QVariant& v) {
         m_facts = v.value<ClusterFacts>();
         m_probed = true;
@@ -368,10 +371,10 @@ void ClusterWizard::probe()
                     ? tr("accounts: none read (%1)").arg(m_facts.accountsNote)
                     : tr("accounts: %1; QOS: %2").arg(m_facts.accounts.join(QStringLiteral(", ")), m_facts.qos.join(QStringLiteral(", "))));
         text << (m_facts.moduleSystem.isEmpty() ? tr("no module system found") : tr("modules: %1").arg(m_facts.moduleSystem));
-        m_probeLog->appendPlainText(text.join(QLatin1Char('\n')));
+        m_probeLog->appendPlainText(shownText(text.join(QLatin1Char('\n'))));
     });
     connect(m_op, &RemoteOperation::failed, this, [this](const Error& e) {
-        m_probeLog->appendPlainText(tr("✘ %1").arg(e.text()));
+        m_probeLog->appendPlainText(tr("✘ %1").arg(shownText(e.text())));
         m_probeLog->appendPlainText(tr("Check the host, user and key on the previous page, then Test again."));
     });
     connect(m_op, &RemoteOperation::finished, this, [this] {
@@ -443,14 +446,15 @@ void ClusterWizard::check()
             out << QVariant(QStringList{c.what, c.ok ? QStringLiteral("1") : QString(), c.detail});
         return Expected<QVariant>(out);
     });
-    connect(m_op, &RemoteOperation::progress, this, [this](const QString& m) { m_checkLog->appendPlainText(m); });
+    connect(m_op, &RemoteOperation::progress, this, [this](const QString& m) { m_checkLog->appendPlainText(shownText(m)); });
     connect(m_op, &RemoteOperation::succeeded, this, [this](const QVariant& v) {
         for (const QVariant& c : v.toList()) {
             const QStringList f = c.toStringList();
             m_checks << ProfileCheck{f.value(0), !f.value(1).isEmpty(), f.value(2)};
         }
     });
-    connect(m_op, &RemoteOperation::failed, this, [this](const Error& e) { m_checkLog->appendPlainText(tr("✘ %1").arg(e.text())); });
+    connect(m_op, &RemoteOperation::failed, this,
+            [this](const Error& e) { m_checkLog->appendPlainText(tr("✘ %1").arg(shownText(e.text()))); });
     connect(m_op, &RemoteOperation::finished, this, [this, p] {
         m_op = nullptr;
         m_checkBusy->hide();
@@ -483,7 +487,7 @@ void ClusterWizard::deploy()
             m_checkBusy->setFormat(m);
             m_checkBusy->setTextVisible(true);
         } else {
-            m_checkLog->appendPlainText(m);
+            m_checkLog->appendPlainText(shownText(m));
         }
     });
     connect(m_op, &RemoteOperation::succeeded, this, [ok, text](const QVariant& v) {
@@ -497,7 +501,7 @@ void ClusterWizard::deploy()
         m_cancelDeploy->hide();
         m_checkBusy->hide();
         m_checkBusy->setTextVisible(false);
-        m_checkLog->appendPlainText((*ok ? QStringLiteral("✔ ") : QStringLiteral("✘ ")) + *text);
+        m_checkLog->appendPlainText((*ok ? QStringLiteral("✔ ") : QStringLiteral("✘ ")) + shownText(*text));
         emit deployFinished(*ok, *text);
         if (*ok)
             QMetaObject::invokeMethod(this, &ClusterWizard::check, Qt::QueuedConnection);  // and check again

@@ -6,6 +6,7 @@
 #include "configeditor.h"
 #include "headless.h"
 #include "launchdialog.h"
+#include "plainmessage.h"
 #include "preferencesdialog.h"
 #include "progresspanel.h"
 #include "remote/sshtransport.h"
@@ -143,8 +144,8 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     launch->setShortcut(QKeySequence(QStringLiteral("Ctrl+L")));
     connect(launch, &QAction::triggered, this, [this] {
         if (!m_editor->errors().isEmpty()) {
-            QMessageBox::information(this, tr("Launch"),
-                                     tr("The config has errors; fix them first:\n%1").arg(m_editor->errors().join(QLatin1Char('\n'))));
+            plainMessage(this, QMessageBox::Information, tr("Launch"),
+                         tr("The config has errors; fix them first:\n%1").arg(m_editor->errors().join(QLatin1Char('\n'))));
             return;
         }
         if (m_editor->restoredFrom().isEmpty() == false || m_editor->editor()->document()->isModified()) m_editor->save();
@@ -167,7 +168,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         const Status ok = m_tabs->currentWidget() == m_scaling ? renderReportPage(m_scaling->report(), path, 150, m_scaling->plan())
                                                                : exportWidget(m_tabs->currentWidget(), path);
         if (!ok)
-            QMessageBox::warning(this, tr("Export failed"), ok.error().text());
+            plainMessage(this, QMessageBox::Warning, tr("Export failed"), ok.error().text());
         else
             statusBar()->showMessage(tr("Exported the view to %1").arg(path), 15000);
     });
@@ -260,16 +261,14 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         if (chosen == deploy) m_controller.deploy(name);
     });
     connect(&controller, &WorkspaceController::profileTested, this, [this](const QString& name, bool ok, const QStringList& lines) {
-        QMessageBox box(ok ? QMessageBox::Information : QMessageBox::Warning, tr("Test of %1").arg(name),
-                        ok ? tr("Every check passed.") : tr("A check failed."), QMessageBox::Ok, this);
-        box.setInformativeText(lines.join(QLatin1Char('\n')));
-        box.exec();
+        plainMessage(this, ok ? QMessageBox::Information : QMessageBox::Warning, tr("Test of %1").arg(name),
+                     ok ? tr("Every check passed.") : tr("A check failed."), lines.join(QLatin1Char('\n')));
     });
     connect(&controller, &WorkspaceController::deployFinished, this, [this](const QString& name, bool ok, const QString& text) {
         if (ok)
             statusBar()->showMessage(tr("%1: %2").arg(name, text), 30000);
         else
-            QMessageBox::warning(this, tr("Deploy to %1").arg(name), text);
+            plainMessage(this, QMessageBox::Warning, tr("Deploy to %1").arg(name), text);
     });
 
     m_tabs = new QTabWidget;
@@ -340,7 +339,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     connect(m_welcome, &WelcomePanel::importRequested, importAction, &QAction::trigger);
     connect(&m_controller, &WorkspaceController::importFinished, this, [this](bool ok, const QString& text, const QStringList& ids) {
         if (ok && !ids.isEmpty()) m_selectWhenListed = ids.first();
-        if (!ok) QMessageBox::warning(this, tr("Import failed"), text);
+        if (!ok) plainMessage(this, QMessageBox::Warning, tr("Import failed"), text);
         statusBar()->showMessage(text, 30000);
     });
     QAction* welcomeAction = new QAction(tr("Welcome"), this);
@@ -447,7 +446,7 @@ void MainWindow::addCluster(const QString& existing)
     if (!existing.isEmpty()) {
         auto p = findProfile(m_controller.workspace(), existing);
         if (!p) {
-            QMessageBox::warning(this, tr("Edit cluster"), p.error().text());
+            plainMessage(this, QMessageBox::Warning, tr("Edit cluster"), p.error().text());
             return;
         }
         edit = *p;

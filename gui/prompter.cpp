@@ -1,5 +1,8 @@
 #include "prompter.h"
 
+#include "core/showntext.h"
+#include "plainmessage.h"
+
 #include <QApplication>
 #include <QInputDialog>
 #include <QMessageBox>
@@ -63,9 +66,10 @@ SshCallbacks Prompter::callbacks(const QString& profileName)
         for (const auto& pr : prompts) {
             const auto a = ask([=]() -> std::optional<QString> {
                 bool ok = false;
-                const QString text = (name.isEmpty() ? QString() : name + QLatin1Char('\n')) +
-                    (instruction.isEmpty() ? QString() : instruction + QLatin1Char('\n')) + pr.text;
-                const QString v = QInputDialog::getText(QApplication::activeWindow(), tr("Login — %1").arg(profileName), text,
+                // Each part bounded on its own, so a long instruction never hides the question.
+                const QString text = (name.isEmpty() ? QString() : shownText(name, 200) + QLatin1Char('\n')) +
+                    (instruction.isEmpty() ? QString() : shownText(instruction, 2000) + QLatin1Char('\n')) + shownText(pr.text, 500);
+                const QString v = QInputDialog::getText(QApplication::activeWindow(), tr("Login — %1").arg(profileName), labelText(text),
                                                         pr.echo ? QLineEdit::Normal : QLineEdit::Password, QString(), &ok);
                 return ok ? std::optional<QString>(v) : std::nullopt;
             });

@@ -3,6 +3,7 @@
 #include "analysis/analysisinputs.h"
 #include "chartstyle.h"
 #include "headless.h"
+#include "plainmessage.h"
 #include "scalingcharts.h"
 #include "workspacecontroller.h"
 
@@ -156,7 +157,7 @@ void ScalingView::exportAll()
             ok = Error{ErrorCode::ExportIo, f.errorString(), f.fileName()};
     }
     if (!ok)
-        QMessageBox::warning(this, tr("Export failed"), ok.error().text());
+        plainMessage(this, QMessageBox::Warning, tr("Export failed"), ok.error().text());
     else
         QMessageBox::information(this, tr("Export"), tr("Wrote %1 files to %2.").arg(written.size() + 3).arg(dir));
 }

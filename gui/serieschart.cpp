@@ -5,6 +5,7 @@
 #include "analysis/epochscsv.h"
 #include "chartexport.h"
 #include "chartstyle.h"
+#include "plainmessage.h"
 
 #include <QCategoryAxis>
 #include <QChart>
@@ -594,7 +595,7 @@ void SeriesChart::contextMenuEvent(QContextMenuEvent* e)
         size = QSize(m.captured(1).toInt(), m.captured(2).toInt());
         dpi = m.captured(3).toInt();
     }
-    if (auto ok = exportTo(path, size, dpi); !ok) QMessageBox::warning(this, tr("Export failed"), ok.error().text());
+    if (auto ok = exportTo(path, size, dpi); !ok) plainMessage(this, QMessageBox::Warning, tr("Export failed"), ok.error().text());
 }
 
 }  // namespace scaledesk::gui

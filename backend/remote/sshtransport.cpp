@@ -1,5 +1,7 @@
 #include "remote/sshtransport.h"
 
+#include "core/showntext.h"
+
 #include "scheduler/shellquote.h"
 
 #include <QDir>
@@ -353,7 +355,7 @@ struct SshTransport::Impl {
                 if (why.isEmpty()) why = QStringLiteral("the server asks questions (keyboard-interactive) and nobody can answer");
             } else {
                 bool aborted = false;
-                const int result = keyboardInteractive(&aborted);
+                const int result = keyboardInteractive(&aborted, &why);
                 if (aborted) return authError(QStringLiteral("cancelled"), offered);
                 if (auto done = next(result)) return *done;
             }
@@ -390,26 +392,36 @@ struct SshTransport::Impl {
         return result;
     }
 
-    int keyboardInteractive(bool* aborted)
+    int keyboardInteractive(bool* aborted, QString* why)
     {
-        // Bounded: a server that keeps sending rounds (with or without prompts) is refused.
-        constexpr int kMaxRounds = 16, kMaxEmptyRounds = 4;
+        // Bounded: a server that keeps sending rounds (with or without prompts), or a round of more
+        // prompts than a login asks, is refused; what it says reaches the user as bounded plain text
+        // (shownText: no terminal escapes, no control characters).
+        constexpr int kMaxRounds = 16, kMaxEmptyRounds = 4, kMaxPrompts = 8;
         int rounds = 0, empty = 0;
         int rc = ssh_userauth_kbdint(session, nullptr, nullptr);
         while (rc == SSH_AUTH_INFO) {
-            if (++rounds > kMaxRounds) return SSH_AUTH_DENIED;
+            if (++rounds > kMaxRounds) {
+                *why = QStringLiteral("the server asked more than %1 rounds of questions").arg(kMaxRounds);
+                return SSH_AUTH_DENIED;
+            }
             const int n = ssh_userauth_kbdint_getnprompts(session);
+            if (n > kMaxPrompts) {
+                *why = QStringLiteral("the server asked %1 questions at once (at most %2 are answered)").arg(n).arg(kMaxPrompts);
+                return SSH_AUTH_DENIED;
+            }
             QList<SshCallbacks::Prompt> prompts;
             for (int i = 0; i < n; ++i) {
                 char echo = 0;
                 const char* text = ssh_userauth_kbdint_getprompt(session, unsigned(i), &echo);
-                prompts.append({fromC(text), echo != 0});
+                prompts.append({shownText(fromC(text), 500), echo != 0});
             }
             // Servers (PAM) may send rounds without prompts; they expect an empty answer.
             if (n == 0 && ++empty > kMaxEmptyRounds) return SSH_AUTH_DENIED;
             if (n > 0) {
-                const std::optional<QStringList> answers = callbacks.keyboardInteractive(
-                    fromC(ssh_userauth_kbdint_getname(session)), fromC(ssh_userauth_kbdint_getinstruction(session)), prompts);
+                const std::optional<QStringList> answers =
+                    callbacks.keyboardInteractive(shownText(fromC(ssh_userauth_kbdint_getname(session)), 200),
+                                                  shownText(fromC(ssh_userauth_kbdint_getinstruction(session)), 2000), prompts);
                 if (!answers || answers->size() < n) {
                     *aborted = true;
                     return SSH_AUTH_DENIED;

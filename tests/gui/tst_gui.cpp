@@ -12,7 +12,9 @@
 #include "headless.h"
 #include "launchdialog.h"
 #include "mainwindow.h"
+#include "plainmessage.h"
 #include "progresspanel.h"
+#include "prompter.h"
 #include "runlistmodel.h"
 #include "runview.h"
 #include "scalingcharts.h"
@@ -36,6 +38,7 @@
 #include <QFileInfo>
 #include <QFontMetricsF>
 #include <QImage>
+#include <QInputDialog>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
@@ -56,6 +59,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextDocument>
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
@@ -1499,6 +1503,59 @@ private slots:
             QTest::qWait(200);
             w.grab().save(shots + QStringLiteral("/main-window-scaling.png"));
         }
+    }
+
+    // What a server says (a keyboard-interactive name, instruction and prompt) and what a command
+    // printed (a failed deploy's build log) are shown as the characters they are: markup is not
+    // rendered, a link is not a link, terminal escapes are gone, and a flood is cut.
+    void textFromAServerIsShownAsPlainText()
+    {
+        Prompter prompter;
+        const SshCallbacks cb = prompter.callbacks(QStringLiteral("hostile"));
+        QString shown;
+        bool linked = true;
+        QTimer::singleShot(0, this, [&] {
+            QTRY_VERIFY(qobject_cast<QInputDialog*>(QApplication::activeModalWidget()));
+            auto* dialog = qobject_cast<QInputDialog*>(QApplication::activeModalWidget());
+            auto* label = dialog->findChild<QLabel*>();
+            QVERIFY(label);
+            QTextDocument doc;
+            doc.setHtml(label->text());
+            shown = doc.toPlainText();
+            linked = label->text().contains(QStringLiteral("<a "));
+            dialog->setTextValue(QStringLiteral("123456"));
+            dialog->accept();
+        });
+        const auto answers = cb.keyboardInteractive(QStringLiteral("<b>Duo</b>"),
+                                                    QStringLiteral("\x1b[31m<a href='http://evil.example'>click</a>\x1b[0m ") +
+                                                        QString(10000, QLatin1Char('x')),
+                                                    {{QStringLiteral("<img src='x'>Passcode: "), false}});
+        QVERIFY(answers);
+        QCOMPARE(*answers, QStringList{QStringLiteral("123456")});
+        QVERIFY2(shown.contains(QStringLiteral("<b>Duo</b>")), qPrintable(shown));
+        QVERIFY2(shown.contains(QStringLiteral("<a href='http://evil.example'>click</a>")), qPrintable(shown));
+        QVERIFY2(shown.contains(QStringLiteral("<img src='x'>Passcode: ")), qPrintable(shown));
+        QVERIFY(!shown.contains(QChar(0x1b)));
+        QVERIFY2(shown.contains(QStringLiteral(" more characters)")), qPrintable(shown.right(80)));
+        QVERIFY(shown.size() < 5000);
+        QVERIFY(!linked);
+
+        QString boxText;
+        Qt::TextFormat format = Qt::RichText;
+        QTimer::singleShot(0, this, [&] {
+            QTRY_VERIFY(qobject_cast<QMessageBox*>(QApplication::activeModalWidget()));
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            boxText = box->text();
+            format = box->textFormat();
+            box->accept();
+        });
+        plainMessage(nullptr, QMessageBox::Warning, QStringLiteral("Deploy"),
+                     QStringLiteral("the trainer build failed:\n<h1>\x1b]0;title\x07"
+                                    "big</h1>") +
+                         QString(100000, QLatin1Char('z')));
+        QCOMPARE(format, Qt::PlainText);
+        QVERIFY2(boxText.startsWith(QStringLiteral("the trainer build failed:\n<h1>big</h1>")), qPrintable(boxText.left(80)));
+        QVERIFY(boxText.size() < 5000);
     }
 };
 
