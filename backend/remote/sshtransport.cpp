@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <mutex>
 
 namespace scaledesk {
@@ -632,6 +633,52 @@ struct SshTransport::Impl {
         return info;
     }
 
+    // Reads up to `maxBytes` from the file's offset into `data` with up to kReadsInFlight requests
+    // of kChunk outstanding (libssh's async reads): a round trip per 1 MiB, not per 64 KiB. Answers
+    // are taken in order; the first short one (the end of the file) ends the read, and the answers
+    // still in flight are collected and dropped, so the bytes returned are always contiguous.
+    std::optional<Error> readPipelined(sftp_file file, qint64 maxBytes, QByteArray& data, const QString& rawPath)
+    {
+        constexpr int kReadsInFlight = 16;
+        std::deque<std::pair<int, qint64>> inFlight;  // request id, bytes asked
+        qint64 asked = 0;
+        bool ended = false;
+        std::optional<Error> failed;
+        QByteArray scratch;
+        while (true) {
+            while (!ended && !failed && inFlight.size() < kReadsInFlight && asked < maxBytes) {
+                const qint64 want = qMin(kChunk, maxBytes - asked);
+                const int id = sftp_async_read_begin(file, uint32_t(want));
+                if (id < 0) {
+                    failed = sftpError(rawPath, QStringLiteral("read"));
+                    break;
+                }
+                if (inFlight.empty()) roundTrips += 1;  // the requests sent while none was answered share one
+                inFlight.emplace_back(id, want);
+                asked += want;
+            }
+            if (inFlight.empty()) break;
+            const auto [id, want] = inFlight.front();
+            inFlight.pop_front();
+            QByteArray* into = (ended || failed) ? &scratch : &data;
+            const qsizetype before = into->size();
+            into->resize(before + want);
+            const int n = sftp_async_read(file, into->data() + before, uint32_t(want), uint32_t(id));
+            into->resize(before + qMax(0, n));
+            if (into == &scratch) {
+                scratch.clear();
+                if (n < 0) break;  // the session is broken: nothing more will be answered
+                continue;
+            }
+            if (n < 0) {
+                failed = sftpError(rawPath, QStringLiteral("read"));
+                break;
+            }
+            if (n < want) ended = true;  // the end of the file (or a short answer): the rest is asked for next time
+        }
+        return failed;
+    }
+
     Expected<QByteArray> readAt(const QString& rawPath, qint64 offset, qint64 maxBytes)
     {
         Expected<QString> path = expand(rawPath);
@@ -643,19 +690,7 @@ struct SshTransport::Impl {
         std::optional<Error> failed;
         if (maxBytes > 0 && sftp_seek64(file, quint64(qMax<qint64>(0, offset))) == 0) {
             data.reserve(int(qMin<qint64>(maxBytes, 64 * 1024 * 1024)));
-            while (data.size() < maxBytes) {
-                const qint64 want = qMin(kChunk, maxBytes - data.size());
-                const qsizetype before = data.size();
-                data.resize(before + want);
-                const ssize_t n = sftp_read(file, data.data() + before, size_t(want));
-                roundTrips += 1;
-                if (n < 0) {
-                    failed = sftpError(rawPath, QStringLiteral("read"));
-                    break;
-                }
-                data.resize(before + n);
-                if (n == 0) break;  // end of file
-            }
+            failed = readPipelined(file, maxBytes, data, rawPath);
         }
         sftp_close(file);
         roundTrips += 1;

@@ -27,8 +27,13 @@ constexpr qint64 kOverlap = 16;
 // What one poll may bring back: the inline reads of all runs together (one exec, which must end
 // well within its timeout), and per run over the transport. A run that printed more catches up
 // over the next polls, and the other runs of the profile go on updating meanwhile.
+// And in time: reads at an offset (what did not fit inline) stop for this poll once the poll has
+// run kReadTimeMs, after at least one chunk of kTimedChunk, so a run that printed 100 MB adds
+// about that much to a poll and the other runs' lines keep arriving at the poll's pace (bench_burst).
 constexpr qint64 kInlineBudget = 8 << 20;
 constexpr qint64 kRunBudget = 32 << 20;
+constexpr qint64 kReadTimeMs = 300;
+constexpr qint64 kTimedChunk = 1 << 20;
 constexpr qint64 kUnknownSubmitWindowS = 600;
 constexpr qsizetype kStatBatch = 2000;  // files per stat (each one its own argument; far below ARG_MAX)
 constexpr int kSchedulerBudgetS = 25;
@@ -290,8 +295,9 @@ bool RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report, qint
         offset = size;
         report.bytesNew += quint64(f.data.size() - f.overlap);
     }
-    while (offset < size && budget > 0) {
-        auto chunk = m_transport.readAt(remote, offset, std::min({kChunk, size - offset, budget}));
+    while (offset < size && budget > 0 && readTimeLeft()) {
+        m_rangedReads = true;
+        auto chunk = m_transport.readAt(remote, offset, std::min({kTimedChunk, size - offset, budget}));
         if (!chunk) {
             report.problems << r.id + QStringLiteral(": ") + chunk.error().text();
             break;
@@ -380,8 +386,12 @@ void RunPoller::advance(RunRecord& r, const Seen& s, const QHash<QString, JobSta
     }
 }
 
+bool RunPoller::readTimeLeft() const { return !m_rangedReads || m_pollClock.elapsed() < kReadTimeMs; }
+
 Expected<PollReport> RunPoller::poll(const QStringList& runIds)
 {
+    m_pollClock.start();
+    m_rangedReads = false;
     PollReport report;
     const TransportStats before = m_transport.stats();
     QList<RunRecord> runs;

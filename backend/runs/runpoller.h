@@ -3,6 +3,8 @@
 #include "runs/runstore.h"
 #include "scheduler/scheduler.h"
 
+#include <QElapsedTimer>
+
 namespace scaledesk {
 
 /// What one poll did, for the status line and the poll benchmark.
@@ -21,7 +23,8 @@ struct PollReport {
 /// Follows the active runs of one profile. One poll = one script run by the far side's shell
 /// (sent on its standard input: no argv limit) that prints the scheduler's view of every job and
 /// the size and mtime of every followed file; when files grew, a second one brings the new bytes (up to 1 MiB per file; reads at the
-/// mirror's offset beyond that). Only file names the app chose are followed, only its own
+/// mirror's offset beyond that, bounded per run in bytes and per poll in time: a run that printed
+/// a lot catches up over several polls while the others keep their pace). Only file names the app chose are followed, only its own
 /// offsets reach the shell, and nothing a run folder holds is ever evaluated. Files are mirrored into the workspace run folder: append-only files (metrics.jsonl,
 /// epochs.csv, slurm-*.out, job.out, rank-*.log) by their new bytes from the mirror's own size,
 /// so a restart resumes exactly; a file that was restarted (it shrank, or its 16 bytes before the
@@ -74,9 +77,14 @@ private:
     /// The run's next state from the scheduler's answer (and its manifest). `mirrored`: this poll
     /// brought the mirror up to every file's size; a run is final only with its whole mirror.
     void advance(RunRecord& r, const Seen& seen, const QHash<QString, JobStatus>& states, PollReport& report, bool mirrored);
+    /// Whether reads at an offset may go on in this poll: until it has run kReadTimeMs, and always
+    /// for its first chunk (so a run that printed a lot still catches up, poll by poll).
+    bool readTimeLeft() const;
     RunStore& m_store;
     Transport& m_transport;
     Scheduler& m_scheduler;
+    QElapsedTimer m_pollClock;
+    bool m_rangedReads = false;  ///< this poll has read a chunk at an offset
 };
 
 }  // namespace scaledesk
