@@ -76,6 +76,14 @@ QString environmentLines(const ClusterProfile& p)
     return lines;
 }
 
+// Removes a `ready` marker that stillReady() refused, before the folder is built or uploaded again.
+Status dropMarker(Transport& t, const QString& dir)
+{
+    auto done = t.exec(QStringLiteral("rm -f %1").arg(shellQuote(dir + QStringLiteral("/ready"))), 60000, Idempotent::Yes);
+    if (!done) return done.error();
+    return Done{};
+}
+
 // A `ready` marker is trusted only while the trainer it stands for still runs there (under the
 // environment it was built in) and prints exactly what the marker holds: a scratch purge that took
 // the binary, a module that now loads another libtorch or compiler runtime, a marker left by hand or
@@ -177,14 +185,15 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
         QString why;
         auto ready = stillReady(t, dir, result.trainerPath, QString(), &why);
         if (!ready) return ready.error();
-        if (!why.isEmpty()) say(QStringLiteral("the upload of %1 is not usable: %2; uploading it again").arg(result.hash, why));
+        if (!why.isEmpty()) {
+            say(QStringLiteral("the upload of %1 is not usable: %2; uploading it again").arg(result.hash, why));
+            if (auto ok = dropMarker(t, dir); !ok) return ok.error();
+        }
         if (*ready) {
             result.reused = true;
             say(QStringLiteral("prebuilt trainer %1 already deployed").arg(result.hash));
         } else {
             say(QStringLiteral("uploading %1 (%2 MB)").arg(o.prebuiltBinary).arg(data.size() / 1e6, 0, 'f', 1));
-            if (auto ok = t.exec(QStringLiteral("rm -f %1").arg(shellQuote(dir + QStringLiteral("/ready"))), 60000, Idempotent::Yes); !ok)
-                return ok.error();
             if (auto ok = t.makeDirs(dir); !ok) return ok.error();
             if (auto ok = t.writeFile(result.trainerPath, data, 0755); !ok) return ok.error();
             auto check = t.exec(shellJoin({result.trainerPath, QStringLiteral("--version")}), 60000, Idempotent::Yes);
@@ -234,8 +243,7 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
     }
     if (!why.isEmpty()) {
         say(QStringLiteral("the build of %1 there is not usable: %2; building it again").arg(result.hash, why));
-        if (auto ok = t.exec(QStringLiteral("rm -f %1").arg(shellQuote(dir + QStringLiteral("/ready"))), 60000, Idempotent::Yes); !ok)
-            return ok.error();
+        if (auto ok = dropMarker(t, dir); !ok) return ok.error();
     }
     auto stopped = [&] { return o.stopRequested && o.stopRequested(); };
     auto cancelled = [&] { return Error{ErrorCode::DeployCancelled, QStringLiteral("the deploy was cancelled"), t.describe()}; };
