@@ -660,12 +660,13 @@ struct SshTransport::Impl {
             if (inFlight.empty()) break;
             const auto [id, want] = inFlight.front();
             inFlight.pop_front();
-            QByteArray* into = (ended || failed) ? &scratch : &data;
-            const qsizetype before = into->size();
-            into->resize(before + want);
-            const int n = sftp_async_read(file, into->data() + before, uint32_t(want), uint32_t(id));
-            into->resize(before + qMax(0, n));
-            if (into == &scratch) {
+            const bool keep = !ended && !failed;  // else an answer after the end: collected and dropped
+            QByteArray& into = keep ? data : scratch;
+            const qsizetype before = into.size();
+            into.resize(before + want);
+            const int n = sftp_async_read(file, into.data() + before, uint32_t(want), uint32_t(id));
+            into.resize(before + qMax(0, n));
+            if (!keep) {
                 scratch.clear();
                 if (n < 0) break;  // the session is broken: nothing more will be answered
                 continue;
