@@ -8,7 +8,6 @@
 #include <QLockFile>
 #include <QMutex>
 #include <QSaveFile>
-
 #include <QSet>
 #include <QSqlDatabase>
 #include <QSqlError>
