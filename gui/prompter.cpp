@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QInputDialog>
+#include <QLabel>
 #include <QMessageBox>
 #include <QSemaphore>
 #include <QThread>
@@ -65,13 +66,21 @@ SshCallbacks Prompter::callbacks(const QString& profileName)
         QStringList answers;
         for (const auto& pr : prompts) {
             const auto a = ask([=]() -> std::optional<QString> {
-                bool ok = false;
                 // Each part bounded on its own, so a long instruction never hides the question.
                 const QString text = (name.isEmpty() ? QString() : shownText(name, 200) + QLatin1Char('\n')) +
                     (instruction.isEmpty() ? QString() : shownText(instruction, 2000) + QLatin1Char('\n')) + shownText(pr.text, 500);
-                const QString v = QInputDialog::getText(QApplication::activeWindow(), tr("Login — %1").arg(profileName), labelText(text),
-                                                        pr.echo ? QLineEdit::Normal : QLineEdit::Password, QString(), &ok);
-                return ok ? std::optional<QString>(v) : std::nullopt;
+                QInputDialog dialog(QApplication::activeWindow());
+                dialog.setWindowTitle(tr("Login — %1").arg(profileName));
+                dialog.setLabelText(labelText(text));
+                dialog.setTextEchoMode(pr.echo ? QLineEdit::Normal : QLineEdit::Password);
+                // The server's words wrap, anywhere if they must: a line without spaces does not make
+                // the dialog wider than the screen.
+                if (auto* label = dialog.findChild<QLabel*>()) {
+                    label->setWordWrap(true);
+                    label->setMaximumWidth(640);
+                }
+                if (dialog.exec() != QDialog::Accepted) return std::nullopt;
+                return std::optional<QString>(dialog.textValue());
             });
             if (!a) return std::nullopt;
             answers << *a;

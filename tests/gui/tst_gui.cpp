@@ -1523,6 +1523,8 @@ private slots:
             doc.setHtml(label->text());
             shown = doc.toPlainText();
             linked = label->text().contains(QStringLiteral("<a "));
+            if (const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR"); !shots.isEmpty())
+                dialog->grab().save(shots + QStringLiteral("/login-prompt-plain.png"));
             dialog->setTextValue(QStringLiteral("123456"));
             dialog->accept();
         });
@@ -1547,6 +1549,8 @@ private slots:
             auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
             boxText = box->text();
             format = box->textFormat();
+            if (const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR"); !shots.isEmpty())
+                box->grab().save(shots + QStringLiteral("/message-plain.png"));
             box->accept();
         });
         plainMessage(nullptr, QMessageBox::Warning, QStringLiteral("Deploy"),
