@@ -6,7 +6,6 @@
 #include "config/configresolve.h"
 #include "config/profiles.h"
 #include "pool.h"
-#include "remote/localtransport.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -377,12 +376,7 @@ QString LaunchDialog::preview() const
 {
     const int i = m_previewPoint->currentIndex();
     if (!m_valid || i < 0 || i >= m_points.size()) return QString();
-    const LaunchRequest r = request();
-    const QString trainer = r.profile.trainerDeploy ? QStringLiteral("<deployed trainer>") : r.profile.trainerPath;
-    const QString data = r.makeData ? r.profile.remoteRoot + QStringLiteral("/data/generated") : r.options.dataDir;
-    const JobRequest jr{r.profile, m_points[i], r.options.configName, trainer, {}, data};
-    LocalTransport unused;  // rendering only; nothing is run
-    return makeScheduler(r.profile, unused)->renderScript(jr);
+    return previewScript(request(), m_points[i]);
 }
 
 LaunchRequest LaunchDialog::request() const

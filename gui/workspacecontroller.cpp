@@ -490,7 +490,7 @@ RemoteOperation* WorkspaceController::startLaunch(const LaunchRequest& request)
     connect(op, &RemoteOperation::succeeded, this, [this, profile, ws](const QVariant& v) {
         const LaunchResult r = v.value<LaunchResult>();
         QList<RunSnapshot> snaps;
-        for (const RunRecord& rec : r.submitted) snaps << RunSnapshot{rec, QJsonObject()};
+        for (const RunRecord& rec : r.submitted()) snaps << RunSnapshot{rec, QJsonObject()};
         m_loops[profile].schedule.kick(m_clock.elapsed());
         takeSnapshots(snaps);
         emit message(r.summary());

@@ -134,12 +134,14 @@ int Context::launchRuns(const LaunchRequest& req, bool wait, int timeoutS, QStri
     progressDone();
     if (!launched) return fail(launched.error());
     (*c)->rememberSecrets();
-    for (const auto& [id, e] : launched->failed) err(QStringLiteral("scaledesk: %1: %2").arg(id, e.text()));
-    for (const QString& id : launched->notTried) err(QStringLiteral("scaledesk: %1: not submitted (--on-failure stop)").arg(id));
+    for (const auto& [id, e] : launched->failed()) err(QStringLiteral("scaledesk: %1: %2").arg(id, e.text()));
+    for (const QString& id : launched->notTried()) err(QStringLiteral("scaledesk: %1: not submitted (--on-failure stop)").arg(id));
+    for (const QString& id : launched->unknown())
+        err(QStringLiteral("scaledesk: %1: the submit's outcome is unknown; its job is being looked for (scaledesk status %1)").arg(id));
     if (!launched->complete()) err(QStringLiteral("scaledesk: ") + launched->summary());
-    int failures = int(launched->failed.size() + launched->notTried.size());
+    int failures = int(launched->failed().size() + launched->notTried().size());
     QStringList submitted;
-    for (const auto& r : launched->submitted) submitted << r.id;
+    for (const auto& r : launched->submitted()) submitted << r.id;
     if (submittedIds) *submittedIds = submitted;
     if (wait && !submitted.isEmpty()) {
         if (!waitForRuns(submitted, timeoutS, 2.0)) {

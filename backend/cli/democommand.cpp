@@ -38,7 +38,7 @@ public:
             progress(QStringLiteral("demo: "), {QStringLiteral("run %1 of %2: %3").arg(i + 1).arg(total).arg(id), i, total});
             auto launched = actions.launch(req);
             if (!launched) return fail(launched.error());
-            if (!launched->failed.isEmpty()) return fail(launched->failed.first().second);
+            if (const auto failed = launched->failed(); !failed.isEmpty()) return fail(failed.first().second);
             if (!ctx.waitForRuns({id}, 900, 1.0))
                 return fail(Error{ErrorCode::DemoTimeout, QStringLiteral("the run did not end in 15 minutes"), id});
         }

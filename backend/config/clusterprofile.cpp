@@ -117,9 +117,33 @@ QString ClusterProfile::target() const
 
 bool isSlurmTimeLimit(const QString& value)
 {
-    static const QRegularExpression re(QStringLiteral(
-        "^(UNLIMITED|INFINITE|[0-9]+|[0-9]+:[0-9]{1,2}|[0-9]+:[0-9]{1,2}:[0-9]{1,2}|[0-9]+-[0-9]{1,2}(:[0-9]{1,2}(:[0-9]{1,2})?)?)$"));
-    return re.match(value).hasMatch();
+    if (value == QLatin1String("UNLIMITED") || value == QLatin1String("INFINITE")) return true;
+    // The first field is a plain count (minutes, hours or days); the ones after it are clock fields.
+    static const QRegularExpression re(QStringLiteral("^(?:([0-9]+)-)?([0-9]+)(?::([0-9]{1,2}))?(?::([0-9]{1,2}))?$"));
+    const QRegularExpressionMatch m = re.match(value);
+    if (!m.hasMatch()) return false;
+    auto clock = [&](int field, int most) { return m.capturedLength(field) == 0 || m.captured(field).toInt() <= most; };
+    if (!clock(3, 59) || !clock(4, 59)) return false;            // MM:SS, HH:MM:SS, D-HH:MM…: minutes and seconds
+    if (m.capturedLength(1) > 0 && !clock(2, 23)) return false;  // D-HH…: hours of a day
+    return true;
+}
+
+int defaultRanksPerNode(const ClusterProfile& profile, int cpuDefault)
+{
+    return profile.slurm.gpusPerNode > 0 ? profile.slurm.gpusPerNode : cpuDefault;
+}
+
+Status checkRanksPerNode(const ClusterProfile& profile, int ranksPerNode)
+{
+    const int gpus = profile.slurm.gpusPerNode;
+    if (gpus <= 0 || ranksPerNode <= gpus) return Done{};
+    return Error{ErrorCode::SweepInvalid,
+                 QStringLiteral("ranks per node: %1 ranks on a node of profile %2, whose nodes have %3 GPU(s) "
+                                "(slurm.gpus_per_node); each rank needs a GPU of its own: give %3 or fewer")
+                     .arg(ranksPerNode)
+                     .arg(profile.name)
+                     .arg(gpus),
+                 profile.name};
 }
 
 Expected<ClusterProfile> loadClusterProfile(const QString& path)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/expected.h"
+#include "core/status.h"
 
 #include <QList>
 #include <QPair>
@@ -75,8 +76,19 @@ struct ClusterProfile {
     int localSlots = 0;
 };
 
-/// MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED (sbatch --time).
+/// MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED (sbatch --time); a field after
+/// the first is a clock field (minutes and seconds below 60, hours after a day count below 24), so
+/// 99:99:99 is refused.
 bool isSlurmTimeLimit(const QString& value);
+
+/// Ranks per node when none are given: one per GPU on a GPU profile (slurm.gpus_per_node), else
+/// `cpuDefault`. Submit, sweeps, calibrate and the launch dialog all start from this.
+int defaultRanksPerNode(const ClusterProfile& profile, int cpuDefault = 1);
+
+/// A GPU profile runs one rank per GPU: a point with more ranks per node than the profile's nodes
+/// have GPUs is refused (ErrorCode::SweepInvalid) with both numbers. A CPU profile takes any
+/// positive count.
+Status checkRanksPerNode(const ClusterProfile& profile, int ranksPerNode);
 
 /// Reads a profile; errors name the file, line and column and the key.
 Expected<ClusterProfile> loadClusterProfile(const QString& path);

@@ -32,15 +32,39 @@ void appendSubmitLog(const QString& runDir, const QString& what, const QString& 
 }
 }  // namespace
 
+namespace {
+// Whether an error of a submit leaves its outcome unknown (the job may exist).
 bool submitOutcomeUnknown(const Error& e)
 {
     return e.code == ErrorCode::TransportTimeout || e.code == ErrorCode::TransportConnect || e.code == ErrorCode::TransportIo;
 }
 
-Expected<RunRecord> handOver(RunStore& store, Scheduler& scheduler, const QString& runId, const QString& note)
+SubmitOutcome failed(const QString& runId, const Error& e)
 {
+    SubmitOutcome o;
+    o.kind = SubmitOutcome::Kind::Failed;
+    o.runId = runId;
+    o.error = e;
+    return o;
+}
+
+// The outcome of a record change: the run as saved, or the store's error.
+SubmitOutcome saved(SubmitOutcome::Kind kind, const QString& runId, const Expected<RunRecord>& rec)
+{
+    if (!rec) return failed(runId, rec.error());
+    SubmitOutcome o;
+    o.kind = kind;
+    o.runId = runId;
+    o.run = *rec;
+    return o;
+}
+}  // namespace
+
+SubmitOutcome handOver(RunStore& store, Scheduler& scheduler, const QString& runId, const QString& note)
+{
+    using Kind = SubmitOutcome::Kind;
     auto rec = store.load(runId);
-    if (!rec) return rec.error();
+    if (!rec) return failed(runId, rec.error());
     const QString localDir = store.workspace().runDir(runId);
     const QString kind = scheduler.kind();
     auto record = [&](const std::function<void(RunRecord&)>& change) {
@@ -50,11 +74,11 @@ Expected<RunRecord> handOver(RunStore& store, Scheduler& scheduler, const QStrin
         });
     };
     auto queued = [&](const QString& jobId, const QString& why) {
-        return record([&](RunRecord& r) {
-            r.jobId = jobId;
-            r.submitStep = QStringLiteral("recorded");
-            r.transition(RunState::Queued, why);
-        });
+        return saved(Kind::Queued, runId, record([&](RunRecord& r) {
+                         r.jobId = jobId;
+                         r.submitStep = QStringLiteral("recorded");
+                         r.transition(RunState::Queued, why);
+                     }));
     };
 
     faultPoint("before-sbatch");
@@ -63,21 +87,22 @@ Expected<RunRecord> handOver(RunStore& store, Scheduler& scheduler, const QStrin
     QString unknown;
     if (!sub) {
         appendSubmitLog(localDir, kind + QStringLiteral(" submit failed"), sub.error().text());
-        if (!submitOutcomeUnknown(sub.error())) return sub.error();
+        if (!submitOutcomeUnknown(sub.error())) return failed(runId, sub.error());
         unknown = sub.error().text();
     } else {
         appendSubmitLog(localDir, QStringLiteral("%1 submit (exit %2)").arg(kind).arg(sub->exitCode), sub->output);
         if (!sub->jobId.isEmpty()) return queued(sub->jobId, QStringLiteral("%1: job %2").arg(note, sub->jobId));
         unknown = sub->why;
     }
-    auto saved = record([&](RunRecord& r) {
-        r.submitStep = QStringLiteral("sbatch-unknown");
-        r.transition(RunState::Submitting, QStringLiteral("the submit's outcome is unknown (%1); looking for the job").arg(unknown));
-    });
-    if (!saved || !sub) return saved;  // a broken connection: the poller looks, once it is back
+    const SubmitOutcome lookingFor = saved(
+        Kind::Unknown, runId, record([&](RunRecord& r) {
+            r.submitStep = QStringLiteral("sbatch-unknown");
+            r.transition(RunState::Submitting, QStringLiteral("the submit's outcome is unknown (%1); looking for the job").arg(unknown));
+        }));
+    if (lookingFor.kind != Kind::Unknown || !sub) return lookingFor;  // a broken connection: the poller looks, once it is back
     // The command answered without an id: SLURM holds the job, if there is one, by now.
     auto found = scheduler.findJob({rec->jobId, rec->remoteDir, slurmJobName(runId)});
-    if (!found || found->isEmpty()) return saved;
+    if (!found || found->isEmpty()) return lookingFor;
     return queued(*found, QStringLiteral("%1: job %2, found by its name and folder (%3)").arg(note, *found, unknown));
 }
 

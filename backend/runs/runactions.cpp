@@ -1,25 +1,20 @@
 #include "runs/runactions.h"
 
-#include "runs/handover.h"
+#include "config/configcheck.h"
+#include "config/profiles.h"
 #include "runs/runpoller.h"
 #include "scheduler/jobscript.h"
 
 #include <QLockFile>
 #include <QSet>
 
-#include <algorithm>
+#include <optional>
 
 namespace scaledesk {
 
 namespace {
 ActionCheck refuse(const QString& why) { return ActionCheck{false, why, QString()}; }
 ActionCheck allow(const QString& confirm = QString()) { return ActionCheck{true, QString(), confirm}; }
-
-// Whether any point of the launch trains (a calibration's points are benchmarks: no config, no data).
-bool anyTrains(const LaunchRequest& req)
-{
-    return std::any_of(req.points.begin(), req.points.end(), [](const RunPoint& p) { return p.task.isEmpty(); });
-}
 
 // The refusal shared by every action on a run that is not yet with the scheduler.
 std::optional<ActionCheck> notSubmittedYet(const RunRecord& r)
@@ -64,17 +59,6 @@ ActionCheck checkAction(RunAction action, const RunRecord& r)
     return refuse(QStringLiteral("unknown action"));
 }
 
-QString LaunchResult::summary() const
-{
-    const int total = int(submitted.size() + failed.size() + notTried.size());
-    QString s = complete() ? QStringLiteral("%1 run(s) submitted").arg(submitted.size())
-                           : QStringLiteral("%1 of %2 run(s) submitted").arg(submitted.size()).arg(total);
-    if (!failed.isEmpty())
-        s += QStringLiteral("; %1 failed (first: %2: %3)").arg(failed.size()).arg(failed.first().first, failed.first().second.text());
-    if (!notTried.isEmpty()) s += QStringLiteral("; %1 not tried").arg(notTried.size());
-    return s;
-}
-
 RunActions::RunActions(RunStore& store, Transport& transport, Scheduler& scheduler)
     : m_store(store), m_transport(transport), m_scheduler(scheduler)
 {}
@@ -84,12 +68,13 @@ Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
     if (req.points.isEmpty())
         return Error{ErrorCode::SweepInvalid, QStringLiteral("nothing to launch: the sweep has no points"), QString()};
     // A calibration (every point a benchmark) trains nothing and needs no config.
-    const bool trains = anyTrains(req);
+    const bool trains = launchTrains(req);
     if (trains || !req.options.configFile.isEmpty())
         if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) return ok;
     QSet<QString> ids;
     QStringList taken;
     for (const RunPoint& p : req.points) {
+        if (auto ok = checkRanksPerNode(req.profile, p.ranksPerNode); !ok) return ok;
         QString why;
         if (!RunStore::validRunId(p.runId, &why)) return Error{ErrorCode::RunId, why, p.runId};
         if (ids.contains(p.runId)) return Error{ErrorCode::RunId, QStringLiteral("two points of the launch have this run id"), p.runId};
@@ -107,54 +92,28 @@ Status RunActions::checkLaunch(const Workspace& ws, const LaunchRequest& req)
     return Done{};
 }
 
+Status RunActions::checkConfigRules(const LaunchRequest& req, QString* note)
+{
+    if (req.options.configFile.isEmpty() || !launchTrains(req)) return Done{};
+    const QString trainer = findLocalTrainer();
+    if (trainer.isEmpty()) {
+        if (note)
+            *note = QStringLiteral("config '%1' was checked as YAML only: no scaledesk-train on this machine to check its keys "
+                                   "(set SCALEDESK_TRAIN); the job's trainer checks them when it starts")
+                        .arg(req.options.configName);
+        return Done{};
+    }
+    return checkConfigWithTrainer(trainer, req.options.configFile, req.options.configName);
+}
+
 Expected<LaunchResult> RunActions::launch(const LaunchRequest& req, const Progress& progress, const std::function<bool()>& stopRequested)
 {
-    auto say = [&](const ProgressStep& m) {
-        if (progress) progress(m);
-    };
     if (auto ok = checkLaunch(m_store.workspace(), req); !ok) return ok.error();
-    SubmitOptions o = req.options;
-    if (o.trainerPath.isEmpty()) {
-        auto trainer = profileTrainer(m_transport, req.profile);
-        if (!trainer) return trainer.error();
-        o.trainerPath = *trainer;
-    }
-    if (req.makeData) {
-        say(QStringLiteral("making sure the cpu configs' data exists under %1/data/generated").arg(req.profile.remoteRoot));
-        auto data = ensureGeneratedData(m_transport, req.profile, o.trainerPath);
-        if (!data) return data.error();
-        o.dataDir = *data;
-    }
-    RunSubmitter submitter(m_store, m_transport, m_scheduler, req.profile);
-    if (anyTrains(req)) {
-        auto firstDir = submitter.remoteRunDir(req.points.first().runId);
-        if (!firstDir) return firstDir.error();
-        auto warnings = checkRunData(m_transport, o, *firstDir);
-        if (!warnings) return warnings.error();
-        for (const QString& w : *warnings) say(QStringLiteral("warning: ") + w);
-    }
-    LaunchResult result;
-    for (qsizetype i = 0; i < req.points.size(); ++i) {
-        const RunPoint& p = req.points[i];
-        if (stopRequested && stopRequested()) {
-            for (qsizetype j = i; j < req.points.size(); ++j) result.notTried << req.points[j].runId;
-            break;
-        }
-        say({QStringLiteral("submitting %1 (%2 of %3)").arg(p.runId).arg(i + 1).arg(req.points.size()), i, req.points.size(), true});
-        auto r = submitter.submit(p, o);
-        if (r) {
-            result.submitted << *r;
-            say({QStringLiteral("%1: %2 (%3)").arg(r->id, runStateName(r->state), r->message), i + 1, req.points.size()});
-            continue;
-        }
-        result.failed << std::pair{p.runId, r.error()};
-        say({QStringLiteral("%1: %2").arg(p.runId, r.error().text()), i + 1, req.points.size()});
-        if (req.onFailure == OnSubmitFailure::Stop) {
-            for (qsizetype j = i + 1; j < req.points.size(); ++j) result.notTried << req.points[j].runId;
-            break;
-        }
-    }
-    return result;
+    QString note;
+    if (auto ok = checkConfigRules(req, &note); !ok) return ok.error();
+    if (!note.isEmpty() && progress) progress(QStringLiteral("warning: ") + note);
+    RunSubmitter submitter(m_store, m_transport, m_scheduler);
+    return submitter.submit(req, progress, stopRequested);
 }
 
 Expected<RunRecord> RunActions::loadChecked(const QString& runId, RunAction action, bool confirmed)
@@ -222,80 +181,29 @@ Expected<RunRecord> RunActions::requeue(const QString& runId, bool confirmed)
     if (rec->state != seen->state || rec->jobId != seen->jobId)
         return Error{ErrorCode::ActionRefused,
                      QStringLiteral("the run changed while the requeue waited (now %1)").arg(runStateName(rec->state)), runId};
-    if (!rec->jobId.isEmpty()) {
-        auto job = m_scheduler.requeue({rec->jobId, rec->remoteDir, slurmJobName(rec->id)});
-        // Only a job the scheduler has forgotten is submitted anew; after any other failure the
-        // requeue may have happened, and a second job for the folder is the one thing not to risk.
-        if (job || job.error().code != ErrorCode::SchedulerUnknownJob) {
-            auto saved = m_store.update(runId, [&](RunRecord& r) {
-                if (!job) {
-                    r.transition(r.state, QStringLiteral("requeue failed: ") + job.error().text());
-                } else {
-                    r.jobId = *job;
-                    r.submitStep = QStringLiteral("recorded");
-                    r.transition(RunState::Queued, QStringLiteral("requeued by the user: job %1").arg(r.jobId));
-                }
-                return Status(Done{});
-            });
-            if (!job) return job.error();
-            return saved;
-        }
+    RunSubmitter submitter(m_store, m_transport, m_scheduler);
+    const SubmitOutcome again = submitter.runAgain(*rec);
+    switch (again.kind) {
+    case SubmitOutcome::Kind::Queued:
+    case SubmitOutcome::Kind::Unknown: return again.run;
+    case SubmitOutcome::Kind::Existing: return refuseForExisting(again.run);
+    case SubmitOutcome::Kind::Failed:
+    case SubmitOutcome::Kind::NotTried: break;
     }
-    return resubmit(*rec);
+    return again.error;
 }
 
-Expected<RunRecord> RunActions::resubmit(const RunRecord& seen)
+Expected<RunRecord> RunActions::refuseForExisting(const RunRecord& adopted)
 {
-    const RunRecord* rec = &seen;  // loaded under the run's submit lock, which the caller holds
-    // Before a new job: is there one already? A submit whose id was lost, a job that has left
-    // squeue: any of them means the run has its job, and a second one is the thing not to start.
-    auto existing = m_scheduler.findJob({rec->jobId, rec->remoteDir, slurmJobName(rec->id)});
-    if (!existing)
-        return Error{
-            ErrorCode::ActionRefused,
-            QStringLiteral("cannot tell whether a job of this run still exists (%1); nothing was submitted").arg(existing.error().text()),
-            rec->id};
-    if (!existing->isEmpty()) return adopt(rec->id, *existing);
-
-    const RunState before = rec->state;
-    const QString note = rec->jobId.isEmpty()
-        ? QStringLiteral("submitted again by the user")
-        : QStringLiteral("resubmitted by the user (%1 no longer knew job %2)").arg(m_scheduler.kind(), rec->jobId);
-    auto started = m_store.update(rec->id, [&](RunRecord& r) {
-        r.submitStep = QStringLiteral("sbatch");
-        r.transition(RunState::Submitting, QStringLiteral("handing the job to %1 again").arg(m_scheduler.kind()));
-        return Status(Done{});
-    });
-    if (!started) return started.error();
-    auto handed = handOver(m_store, m_scheduler, rec->id, note);
-    if (handed) return handed;
-    // A plain refusal: no job. The run is as it was, with the reason.
-    (void)m_store.update(rec->id, [&](RunRecord& r) {
-        r.submitStep = QStringLiteral("sbatch");
-        r.transition(before, QStringLiteral("requeue failed: ") + handed.error().text());
-        return Status(Done{});
-    });
-    return handed.error();
-}
-
-Expected<RunRecord> RunActions::adopt(const QString& runId, const QString& jobId)
-{
-    auto adopted = m_store.update(runId, [&](RunRecord& r) {
-        r.jobId = jobId;
-        r.submitStep = QStringLiteral("recorded");
-        r.transition(RunState::Queued, QStringLiteral("found job %1 of this run by its name and folder; the run follows it").arg(jobId));
-        return Status(Done{});
-    });
-    if (!adopted) return adopted.error();
     RunPoller poller(m_store, m_transport, m_scheduler);
-    (void)poller.poll({runId});  // what the job is doing, at once (a failed poll: later polls follow it)
-    auto now = m_store.load(runId);
+    (void)poller.poll({adopted.id});  // what the job is doing, at once (a failed poll: later polls follow it)
+    auto now = m_store.load(adopted.id);
     if (!now) return now.error();
     return Error{ErrorCode::ActionRefused,
                  QStringLiteral("job %1 of this run exists (%2): nothing was submitted; the run follows that job now%3")
-                     .arg(jobId, runStateName(now->state),
+                     .arg(adopted.jobId, runStateName(now->state),
                           isActive(now->state) ? QString() : QStringLiteral(" (requeue again to run it once more)")),
-                 runId};
+                 adopted.id};
 }
 
 }  // namespace scaledesk

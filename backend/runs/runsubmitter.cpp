@@ -1,9 +1,8 @@
 #include "runs/runsubmitter.h"
 
-#include "config/configresolve.h"
 #include "runs/deploy.h"
 #include "runs/handover.h"
-#include "scheduler/shellquote.h"
+#include "scheduler/jobscript.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -15,112 +14,6 @@
 
 namespace scaledesk {
 
-Expected<QString> ensureGeneratedData(Transport& t, const ClusterProfile& profile, const QString& trainer)
-{
-    auto root = t.absolutePath(profile.remoteRoot);
-    if (!root) return root.error();
-    const QString dir = *root + QStringLiteral("/data/generated");
-    if (t.stat(dir + QStringLiteral("/valid.h5"))) return dir;
-    auto made = t.exec(
-        QStringLiteral("mkdir -p %1 && %2 make-data --out %1 --box 128 --val-box 96").arg(shellQuote(dir), shellQuote(trainer)), 600000);
-    if (!made) return made.error();
-    if (made->exitCode != 0) return Error{ErrorCode::DataMake, QString::fromUtf8(made->err + made->out).trimmed(), dir};
-    return dir;
-}
-
-namespace {
-// The data loader the trainer will use: --data_loader_config in its arguments (the last one
-// given, as CLI11 takes it), else the config's.
-QString dataLoaderOf(const QMap<QString, ConfigValue>& config, const QStringList& trainerArgs)
-{
-    QString loader = config.value(QStringLiteral("data_loader_config")).value;
-    const QString flag = QStringLiteral("--data_loader_config");
-    for (qsizetype i = 0; i < trainerArgs.size(); ++i) {
-        if (trainerArgs[i] == flag && i + 1 < trainerArgs.size())
-            loader = trainerArgs[i + 1];
-        else if (trainerArgs[i].startsWith(flag + QLatin1Char('=')))
-            loader = trainerArgs[i].mid(flag.size() + 1);
-    }
-    return loader.trimmed().remove(QLatin1Char('\'')).remove(QLatin1Char('"'));
-}
-}  // namespace
-
-Expected<QList<RunDataPath>> runDataPaths(const SubmitOptions& o)
-{
-    if (o.configFile.isEmpty()) return QList<RunDataPath>();  // a benchmark job reads no data
-    auto config = resolvedConfigWithSources(o.configFile, o.configName);
-    if (!config) return config.error();
-    if (dataLoaderOf(*config, o.trainerArgs) == QLatin1String("synthetic")) return QList<RunDataPath>();
-    QList<RunDataPath> paths;
-    for (const QString& key : {QStringLiteral("train_path"), QStringLiteral("val_path")}) {
-        const ConfigValue v = config->value(key);
-        const QString path = v.value.trimmed();
-        if (path.isEmpty()) continue;  // the trainer's own config check names a missing key
-        paths << RunDataPath{key, path, QStringLiteral("%1:%2").arg(o.configFile).arg(v.line)};
-    }
-    return paths;
-}
-
-namespace {
-// What the run's `data` link is called in its folder: a relative data path under it is found there.
-const QString kDataLink = QStringLiteral("data/");
-
-// The link rule (checkDataLink) on paths already read from the config.
-Status checkDataLinkOf(const QList<RunDataPath>& paths, const SubmitOptions& o, bool linked)
-{
-    for (const RunDataPath& p : paths) {
-        if (p.path.startsWith(QLatin1Char('/'))) continue;
-        if (linked && QDir::cleanPath(p.path).startsWith(kDataLink)) continue;
-        return Error{
-            ErrorCode::DataMissing,
-            QStringLiteral("%1 '%2' (config %3) is relative to the run's new folder, where only its `data` link can "
-                           "provide it%4: generate the cpu configs' data (submit --make-data; in the launch dialog, "
-                           "\"Generate the cpu configs' data\"), link a folder that holds it (--data DIR), or "
-                           "give an absolute path")
-                .arg(p.key, p.path, o.configName,
-                     linked ? QStringLiteral(", and the path is not under data/") : QStringLiteral(", and this launch links no data")),
-            p.where};
-    }
-    return Done{};
-}
-}  // namespace
-
-Status checkDataLink(const SubmitOptions& o, bool linked)
-{
-    auto paths = runDataPaths(o);
-    if (!paths) return paths.error();
-    return checkDataLinkOf(*paths, o, linked);
-}
-
-Expected<QStringList> checkRunData(Transport& t, const SubmitOptions& o, const QString& firstRunDir)
-{
-    auto paths = runDataPaths(o);
-    if (!paths) return paths.error();
-    if (auto ok = checkDataLinkOf(*paths, o, !o.dataDir.isEmpty()); !ok) return ok.error();
-    QStringList warnings;
-    for (const RunDataPath& p : *paths) {
-        if (p.path.startsWith(QLatin1Char('/'))) {
-            if (auto found = t.stat(p.path); !found) {
-                if (found.error().code != ErrorCode::TransportNoFile) return found.error();
-                warnings << QStringLiteral("%1: %2 '%3' (config %4) is not on %5; the job must see it, or it fails when it starts")
-                                .arg(p.where, p.key, p.path, o.configName, t.describe());
-            }
-            continue;
-        }
-        const QString dir = o.dataDir.startsWith(QLatin1Char('/')) ? o.dataDir : firstRunDir + QLatin1Char('/') + o.dataDir;
-        const QString file = QDir::cleanPath(dir + QLatin1Char('/') + QDir::cleanPath(p.path).mid(kDataLink.size()));
-        if (auto found = t.stat(file); !found) {
-            if (found.error().code != ErrorCode::TransportNoFile) return found.error();
-            return Error{ErrorCode::DataMissing,
-                         QStringLiteral("%1 '%2' (config %3) would be %4 through the run's `data` link to %5, and there is no such "
-                                        "file on %6")
-                             .arg(p.key, p.path, o.configName, file, o.dataDir, t.describe()),
-                         p.where};
-        }
-    }
-    return warnings;
-}
-
 Expected<QString> profileTrainer(Transport& t, const ClusterProfile& p)
 {
     if (p.trainerDeploy) return deployedTrainer(t, p);
@@ -130,8 +23,20 @@ Expected<QString> profileTrainer(Transport& t, const ClusterProfile& p)
     return p.trainerPath;
 }
 
-RunSubmitter::RunSubmitter(RunStore& store, Transport& transport, Scheduler& scheduler, ClusterProfile profile)
-    : m_store(store), m_transport(transport), m_scheduler(scheduler), m_profile(std::move(profile))
+namespace {
+SubmitOutcome outcome(SubmitOutcome::Kind kind, const QString& runId, const RunRecord& run = {}, const Error& error = {})
+{
+    SubmitOutcome o;
+    o.kind = kind;
+    o.runId = runId;
+    o.run = run;
+    o.error = error;
+    return o;
+}
+}  // namespace
+
+RunSubmitter::RunSubmitter(RunStore& store, Transport& transport, Scheduler& scheduler)
+    : m_store(store), m_transport(transport), m_scheduler(scheduler)
 {}
 
 Status RunSubmitter::checkConfig(const QString& configFile, const QString& configName)
@@ -149,54 +54,35 @@ Status RunSubmitter::checkConfig(const QString& configFile, const QString& confi
     return Done{};
 }
 
-Expected<QString> RunSubmitter::remoteRunDir(const QString& runId)
+Expected<QString> RunSubmitter::remoteRunDir(const ClusterProfile& profile, const QString& runId)
 {
     if (m_remoteRoot.isEmpty()) {
-        auto root = m_transport.absolutePath(m_profile.remoteRoot);
+        auto root = m_transport.absolutePath(profile.remoteRoot);
         if (!root) return root.error();
         m_remoteRoot = *root;
     }
     return m_remoteRoot + QStringLiteral("/runs/") + runId;
 }
 
-JobRequest RunSubmitter::request(const RunPoint& point, const SubmitOptions& o) const
+SubmitOutcome RunSubmitter::submitPoint(const ClusterProfile& profile, const RunPoint& point, const SubmitOptions& o)
 {
-    JobRequest r;
-    r.profile = m_profile;
-    r.point = point;
-    r.configName = o.configName;
-    r.trainerPath = o.trainerPath;
-    r.trainerArgs = o.trainerArgs;
-    r.dataDir = o.dataDir;
-    // Data under the remote root is linked relative to the run folder (<root>/runs/<id>), so a
-    // copied or moved root (the local profile's lives in the workspace) keeps working.
-    if (!m_remoteRoot.isEmpty() && r.dataDir.startsWith(m_remoteRoot + QLatin1Char('/')))
-        r.dataDir = QDir(m_remoteRoot + QStringLiteral("/runs/") + point.runId).relativeFilePath(r.dataDir);
-    return r;
-}
-
-Expected<QString> RunSubmitter::render(const RunPoint& point, const SubmitOptions& options)
-{
-    return m_scheduler.renderScript(request(point, options));
-}
-
-Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOptions& o)
-{
+    using Kind = SubmitOutcome::Kind;
+    auto refused = [&](const Error& e) { return outcome(Kind::Failed, point.runId, RunRecord(), e); };
     QString why;
-    if (!RunStore::validRunId(point.runId, &why)) return Error{ErrorCode::RunId, why, point.runId};
+    if (!RunStore::validRunId(point.runId, &why)) return refused(Error{ErrorCode::RunId, why, point.runId});
     // A benchmark job (point.task) with no config file has no config.yaml.
     const bool withConfig = point.task.isEmpty() || !o.configFile.isEmpty();
     QByteArray configBytes;
     if (withConfig) {
         QFile config(o.configFile);
-        if (!config.open(QIODevice::ReadOnly)) return Error{ErrorCode::ConfigMissing, config.errorString(), o.configFile};
+        if (!config.open(QIODevice::ReadOnly)) return refused(Error{ErrorCode::ConfigMissing, config.errorString(), o.configFile});
         configBytes = config.readAll();
     }
 
     RunRecord rec;
     rec.id = point.runId;
     rec.sweep = point.sweep;
-    rec.profile = m_profile.name;
+    rec.profile = profile.name;
     rec.configFile = withConfig ? QFileInfo(o.configFile).absoluteFilePath() : QString();
     rec.configName = o.configName;
     rec.strategy = point.strategy;
@@ -213,11 +99,12 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
     QDir().mkpath(localDir);
     QLockFile submitting(localDir + QStringLiteral("/.submitting"));
     submitting.setStaleLockTime(0);
-    if (!submitting.tryLock(0)) return Error{ErrorCode::RunExists, QStringLiteral("another process is submitting this run"), rec.id};
+    if (!submitting.tryLock(0))
+        return refused(Error{ErrorCode::RunExists, QStringLiteral("another process is submitting this run"), rec.id});
     // Recorded before the first remote action (create refuses an id that exists).
     rec.submitStep = QStringLiteral("upload");
     rec.transition(RunState::Submitting, QStringLiteral("uploading to %1").arg(m_transport.describe()));
-    if (auto ok = m_store.create(rec); !ok) return ok.error();
+    if (auto ok = m_store.create(rec); !ok) return refused(ok.error());
 
     // Every later step changes the stored record under its lock, never a copy of it.
     auto record = [&](const std::function<void(RunRecord&)>& change) -> Status {
@@ -229,11 +116,11 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
         rec = *saved;
         return Done{};
     };
-    auto fail = [&](const Error& e) -> Expected<RunRecord> {
+    auto fail = [&](const Error& e) {
         if (auto ok = record([&](RunRecord& r) { r.transition(RunState::SubmitFailed, QStringLiteral("failed to submit: ") + e.text()); });
             !ok)
-            return ok.error();
-        return e;
+            return refused(ok.error());
+        return outcome(Kind::Failed, rec.id, rec, e);
     };
 
     // The exact config the run gets, in the mirror too: comparisons and reports read it there.
@@ -244,13 +131,13 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
                 Error{ErrorCode::StoreIo, QStringLiteral("cannot write the run's config: ") + local.errorString(), local.fileName()});
     }
 
-    auto dir = remoteRunDir(point.runId);
+    auto dir = remoteRunDir(profile, point.runId);
     if (!dir) return fail(dir.error());
-    if (auto ok = record([&](RunRecord& r) { r.remoteDir = *dir; }); !ok) return ok.error();
+    if (auto ok = record([&](RunRecord& r) { r.remoteDir = *dir; }); !ok) return refused(ok.error());
     if (auto ok = m_transport.makeDirs(rec.remoteDir); !ok) return fail(ok.error());
     if (withConfig)
         if (auto ok = m_transport.writeFile(rec.remoteDir + QStringLiteral("/config.yaml"), configBytes); !ok) return fail(ok.error());
-    const QString script = m_scheduler.renderScript(request(point, o));
+    const QString script = m_scheduler.renderScript(jobRequest(profile, point, o, m_remoteRoot));
     if (auto ok = m_transport.writeFile(rec.remoteDir + QLatin1Char('/') + m_scheduler.scriptName(), script.toUtf8(), 0755); !ok)
         return fail(ok.error());
 
@@ -259,10 +146,126 @@ Expected<RunRecord> RunSubmitter::submit(const RunPoint& point, const SubmitOpti
             r.transition(RunState::Submitting, QStringLiteral("handing the job to %1").arg(m_scheduler.kind()));
         });
         !ok)
-        return ok.error();
-    auto handed = handOver(m_store, m_scheduler, rec.id, m_scheduler.kind());
-    if (!handed) return fail(handed.error());
-    return *handed;
+        return refused(ok.error());
+    SubmitOutcome handed = handOver(m_store, m_scheduler, rec.id, m_scheduler.kind());
+    if (handed.kind == Kind::Failed) return fail(handed.error);
+    return handed;
+}
+
+Expected<LaunchResult> RunSubmitter::submit(const LaunchRequest& req, const Progress& progress, const std::function<bool()>& stopRequested)
+{
+    auto say = [&](const ProgressStep& m) {
+        if (progress) progress(m);
+    };
+    SubmitOptions o = req.options;
+    if (o.trainerPath.isEmpty()) {
+        auto trainer = profileTrainer(m_transport, req.profile);
+        if (!trainer) return trainer.error();
+        o.trainerPath = *trainer;
+    }
+    if (req.makeData) {
+        say(QStringLiteral("making sure the cpu configs' data exists under %1/data/generated").arg(req.profile.remoteRoot));
+        auto data = ensureGeneratedData(m_transport, req.profile, o.trainerPath);
+        if (!data) return data.error();
+        o.dataDir = *data;
+    }
+    if (launchTrains(req)) {
+        auto firstDir = remoteRunDir(req.profile, req.points.first().runId);
+        if (!firstDir) return firstDir.error();
+        auto warnings = checkRunData(m_transport, o, *firstDir);
+        if (!warnings) return warnings.error();
+        for (const QString& w : *warnings) say(QStringLiteral("warning: ") + w);
+    }
+    LaunchResult result;
+    const qsizetype n = req.points.size();
+    for (qsizetype i = 0; i < n; ++i) {
+        const RunPoint& p = req.points[i];
+        if (stopRequested && stopRequested()) {
+            for (qsizetype j = i; j < n; ++j) result.outcomes << outcome(SubmitOutcome::Kind::NotTried, req.points[j].runId);
+            break;
+        }
+        say({QStringLiteral("submitting %1 (%2 of %3)").arg(p.runId).arg(i + 1).arg(n), i, n, true});
+        const SubmitOutcome r = submitPoint(req.profile, p, o);
+        result.outcomes << r;
+        if (r.followed()) {
+            say({QStringLiteral("%1: %2 (%3)").arg(r.runId, runStateName(r.run.state), r.run.message), i + 1, n});
+            continue;
+        }
+        say({QStringLiteral("%1: %2").arg(r.runId, r.error.text()), i + 1, n});
+        if (req.onFailure == OnSubmitFailure::Stop) {
+            for (qsizetype j = i + 1; j < n; ++j) result.outcomes << outcome(SubmitOutcome::Kind::NotTried, req.points[j].runId);
+            break;
+        }
+    }
+    return result;
+}
+
+SubmitOutcome RunSubmitter::runAgain(const RunRecord& rec)
+{
+    using Kind = SubmitOutcome::Kind;
+    if (rec.jobId.isEmpty()) return resubmit(rec);
+    auto job = m_scheduler.requeue({rec.jobId, rec.remoteDir, slurmJobName(rec.id)});
+    // Only a job the scheduler has forgotten is submitted anew; after any other failure the
+    // requeue may have happened, and a second job for the folder is the one thing not to risk.
+    if (!job && job.error().code == ErrorCode::SchedulerUnknownJob) return resubmit(rec);
+    auto saved = m_store.update(rec.id, [&](RunRecord& r) {
+        if (!job) {
+            r.transition(r.state, QStringLiteral("requeue failed: ") + job.error().text());
+        } else {
+            r.jobId = *job;
+            r.submitStep = QStringLiteral("recorded");
+            r.transition(RunState::Queued, QStringLiteral("requeued by the user: job %1").arg(r.jobId));
+        }
+        return Status(Done{});
+    });
+    if (!saved) return outcome(Kind::Failed, rec.id, RunRecord(), saved.error());
+    if (!job) return outcome(Kind::Failed, rec.id, *saved, job.error());
+    return outcome(Kind::Queued, rec.id, *saved);
+}
+
+SubmitOutcome RunSubmitter::resubmit(const RunRecord& rec)
+{
+    using Kind = SubmitOutcome::Kind;
+    // Before a new job: is there one already? A submit whose id was lost, a job that has left
+    // squeue: any of them means the run has its job, and a second one is the thing not to start.
+    auto existing = m_scheduler.findJob({rec.jobId, rec.remoteDir, slurmJobName(rec.id)});
+    if (!existing)
+        return outcome(Kind::Failed, rec.id, rec,
+                       Error{ErrorCode::ActionRefused,
+                             QStringLiteral("cannot tell whether a job of this run still exists (%1); nothing was submitted")
+                                 .arg(existing.error().text()),
+                             rec.id});
+    if (!existing->isEmpty()) {
+        auto adopted = m_store.update(rec.id, [&](RunRecord& r) {
+            r.jobId = *existing;
+            r.submitStep = QStringLiteral("recorded");
+            r.transition(RunState::Queued,
+                         QStringLiteral("found job %1 of this run by its name and folder; the run follows it").arg(*existing));
+            return Status(Done{});
+        });
+        if (!adopted) return outcome(Kind::Failed, rec.id, RunRecord(), adopted.error());
+        return outcome(Kind::Existing, rec.id, *adopted);
+    }
+
+    const QString note = rec.jobId.isEmpty()
+        ? QStringLiteral("submitted again by the user")
+        : QStringLiteral("resubmitted by the user (%1 no longer knew job %2)").arg(m_scheduler.kind(), rec.jobId);
+    auto started = m_store.update(rec.id, [&](RunRecord& r) {
+        r.submitStep = QStringLiteral("sbatch");
+        r.transition(RunState::Submitting, QStringLiteral("handing the job to %1 again").arg(m_scheduler.kind()));
+        return Status(Done{});
+    });
+    if (!started) return outcome(Kind::Failed, rec.id, RunRecord(), started.error());
+    SubmitOutcome handed = handOver(m_store, m_scheduler, rec.id, note);
+    if (handed.kind != Kind::Failed) return handed;
+    // A plain refusal: no job. The run is as it was, with the reason.
+    auto back = m_store.update(rec.id, [&](RunRecord& r) {
+        r.submitStep = QStringLiteral("sbatch");
+        r.transition(rec.state, QStringLiteral("requeue failed: ") + handed.error.text());
+        return Status(Done{});
+    });
+    if (back) handed.run = *back;
+    return handed;
 }
 
 }  // namespace scaledesk

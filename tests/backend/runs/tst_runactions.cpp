@@ -209,7 +209,7 @@ private slots:
         auto r = actions.launch(request(ids, QStringLiteral("quick")));
         QVERIFY2(r, qPrintable(r ? QString() : r.error().text()));
         QVERIFY(r->complete());
-        QCOMPARE(r->submitted.size(), 2);
+        QCOMPARE(r->submitted().size(), 2);
         for (const QString& i : ids) {
             QCOMPARE(load(i).state, RunState::Queued);
             QVERIFY(pollUntil(i, [](const RunRecord& x) { return x.state == RunState::Completed; }));
@@ -247,19 +247,19 @@ private slots:
         auto r = actions.launch(req);
         QVERIFY(r);
         QVERIFY(!r->complete());
-        QCOMPARE(r->failed.size(), 1);
-        QCOMPARE(r->failed.first().first, ids[1]);
+        QCOMPARE(r->failed().size(), 1);
+        QCOMPARE(r->failed().first().first, ids[1]);
         QCOMPARE(load(ids[0]).state, RunState::Queued);
         QCOMPARE(load(ids[1]).state, RunState::SubmitFailed);
         QVERIFY(load(ids[1]).message.contains(ids[1]));  // the reason names the folder
         if (stop) {
-            QCOMPARE(r->submitted.size(), 1);
-            QCOMPARE(r->notTried, QStringList{ids[2]});
+            QCOMPARE(r->submitted().size(), 1);
+            QCOMPARE(r->notTried(), QStringList{ids[2]});
             QVERIFY(!m_store->exists(ids[2]));
             QVERIFY(r->summary().contains(QStringLiteral("1 not tried")));
         } else {
-            QCOMPARE(r->submitted.size(), 2);
-            QVERIFY(r->notTried.isEmpty());
+            QCOMPARE(r->submitted().size(), 2);
+            QVERIFY(r->notTried().isEmpty());
             QCOMPARE(load(ids[2]).state, RunState::Queued);
         }
         QVERIFY(r->summary().contains(QStringLiteral("1 failed")));

@@ -164,6 +164,11 @@ private slots:
         const RunRecord after = *m_store->load(id);
         QCOMPARE(after.state, RunState::Queued);
         QVERIFY2(after.message.contains(recorded), qPrintable(after.message));
+        // The submitter's one answer for the point says the same as the record.
+        QCOMPARE(launched->outcomes.size(), 1);
+        QCOMPARE(launched->outcomes.first().kind, SubmitOutcome::Kind::Queued);
+        QCOMPARE(launched->outcomes.first().run.jobId, after.jobId);
+        QVERIFY(launched->complete());
         cleanup();  // the real squeue from here on
         const QStringList jobs = jobsNamed(slurmJobName(id));
         QCOMPARE(jobs.size(), 1);
@@ -227,7 +232,15 @@ private slots:
         QCOMPARE(after.state, RunState::SubmitFailed);
         QVERIFY2(after.message.contains(QStringLiteral("sbatch refused the job: sbatch: error:")), qPrintable(after.message));
         QVERIFY(jobsNamed(slurmJobName(id)).isEmpty());
-        Q_UNUSED(launched);
+        // The launch itself went through; its one point failed, with sbatch's words.
+        QVERIFY2(launched, qPrintable(launched ? QString() : launched.error().text()));
+        QCOMPARE(launched->outcomes.size(), 1);
+        QCOMPARE(launched->outcomes.first().kind, SubmitOutcome::Kind::Failed);
+        QVERIFY2(launched->outcomes.first().error.text().contains(QStringLiteral("sbatch: error:")),
+                 qPrintable(launched->outcomes.first().error.text()));
+        QCOMPARE(launched->outcomes.first().run.state, RunState::SubmitFailed);
+        QVERIFY(!launched->complete());
+        QVERIFY(launched->summary().contains(QStringLiteral("1 failed")));
     }
 };
 

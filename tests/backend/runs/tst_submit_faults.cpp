@@ -296,6 +296,12 @@ private slots:
             const RunRecord after = *m_store->load(id);
             QCOMPARE(after.state, RunState::Submitting);
             QVERIFY2(after.message.contains(QStringLiteral("outcome is unknown")), qPrintable(after.message));
+            // The submitter's one answer: the outcome is unknown, and the run is followed (looked for).
+            QCOMPARE(launched->outcomes.size(), 1);
+            QCOMPARE(launched->outcomes.first().kind, SubmitOutcome::Kind::Unknown);
+            QCOMPARE(launched->unknown(), QStringList{id});
+            QCOMPARE(launched->submitted().size(), 1);
+            QVERIFY2(launched->summary().contains(QStringLiteral("being looked for")), qPrintable(launched->summary()));
             QThread::msleep(3000);  // the late answer drains
             SshTransport t2(options());
             SlurmScheduler s2(t2, 20000);
