@@ -948,7 +948,7 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
         const QJsonObject m = QJsonDocument::fromJson(mf.readAll()).object();
         PlanRunInput r;
         r.runId = row.id;
-        // The strategy launched (a 1-rank run's manifest says "none": nothing to synchronise).
+        // The strategy launched (older trainers wrote "none" into a 1-rank run's manifest).
         r.strategy = row.strategy.isEmpty() ? m.value(QLatin1String("strategy")).toString() : row.strategy;
         r.ranks = m.value(QLatin1String("world_size")).toInt(row.nodes * row.ranksPerNode);
         r.nodes = m.value(QLatin1String("nodes")).toInt(row.nodes);

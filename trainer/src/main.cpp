@@ -131,6 +131,14 @@ const CLI::Validator kPositive(
         return std::string();
     },
     "POSITIVE");
+// A seed is a whole number from 0: "-1" would otherwise wrap to 18446744073709551615.
+const CLI::Validator kSeed(
+    [](std::string& text) {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+            return "must be a whole number from 0 to 18446744073709551615, got " + text;
+        return std::string();
+    },
+    "SEED");
 }  // namespace
 
 namespace {
@@ -191,7 +199,7 @@ void addConfigOptions(CLI::App& app, Cli& cli)
                                   "skip the step-0 losses and validation, as under benchy; absent: False, whatever the YAML says");
     app.add_option("--expdir", v.expdir, "override expdir (the experiment root)");
     app.add_option("--run_dir", options.runDir, "write the run here instead of <expdir>/<config>/<N>GPU/<run_num>");
-    app.add_option("--seed", v.seed, "seed for weights and data streams (default: the YAML seed, else random)");
+    app.add_option("--seed", v.seed, "seed for weights and data streams (default: the YAML seed, else random)")->check(kSeed);
 }
 
 // How the ranks run: threads, device, strategy, backend, and the run's switches.
@@ -470,6 +478,15 @@ int main(int argc, char** argv)
     cli.values.enableJit.given = cli.jitFlag->count() > 0;
     cli.values.enableBenchy.given = cli.benchyFlag->count() > 0;
     try {
+        // A backend this build lacks is said at once, whatever else was asked (--describe included).
+        const std::vector<std::string> built = availableBackends();
+        if (cli.backend != "auto" && std::find(built.begin(), built.end(), cli.backend) == built.end()) {
+            std::string others;
+            for (const std::string& b : built) others += (others.empty() ? "" : " or ") + b;
+            return fail("--backend " + cli.backend + ": this scaledesk-train was built without it (" + buildLibraries() + "); use " +
+                        (others.empty() ? std::string("a build that has it") : others) +
+                        ", or build against a libtorch that has it (docs/trainer.md)");
+        }
         if (!cli.checkConfigs.empty()) return checkConfigs(cli);
         if (cli.make->parsed()) {
             makeData(cli.makeData);

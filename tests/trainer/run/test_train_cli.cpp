@@ -1,6 +1,7 @@
 // End-to-end tests of the real scaledesk-train binary on generated data.
 #include "compat/torchcompat.h"
 #include "dist/buckets.h"
+#include "dist/comm.h"
 #include "model/unet.h"
 #include "run/checkpoint.h"
 #include "testutil.h"
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -549,6 +551,12 @@ TEST_F(TrainCli, ANonPositiveCountNamesTheRule)
     const auto r = train("--config cpu-tiny --num_epochs 0");
     EXPECT_NE(r.exitCode, 0);
     EXPECT_NE(r.output.find("--num_epochs: must be greater than 0, got 0"), std::string::npos) << r.output;
+    // A negative seed is refused, not wrapped to 2^64 - 1.
+    const auto seed = train("--config cpu-tiny --seed -1 --run_dir seed");
+    EXPECT_NE(seed.exitCode, 0);
+    EXPECT_NE(seed.output.find("--seed: must be a whole number from 0"), std::string::npos) << seed.output;
+    EXPECT_EQ(seed.output.find("18446744073709551615 --"), std::string::npos) << seed.output;
+    EXPECT_FALSE(fs::exists(path("seed")));
 }
 
 // bf16 on the CPU (autocast; no loss scale): where this libtorch computes it correctly (2.x) and
@@ -651,17 +659,25 @@ TEST_F(TrainCli, EnableAmpIsFp16WithALossScalerThatSkipsAnInfStep)
     EXPECT_EQ(records(path("fp16"), "epoch").at(0)["skipped_steps"], 1);
 }
 
-// --backend nccl where there is no GPU (this machine; the CPU build, or a CUDA build without a
-// driver): one line on stderr naming the reason, exit 1, nothing written.
+// --backend nccl where there is no GPU (this machine): one line on stderr naming the reason, exit
+// 1, nothing written. A build without NCCL says so (not "needs a GPU", which a GPU would not fix),
+// whatever else was asked, --describe included; a CUDA build with NCCL says that it needs a GPU.
 TEST_F(TrainCli, NcclWithoutAGpuIsOneLine)
 {
-    // stderr alone: stdout goes nowhere.
-    const auto r = runCommand("cd " + shellQuote(s_dir->path()) + " && (" + shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet) +
-                              " --config cpu-tiny --run_dir nccl --backend nccl 2>&1 >/dev/null)");
-    EXPECT_EQ(r.exitCode, 1);
-    EXPECT_EQ(r.output.rfind("scaledesk-train: error: --backend nccl needs a GPU: ", 0), 0u) << r.output;
-    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
-    EXPECT_FALSE(fs::exists(path("nccl")));
+    const auto built = scaledesk::train::availableBackends();
+    const bool withNccl = std::find(built.begin(), built.end(), "nccl") != built.end();
+    for (const std::string extra : {"", " --describe"}) {
+        // stderr alone: stdout goes nowhere.
+        const auto r = runCommand("cd " + shellQuote(s_dir->path()) + " && (" + shellQuote(kBin) + " --yaml_config " + shellQuote(kUnet) +
+                                  " --config cpu-tiny --run_dir nccl --backend nccl" + extra + " 2>&1 >/dev/null)");
+        if (withNccl && !extra.empty()) continue;  // describing needs no GPU where NCCL is built in
+        EXPECT_EQ(r.exitCode, 1) << extra;
+        const std::string says = withNccl ? "scaledesk-train: error: --backend nccl needs a GPU: "
+                                          : "scaledesk-train: error: --backend nccl: this scaledesk-train was built without it (";
+        EXPECT_EQ(r.output.rfind(says, 0), 0u) << r.output;
+        EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+        EXPECT_FALSE(fs::exists(path("nccl")));
+    }
 }
 
 namespace {
@@ -740,10 +756,18 @@ TEST_F(TrainCli, NoddpAndDisableBroadcastBuffersAreRecorded)
     // Without the flags: the defaults are recorded too.
     ASSERT_EQ(train("--config cpu-tiny --num_epochs 1 --seed 6 --threads 2 --run_dir ddp1").exitCode, 0);
     const json plain = json::parse(readFile(path("ddp1/manifest.json")));
+    EXPECT_EQ(plain["strategy"], "ddp");  // as launched: a 1-rank run is its strategy's baseline
+    EXPECT_EQ(plain["run_id"], "ddp1");
     EXPECT_EQ(plain["noddp"], false);
     EXPECT_EQ(plain["broadcast_buffers"], true);
     // One process trains the same with and without --noddp.
     EXPECT_EQ(records(path("noddp1"), "epoch").at(0)["val_loss"], records(path("ddp1"), "epoch").at(0)["val_loss"]);
+    // Started in its own folder with --run_dir . (as a job script does): the id is the folder's name.
+    fs::create_directories(path("in-place"));
+    fs::create_directory_symlink(path("data"), path("in-place/data"));
+    const auto here = train("--config cpu-tiny --num_epochs 1 --seed 6 --threads 2 --run_dir .", path("in-place"));
+    ASSERT_EQ(here.exitCode, 0) << here.output;
+    EXPECT_EQ(json::parse(readFile(path("in-place/manifest.json")))["run_id"], "in-place");
 
     const auto both = train("--config cpu-tiny --noddp --check_replicas --run_dir never");
     EXPECT_EQ(both.exitCode, 1);

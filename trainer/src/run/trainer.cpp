@@ -273,7 +273,9 @@ private:
     void startReplicas()
     {
         broadcastState(comm, model, *optimizer);
-        strategyLabel = comm.size() > 1 && !o.noddp ? o.strategy : "none";
+        // The strategy as launched, at one rank too (nothing to synchronise there, but a 1-rank ddp
+        // run is the ddp baseline of a sweep); --noddp trains without any: "none".
+        strategyLabel = o.noddp ? "none" : o.strategy;
         sync = makeGradientSync(strategyLabel, comm, model, *optimizer, *clock, o.bucketCapMb, o.fusionMb, o.zeroBucketMb);
         sync->importOptimizerState();
         step = std::make_unique<TrainStep>(model, *sync, amp, comm, *clock, c.lambdaRho);
@@ -311,7 +313,10 @@ private:
         std::sort(distinct.begin(), distinct.end());
         distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
         RunManifest m;
-        m.runId = runDir.filename().string() == o.runNum ? c.name + "-" + o.runNum : runDir.filename().string();
+        // The folder's own name, also when it was given as "." or with a trailing slash.
+        fs::path folder = fs::absolute(runDir).lexically_normal();
+        if (!folder.has_filename()) folder = folder.parent_path();
+        m.runId = folder.filename().string() == o.runNum ? c.name + "-" + o.runNum : folder.filename().string();
         m.config = c.name;
         m.yamlConfig = c.yamlPath;
         m.strategy = strategyLabel;
