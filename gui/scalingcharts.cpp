@@ -443,9 +443,8 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep, cons
         for (const auto& g : rep.groups) {
             if (!std::isfinite(g.epochS)) continue;
             categories << QStringLiteral("%1 · %2").arg(g.strategy).arg(g.world);
-            const double val = std::isfinite(g.validationS) ? g.validationS : 0.0;
-            const double e = rep.includesValidation ? g.epochS : g.epochS + val;
-            const double v[] = {g.computeS / e, g.commS / e, g.dataS / e, std::max(0.0, g.otherS / e), val / e};
+            const TimeShares t = timeShares(g, rep.includesValidation);  // report.md's shares, the one definition
+            const double v[] = {t.compute, t.comm, t.data, t.other, t.validation};
             for (int i = 0; i < 5; ++i) sets[i]->append(std::isfinite(v[i]) ? 100 * v[i] : 0);
         }
         for (auto* s : sets) series->append(s);

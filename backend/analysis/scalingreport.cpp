@@ -455,6 +455,13 @@ QString ScalingReport::groupsCsv() const
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
 
+TimeShares timeShares(const ReportGroupRow& g, bool includesValidation)
+{
+    const double val = std::isfinite(g.validationS) ? g.validationS : 0.0;
+    const double e = includesValidation ? g.epochS : g.epochS + val;
+    return TimeShares{g.computeS / e, g.commS / e, g.dataS / e, std::max(0.0, g.otherS / e), val / e};
+}
+
 QString ScalingReport::markdown() const
 {
     QStringList md;
@@ -483,19 +490,22 @@ QString ScalingReport::markdown() const
                            "of the first epoch whose validation loss is at most %1 (%2).")
                 .arg(num(target), targetSource)
        << QString();
+    md << QStringLiteral("The breakdown columns are shares of each epoch's training + validation time, as in time_breakdown.png; "
+                         "validation (s) is its time per epoch.")
+       << QString();
     md << QStringLiteral("| strategy | ranks | nodes | reps | epoch time (s) | throughput (samples/s) | speedup | ideal | efficiency | "
-                         "compute | exposed comm | data wait | other | validation (s) | time-to-target (s) |")
-       << QStringLiteral("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+                         "compute | exposed comm | data wait | other | validation | validation (s) | time-to-target (s) |")
+       << QStringLiteral("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (const auto& g : groups) {
-        const double e = g.epochS;
-        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 ± %6 | %7 | %8 | %9 | %10 | %11 | %12 | %13 | %14 | %15 | %16 |")
+        const TimeShares t = timeShares(g, includesValidation);
+        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 ± %6 | %7 | %8 | %9 | %10 | %11 | %12 | %13 | %14 | %15 | %16 | %17 |")
                   .arg(g.strategy)
                   .arg(g.world)
                   .arg(g.nodes)
                   .arg(g.repetitions)
                   .arg(num(g.epochS), num(g.epochSStd, 2), num(g.throughput), num(g.speedup, 3), num(g.ideal, 3), pct(g.efficiency),
-                       pct(g.computeS / e), pct(g.commS / e), pct(g.dataS / e))
-                  .arg(pct(g.otherS / e), num(g.validationS),
+                       pct(t.compute), pct(t.comm), pct(t.data))
+                  .arg(pct(t.other), pct(t.validation), num(g.validationS),
                        g.reachedTarget ? QStringLiteral("%1 (%2/%3)").arg(num(g.timeToTargetS)).arg(g.reachedTarget).arg(g.repetitions)
                                        : QStringLiteral("not reached"));
     }

@@ -61,6 +61,16 @@ struct ReportGroupRow {
     ReportGroupRow();
 };
 
+/// Where a group's epoch goes, as docs/backend.md defines the breakdown: shares (0..1) of its
+/// training + validation time per epoch: compute, exposed communication, data wait, other (training
+/// time − the three, at least 0) and validation. report.md and the time-breakdown plot both show
+/// these, so they never disagree. NaN where a part is unknown.
+struct TimeShares {
+    double compute, comm, data, other, validation;
+};
+/// `includesValidation`: the group's epoch time already includes validation (ScalingReport::includesValidation).
+TimeShares timeShares(const ReportGroupRow& group, bool includesValidation);
+
 /// The scaling report of one sweep (itwinai-scaling.md §7.4). Warnings are part of the result:
 /// too few steps per epoch, missing repetitions, mixed configs in a group, unequal samples, runs
 /// without epochs, failed runs (left out, the gap shown), runs that never reached the target.

@@ -130,6 +130,31 @@ private slots:
         QVERIFY(std::isnan(d4->timeToTargetS));
     }
 
+    // One definition of the breakdown: shares of training + validation, in report.md as in the plot
+    // (which draws timeShares()), whether the epoch time includes validation or not.
+    void theBreakdownIsSharesOfTrainingAndValidation()
+    {
+        ReportGroupRow g;
+        g.strategy = QStringLiteral("ddp");
+        g.world = 1;
+        g.epochS = 9;  // training only
+        g.computeS = 6;
+        g.commS = 1;
+        g.dataS = 1;
+        g.otherS = 1;
+        g.validationS = 1;
+        const TimeShares t = timeShares(g, false);
+        QVERIFY(near(t.compute, 0.6) && near(t.comm, 0.1) && near(t.data, 0.1) && near(t.other, 0.1) && near(t.validation, 0.1));
+        ReportGroupRow wall = g;
+        wall.epochS = 10;  // --include-validation: the epoch time is training + validation already
+        const TimeShares w = timeShares(wall, true);
+        QVERIFY(near(w.compute, 0.6) && near(w.validation, 0.1));
+        ScalingReport rep;
+        rep.sweep = QStringLiteral("s");
+        rep.groups << g;
+        QVERIFY2(rep.markdown().contains(QStringLiteral("| 60.0% | 10.0% | 10.0% | 10.0% | 10.0% | 1 |")), qPrintable(rep.markdown()));
+    }
+
     void warningsSayWhatIsMissingOrSuspicious()
     {
         const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep());
