@@ -13,8 +13,21 @@
 #include <cstdio>
 #include <cstring>
 
+namespace {
+QtMessageHandler g_qtMessages = nullptr;
+// Qt's offscreen platform (the command line's charts, a window under QT_QPA_PLATFORM=offscreen)
+// warns for every window it sizes that it cannot pass size hints on: nothing is wrong and nothing
+// can be done about it, so that one line is dropped; every other message goes where it went.
+void dropOffscreenNoise(QtMsgType type, const QMessageLogContext& context, const QString& message)
+{
+    if (type == QtWarningMsg && message == QLatin1String("This plugin does not support propagateSizeHints()")) return;
+    if (g_qtMessages) g_qtMessages(type, context, message);
+}
+}  // namespace
+
 int main(int argc, char** argv)
 {
+    g_qtMessages = qInstallMessageHandler(dropOffscreenNoise);
     if (!scaledesk::opensWindow(argc, argv)) {
         // Charts render off screen; no window system is needed for a command.
         if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
