@@ -1,5 +1,6 @@
 #include "configeditor.h"
 
+#include "config/configcheck.h"
 #include "config/configresolve.h"
 #include "config/profiles.h"
 #include "workspacecontroller.h"
@@ -293,9 +294,7 @@ void ConfigEditor::validateNow()
         }
         m_errors->clear();
         m_errors->addItem(tr("Checking every config…"));  // not "No errors." before the trainer has said so
-        m_trainer.start(trainer,
-                        {QStringLiteral("--yaml_config"), m_tempFile, QStringLiteral("--check_configs"), QStringLiteral("all"),
-                         QStringLiteral("--threads"), QStringLiteral("1")});
+        m_trainer.start(trainer, trainerConfigCheckArguments(m_tempFile, QStringLiteral("all")));
     } else {
         showErrors(m_yamlErrors);
     }

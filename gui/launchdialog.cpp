@@ -205,6 +205,12 @@ void LaunchDialog::applyDefaults()
 
 void LaunchDialog::restoreSettings()
 {
+    // The profile's own default first (one rank per GPU on a GPU profile); what was typed for this
+    // profile last time wins over it.
+    if (auto profile = findProfile(Workspace(m_workspace), m_profile->currentData().toString())) {
+        const QSignalBlocker quiet(m_ranks);
+        m_ranks->setText(QString::number(defaultRanksPerNode(*profile)));
+    }
     QSettings settings;
     settings.beginGroup(QStringLiteral("launch/") + m_profile->currentData().toString());
     if (!settings.contains(QStringLiteral("config"))) return;

@@ -12,6 +12,7 @@
 #include "remote/sshtransport.h"
 #include "runlistmodel.h"
 #include "runs/deploy.h"
+#include "runs/workspaceconfigs.h"
 #include "runview.h"
 #include "scalingview.h"
 #include "welcomepanel.h"
@@ -47,6 +48,7 @@
 #include <QSvgGenerator>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 
@@ -279,14 +281,12 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     m_tabs->addTab(m_compare, tr("Compare"));
     m_tabs->addTab(m_scaling, tr("Scaling"));
     m_editor = new ConfigEditor(controller);
-    // The workspace's own copy of the example configs: edits never touch the installed ones.
-    const QString configs = controller.workspace().root() + QStringLiteral("/configs/unet.yaml");
-    if (!QFile::exists(configs)) {
-        QDir().mkpath(QFileInfo(configs).absolutePath());
-        QFile::copy(bundledTrainerSources() + QStringLiteral("/configs/unet.yaml"), configs);
-        QFile::setPermissions(configs, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther);
-    }
-    m_editor->open(configs);
+    // The workspace's own copy of the example configs, the file the command line launches from too:
+    // edits never touch the installed ones.
+    const auto configs = workspaceConfigFile(controller.workspace());
+    const QString configFile = configs ? *configs : controller.workspace().root() + QStringLiteral("/configs/unet.yaml");
+    if (!configs) QTimer::singleShot(0, this, [this, e = configs.error()] { QMessageBox::warning(this, tr("Configs"), e.text()); });
+    m_editor->open(configFile);
     m_tabs->addTab(m_editor, tr("Config"));
     QAction* save = tools->addAction(tr("Save config"));
     save->setShortcut(QKeySequence::Save);

@@ -4,8 +4,8 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/terminal.h"
-#include "runs/deploy.h"
 #include "runs/runactions.h"
+#include "runs/workspaceconfigs.h"
 
 #include <CLI/CLI.hpp>
 
@@ -43,13 +43,13 @@ public:
                          "barrier only")
             ->check(CLI::NonNegativeNumber)
             ->capture_default_str();
-        m_configFile = (bundledTrainerSources() + QStringLiteral("/configs/unet.yaml")).toStdString();
         CLI::Option* config =
             m_app->add_option("--config", m_config,
                               "a named config whose own training step (forward, loss, backward, Adam on random crops) is the "
                               "benchmark's compute, instead of a convolution kernel: the compute contention and the compute before "
                               "each collective are then the model's");
-        m_app->add_option("--config-file", m_configFile, "with --config: the YAML of named configs")->capture_default_str();
+        m_app->add_option("--config-file", m_configFile,
+                          "with --config: the YAML of named configs (default: the workspace's configs/unet.yaml, as submit)");
         m_app->add_option("--local-batch", m_localBatch, "with --config: crops per step (default: its global_batch_size over the ranks)")
             ->check(CLI::PositiveNumber)
             ->needs(config);
@@ -68,7 +68,7 @@ public:
         LaunchRequest req;
         req.profile = *profile;
         if (!m_time.empty()) req.profile.slurm.timeLimit = q(m_time);
-        const int ranks = m_ranks > 0 ? m_ranks : (profile->slurm.gpusPerNode > 0 ? profile->slurm.gpusPerNode : 2);
+        const int ranks = m_ranks > 0 ? m_ranks : defaultRanksPerNode(*profile, 2);
         const QString sweep = m_name.empty()
             ? QStringLiteral("calibrate-%1-%2")
                   .arg(profile->name, QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")))
@@ -84,7 +84,9 @@ public:
             req.points << p;
         }
         if (!m_config.empty()) {
-            req.options.configFile = q(m_configFile);
+            auto configs = m_configFile.empty() ? workspaceConfigFile(ctx.ws) : Expected<QString>(q(m_configFile));
+            if (!configs) return fail(configs.error());
+            req.options.configFile = *configs;
             req.options.configName = q(m_config);
         }
         if (!m_sizes.empty()) req.options.trainerArgs << QStringLiteral("--sizes") << q(m_sizes);

@@ -83,6 +83,44 @@ std::string firstWord(int argc, char** argv)
     return {};
 }
 
+// A command's option that is not one of its own: the unknown option named, with the nearest of the
+// command's options, and the command's usage (CLI11 alone says only "were not expected"). Nested
+// commands (`profiles add`) are followed to the one the option was given to. -1 when every option
+// is known (the error is about something else).
+int unknownCommandOption(CLI::App& app, int argc, char** argv, const std::string& word)
+{
+    CLI::App* command = app.get_subcommand(word);
+    std::string path = word;
+    bool afterCommand = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (!afterCommand) {
+            afterCommand = a == word;
+            continue;
+        }
+        if (a == "--") break;  // the rest is passed through (trainer arguments)
+        if (a.rfind('-', 0) != 0) {
+            for (CLI::App* sub : command->get_subcommands([](CLI::App*) { return true; }))
+                if (sub->get_name() == a) {
+                    command = sub;
+                    path += " " + a;
+                }
+            continue;
+        }
+        if (a.size() < 2 || a[1] != '-') continue;  // short options and negative numbers: CLI11's message
+        const std::string name = a.substr(0, a.find('='));
+        std::vector<std::string> known{"--help"};
+        for (const CLI::Option* o : command->get_options())
+            for (const std::string& n : o->get_lnames()) known.push_back("--" + n);
+        if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+        std::string line = "scaledesk: unknown option '" + name + "' for '" + path + "'";
+        if (const std::string near = nearest(name, known); !near.empty()) line += "; did you mean '" + near + "'?";
+        std::cerr << line << "\n\n" << command->help() << std::flush;
+        return 2;
+    }
+    return -1;
+}
+
 int usageError(const CLI::App& app, const std::string& what, const std::vector<std::string>& commands, const std::string& word)
 {
     std::string line = "scaledesk: " + what;
@@ -140,6 +178,7 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
             }
             return usageError(app, e.what(), names, std::string());
         }
+        if (const int code = unknownCommandOption(app, argc, argv, word); code >= 0) return code;
         return app.exit(e) == 0 ? 0 : 2;  // a command's own usage error: CLI11 names the option
     }
 

@@ -71,6 +71,11 @@ public:
         o.epochs = m_epochs;
         o.gpuHourPrice = m_price;
         o.targetLoss = m_target;
+        // The output's formats are checked before the work, not after it.
+        const QStringList formats = q(m_formats).split(QLatin1Char(','), Qt::SkipEmptyParts);
+        if (!m_out.empty())
+            if (auto ok = exportImageFormats(formats, QStringLiteral("plan"), bool(ctx.hooks.renderPlan)); !ok)
+                return usageFail(ok.error());
         QStringList files;
         for (const std::string& f : m_comm) files << q(f);
         auto plan = planForSweep(ctx.store, q(m_sweep), m_warmup, files, o);
@@ -78,7 +83,6 @@ public:
         out(plan->markdown().trimmed());
         if (!m_out.empty()) {
             QStringList written;
-            const QStringList formats = q(m_formats).split(QLatin1Char(','), Qt::SkipEmptyParts);
             if (auto ok = writePlan(*plan, q(m_out), formats, ctx.hooks.renderPlan, &written); !ok) return fail(ok.error());
             for (const QString& w : written) out(QStringLiteral("wrote %1").arg(w));
         }

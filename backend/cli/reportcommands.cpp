@@ -17,6 +17,21 @@
 namespace scaledesk::cli {
 
 namespace {
+// A sweep name that names no run: said so, with the sweeps there are.
+Error noSuchSweep(const RunStore& store, const QString& sweep)
+{
+    QStringList sweeps;
+    for (const RunSummary& r : store.list())
+        if (!r.sweep.isEmpty() && !sweeps.contains(r.sweep)) sweeps << r.sweep;
+    sweeps.sort();
+    return Error{ErrorCode::Usage,
+                 QStringLiteral("no runs in sweep '%1' (%2)")
+                     .arg(sweep,
+                          sweeps.isEmpty() ? QStringLiteral("the workspace has no sweeps")
+                                           : QStringLiteral("the sweeps: ") + sweeps.mid(0, 10).join(QStringLiteral(", "))),
+                 QString()};
+}
+
 class ReportCommand final : public Command {
 public:
     void add(CLI::App& app, SharedOptions& shared) override
@@ -40,16 +55,19 @@ public:
     int run(Context& ctx) override
     {
         const QString sweep = q(m_sweep);
+        const QStringList formats = q(m_formats).split(QLatin1Char(','), Qt::SkipEmptyParts);
+        if (auto ok = exportImageFormats(formats, QStringLiteral("report"), bool(ctx.hooks.renderReport)); !ok)
+            return usageFail(ok.error());
         QStringList ids;
         for (const auto& row : ctx.store.list(sweep)) ids << row.id;
-        if (!ids.isEmpty()) ctx.pollRuns(ids, false);  // finished epochs first
+        if (ids.isEmpty()) return fail(noSuchSweep(ctx.store, sweep));  // no empty report for a name that names nothing
+        ctx.pollRuns(ids, false);                                       // finished epochs first
         ReportOptions o;
         o.warmupEpochs = m_warmup;
         o.includeValidation = m_includeValidation;
         if (!std::isnan(m_target)) o.targetLoss = m_target;
         const ScalingReport rep = loadSweepReport(ctx.store, sweep, o);
-        if (auto ok = writeReport(rep, q(m_out), q(m_formats).split(QLatin1Char(','), Qt::SkipEmptyParts), ctx.hooks); !ok)
-            return fail(ok.error());
+        if (auto ok = writeReport(rep, q(m_out), formats, ctx.hooks); !ok) return fail(ok.error());
         for (const QString& w : rep.warnings) err(QStringLiteral("warning: ") + w);
         return 0;
     }

@@ -44,10 +44,12 @@ public:
             for (const auto& s : ctx.store.list()) ids << s.id;
         for (const QString& id : ids) {
             auto r = ctx.store.load(id);
-            if (r)
+            if (r) {
                 records << *r;
-            else
+            } else {
                 err(QStringLiteral("scaledesk: ") + r.error().text());
+                ok = false;  // a run that cannot be read is a failure to report, not an empty table
+            }
         }
         if (m_json) {
             QJsonArray arr;

@@ -3,8 +3,8 @@
 #include "cli/context.h"
 #include "cli/terminal.h"
 #include "remote/localtransport.h"
-#include "runs/deploy.h"
 #include "runs/runactions.h"
+#include "runs/workspaceconfigs.h"
 #include "scheduler/jobscript.h"
 #include "scheduler/shellquote.h"
 
@@ -17,14 +17,19 @@
 namespace scaledesk::cli {
 
 namespace {
+// A comma-separated list of whole numbers; an empty item ("1,,2") or a word is refused, naming the option.
 Expected<QList<int>> intList(const std::string& s, const char* option)
 {
     QList<int> v;
-    for (const QString& part : q(s).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    const QString text = q(s);
+    for (const QString& part : text.split(QLatin1Char(','))) {
         bool ok = false;
         v << part.trimmed().toInt(&ok);
         if (!ok)
-            return Error{ErrorCode::Usage, QStringLiteral("%1 takes comma-separated integers, not '%2'").arg(QLatin1String(option), part),
+            return Error{ErrorCode::Usage,
+                         part.trimmed().isEmpty()
+                             ? QStringLiteral("%1 '%2': an empty item; give comma-separated whole numbers").arg(QLatin1String(option), text)
+                             : QStringLiteral("%1 takes comma-separated whole numbers, not '%2'").arg(QLatin1String(option), part),
                          QString()};
     }
     return v;
@@ -34,16 +39,19 @@ class SubmitCommand final : public Command {
 public:
     void add(CLI::App& app, SharedOptions& shared) override
     {
-        m_configFile = (bundledTrainerSources() + QStringLiteral("/configs/unet.yaml")).toStdString();
         m_app = app.add_subcommand("submit", "submit one run or a scaling sweep");
         auto* s = m_app;
         s->add_option("--profile", m_profile, "profile name")->capture_default_str();
-        s->add_option("--config-file", m_configFile, "YAML of named configs")->capture_default_str();
+        s->add_option("--config-file", m_configFile,
+                      "YAML of named configs (default: the workspace's configs/unet.yaml, which the window's config editor edits; "
+                      "the first use copies the shipped one there)");
         s->add_option("--config", m_config, "named config, e.g. cpu-tiny")->required();
         s->add_option("--name", m_name, "run id of a single run (default: <config>-<UTC time>)");
         s->add_option("--sweep", m_sweep, "sweep name: run every point of nodes x ranks x strategies x repetitions");
         s->add_option("--nodes", m_nodes, "node counts, comma-separated")->capture_default_str();
-        s->add_option("--ranks-per-node", m_ranks, "ranks (GPUs or CPU ranks) per node, comma-separated")->capture_default_str();
+        s->add_option("--ranks-per-node", m_ranks,
+                      "ranks per node, comma-separated (default: one per GPU on a profile with slurm.gpus_per_node, else 1; "
+                      "a GPU profile takes at most its GPUs per node)");
         s->add_option("--strategies", m_strategies, "ddp, fused, zero1; comma-separated")->capture_default_str();
         s->add_option("--repetitions", m_reps, "repetitions of each point")->capture_default_str();
         s->add_option("--scaling", m_scaling, "weak (global batch = ranks x local) or strong (fixed --global-batch)")
@@ -77,8 +85,18 @@ public:
     int run(Context& ctx) override
     {
         auto req = request(ctx);
-        if (!req) return fail(req.error());
-        if (m_dryRun) return dryRun(*req);
+        if (!req) {
+            const ErrorCode c = req.error().code;
+            return c == ErrorCode::Usage || c == ErrorCode::SweepInvalid ? usageFail(req.error()) : fail(req.error());
+        }
+        // A dry run is refused exactly where the submit would be, before any connection.
+        if (auto ok = RunActions::checkLaunch(ctx.ws, *req); !ok) return fail(ok.error());
+        if (m_dryRun) {
+            QString note;
+            if (auto ok = RunActions::checkConfigRules(*req, &note); !ok) return fail(ok.error());
+            if (!note.isEmpty()) err(QStringLiteral("scaledesk: warning: ") + note);
+            return dryRun(*req);
+        }
         return ctx.launchRuns(*req, m_wait, m_timeout);
     }
 
@@ -87,13 +105,16 @@ private:
     {
         auto p = findProfile(ctx.ws, q(m_profile));
         if (!p) return p.error();
+        auto configs = m_configFile.empty() ? workspaceConfigFile(ctx.ws) : Expected<QString>(q(m_configFile));
+        if (!configs) return configs.error();
+        const QString configFile = *configs;
         LaunchRequest req;
         req.profile = *p;
         if (!m_time.empty()) req.profile.slurm.timeLimit = q(m_time);
         SweepSpec spec;
         auto nodes = intList(m_nodes, "--nodes");
         if (!nodes) return nodes.error();
-        auto ranks = intList(m_ranks, "--ranks-per-node");
+        auto ranks = m_ranks.empty() ? Expected<QList<int>>(QList<int>{defaultRanksPerNode(*p)}) : intList(m_ranks, "--ranks-per-node");
         if (!ranks) return ranks.error();
         spec.nodes = *nodes;
         spec.ranksPerNode = *ranks;
@@ -102,13 +123,23 @@ private:
         spec.scaling = m_scaling == "strong" ? SweepSpec::Scaling::Strong : SweepSpec::Scaling::Weak;
         spec.globalBatch = m_globalBatch;
         spec.localBatch = m_localBatch;
-        if (auto ok = fillWeakLocalBatch(spec, q(m_configFile), q(m_config)); !ok) return ok.error();
+        if (auto ok = fillWeakLocalBatch(spec, configFile, q(m_config)); !ok) return ok.error();
         if (!m_sweep.empty()) {
             spec.name = q(m_sweep);
             auto expanded = expandSweep(spec);
             if (!expanded) return expanded.error();
             req.points = *expanded;
         } else {
+            // Without --sweep there is one run: a list or a repetition count that asks for more is refused.
+            if (spec.nodes.size() > 1 || spec.ranksPerNode.size() > 1 || spec.strategies.size() > 1 || m_reps != 1)
+                return Error{ErrorCode::Usage,
+                             QStringLiteral("--nodes, --ranks-per-node, --strategies and --repetitions give %1 x %2 x %3 x %4 runs; "
+                                            "without --sweep NAME a submit is one run")
+                                 .arg(spec.nodes.size())
+                                 .arg(spec.ranksPerNode.size())
+                                 .arg(spec.strategies.size())
+                                 .arg(m_reps),
+                             QString()};
             spec.name = QStringLiteral("single");
             spec.repetitions = 1;
             auto expanded = expandSweep(spec);  // validates the counts and the strategy
@@ -121,7 +152,7 @@ private:
                 : q(m_name);
             req.points = {pt};
         }
-        req.options.configFile = q(m_configFile);
+        req.options.configFile = configFile;
         req.options.configName = q(m_config);
         for (const auto& a : m_trainerArgs) req.options.trainerArgs << q(a);
         req.options.dataDir = q(m_data);
@@ -132,18 +163,15 @@ private:
     }
 
     // Never connects: paths on the cluster are shown as the profile gives them.
-    static int dryRun(LaunchRequest req)
+    static int dryRun(const LaunchRequest& req)
     {
         const ClusterProfile& profile = req.profile;
-        req.options.trainerPath = profile.trainerDeploy ? QStringLiteral("<deployed trainer>") : profile.trainerPath;
-        if (req.makeData) req.options.dataDir = profile.remoteRoot + QStringLiteral("/data/generated");
         LocalTransport unused;
-        const auto scheduler = makeScheduler(profile, unused);
+        const QString scriptName = makeScheduler(profile, unused)->scriptName();
         for (const auto& pt : req.points) {
-            const JobRequest jr{profile, pt, req.options.configName, req.options.trainerPath, req.options.trainerArgs, req.options.dataDir};
             const QString dir = profile.remoteRoot + QStringLiteral("/runs/") + pt.runId;
-            out(QStringLiteral("# ---- run %1: %2 ----").arg(pt.runId, scheduler->scriptName()));
-            out(scheduler->renderScript(jr).trimmed());
+            out(QStringLiteral("# ---- run %1: %2 ----").arg(pt.runId, scriptName));
+            out(previewScript(req, pt).trimmed());
             if (profile.isLocal())
                 out(QStringLiteral("# start: cd %1 && setsid nohup /bin/bash job.sh").arg(shellQuote(dir)));
             else
@@ -157,7 +185,7 @@ private:
 
     CLI::App* m_app = nullptr;
     std::string m_profile = "local", m_configFile, m_config, m_name, m_sweep;
-    std::string m_nodes = "1", m_ranks = "1", m_strategies = "ddp", m_scaling = "weak", m_data, m_time, m_onFailure = "continue";
+    std::string m_nodes = "1", m_ranks, m_strategies = "ddp", m_scaling = "weak", m_data, m_time, m_onFailure = "continue";
     int m_reps = 1, m_globalBatch = 0, m_localBatch = 0, m_timeout = 0;
     bool m_dryRun = false, m_makeData = false, m_wait = false;
     std::vector<std::string> m_trainerArgs;

@@ -39,6 +39,13 @@ public:
     {
         const QString id = QString::fromStdString(m_run);
         if (!ctx.store.exists(id)) return fail(Error{ErrorCode::RunUnknown, QStringLiteral("no such run"), id});
+        if (const auto record = ctx.store.load(id); record && (m_rank < 0 || m_rank >= record->nodes * record->ranksPerNode))
+            return usageFail(Error{ErrorCode::Usage,
+                                   QStringLiteral("--rank %1: the run has %2 rank(s), 0 to %3")
+                                       .arg(m_rank)
+                                       .arg(record->nodes * record->ranksPerNode)
+                                       .arg(record->nodes * record->ranksPerNode - 1),
+                                   id});
         MirrorReader reader(ctx.ws.runDir(id));
         bool local = false;
         if (const auto record = ctx.store.load(id))

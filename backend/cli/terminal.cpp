@@ -72,6 +72,12 @@ int fail(const Error& e)
     return 1;
 }
 
+int usageFail(const Error& e)
+{
+    fail(e);
+    return 2;
+}
+
 std::optional<QString> ask(const QString& prompt, bool echo)
 {
     const QString askpass = qEnvironmentVariable("SCALEDESK_ASKPASS");

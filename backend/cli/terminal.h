@@ -21,6 +21,9 @@ void progress(const QString& prefix, const ProgressStep& step);
 void progressDone();
 /// Reports `e` on stderr as "scaledesk: <location>: <message>"; returns exit code 1.
 int fail(const Error& e);
+/// The same for a value a command line gave that cannot be used (a count that is not one, an
+/// empty list item, options that contradict each other): exit code 2, as a usage error.
+int usageFail(const Error& e);
 
 /// Asks a question: through $SCALEDESK_ASKPASS (like SSH_ASKPASS) when set, else on the terminal
 /// (without echo when `echo` is false); nothing when there is neither.

@@ -2,10 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <QFileInfo>
 #include <QSet>
 #include <QStringList>
 
 #include <functional>
+#include <optional>
 
 namespace scaledesk {
 
@@ -107,10 +109,20 @@ void flatten(const YAML::Node& root, const YAML::Node& node, const QString& owne
         out.insert(prefix, ConfigValue{QString(), owner, line});
     }
 }
+// A config file that is not there, or cannot be read, in words (yaml-cpp says only "bad file").
+std::optional<Error> unreadable(const QString& path)
+{
+    const QFileInfo fi(path);
+    if (!fi.exists()) return Error{ErrorCode::ConfigMissing, QStringLiteral("no such file"), path};
+    if (!fi.isFile()) return Error{ErrorCode::ConfigMissing, QStringLiteral("not a file"), path};
+    if (!fi.isReadable()) return Error{ErrorCode::ConfigMissing, QStringLiteral("cannot read the file (permissions)"), path};
+    return std::nullopt;
+}
 }  // namespace
 
 Expected<QMap<QString, ConfigValue>> resolvedConfigWithSources(const QString& yamlPath, const QString& name)
 {
+    if (auto e = unreadable(yamlPath)) return *e;
     try {
         const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
         if (!root.IsMap()) return Error{ErrorCode::ConfigInvalid, QStringLiteral("expected a mapping of named configs"), yamlPath};
@@ -138,6 +150,7 @@ Expected<QMap<QString, QString>> resolvedConfig(const QString& yamlPath, const Q
 
 Expected<QMap<QString, QStringList>> configParents(const QString& yamlPath)
 {
+    if (auto e = unreadable(yamlPath)) return *e;
     try {
         const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
         if (!root.IsMap()) return Error{ErrorCode::ConfigInvalid, QStringLiteral("expected a mapping of named configs"), yamlPath};
@@ -159,6 +172,7 @@ Expected<QMap<QString, QStringList>> configParents(const QString& yamlPath)
 
 Expected<QStringList> configNames(const QString& yamlPath)
 {
+    if (auto e = unreadable(yamlPath)) return *e;
     try {
         const YAML::Node root = YAML::LoadFile(yamlPath.toStdString());
         if (!root.IsMap()) return Error{ErrorCode::ConfigInvalid, QStringLiteral("expected a mapping of named configs"), yamlPath};

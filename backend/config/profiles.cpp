@@ -124,7 +124,15 @@ Expected<ClusterProfile> addProfile(const Workspace& ws, const QString& file, co
 {
     auto p = loadClusterProfile(file);
     if (!p) return p.error();
-    const QString name = name0.isEmpty() ? QFileInfo(file).completeBaseName() : name0;
+    // The profile's own `name` key, when it has one, else its file's name; a --name that
+    // contradicts the key is refused rather than one of them silently ignored.
+    const bool keyed = p->name != QFileInfo(file).completeBaseName();
+    if (!name0.isEmpty() && keyed && p->name != name0)
+        return Error{ErrorCode::ProfileName,
+                     QStringLiteral("the file names its profile '%1' (key `name`), and the name asked for is '%2': change or remove one")
+                         .arg(p->name, name0),
+                     file};
+    const QString name = name0.isEmpty() ? p->name : name0;
     static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"));
     if (!safe.match(name).hasMatch())
         return Error{ErrorCode::ProfileName, QStringLiteral("a profile name is 1-64 letters, digits, '.', '_' or '-'"), name};

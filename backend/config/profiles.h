@@ -26,8 +26,9 @@ Expected<ClusterProfile> findProfile(const Workspace& workspace, const QString& 
 /// installed with the app.
 ClusterProfile builtinLocalProfile(const Workspace& workspace);
 
-/// Validates `file` and copies it to profiles/<name>.yaml (name: the file's base name unless
-/// given). Refuses to replace an existing profile.
+/// Validates `file` and copies it to profiles/<name>.yaml (name: as given, else the file's `name`
+/// key, else its base name; a given name that contradicts the key is refused). Refuses to replace
+/// an existing profile.
 Expected<ClusterProfile> addProfile(const Workspace& workspace, const QString& file, const QString& name = QString());
 
 /// Writes `profile` as profiles/<name>.yaml (clusterProfileYaml), read back and checked before it

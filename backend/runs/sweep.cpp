@@ -15,20 +15,26 @@ Error invalid(const QString& field, const QString& what)
 }
 }  // namespace
 
+Status checkSweepCounts(const SweepSpec& spec)
+{
+    if (spec.nodes.isEmpty()) return invalid(QStringLiteral("nodes"), QStringLiteral("give at least one node count"));
+    if (spec.ranksPerNode.isEmpty()) return invalid(QStringLiteral("ranks per node"), QStringLiteral("give at least one count"));
+    if (spec.repetitions < 1) return invalid(QStringLiteral("repetitions"), QStringLiteral("must be at least 1"));
+    for (int n : spec.nodes)
+        if (n < 1) return invalid(QStringLiteral("nodes"), QStringLiteral("%1 is not a positive count").arg(n));
+    for (int r : spec.ranksPerNode)
+        if (r < 1) return invalid(QStringLiteral("ranks per node"), QStringLiteral("%1 is not a positive count").arg(r));
+    return Done{};
+}
+
 Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec)
 {
     // Run ids become folder and job names: keep them to a portable alphabet.
     static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"));
     if (!safe.match(spec.name).hasMatch())
         return invalid(QStringLiteral("name"), QStringLiteral("'%1' must be 1-64 letters, digits, '.', '_' or '-'").arg(spec.name));
-    if (spec.nodes.isEmpty()) return invalid(QStringLiteral("nodes"), QStringLiteral("give at least one node count"));
-    if (spec.ranksPerNode.isEmpty()) return invalid(QStringLiteral("ranks per node"), QStringLiteral("give at least one count"));
+    if (auto ok = checkSweepCounts(spec); !ok) return ok.error();
     if (spec.strategies.isEmpty()) return invalid(QStringLiteral("strategies"), QStringLiteral("give at least one"));
-    if (spec.repetitions < 1) return invalid(QStringLiteral("repetitions"), QStringLiteral("must be at least 1"));
-    for (int n : spec.nodes)
-        if (n < 1) return invalid(QStringLiteral("nodes"), QStringLiteral("%1 is not a positive count").arg(n));
-    for (int r : spec.ranksPerNode)
-        if (r < 1) return invalid(QStringLiteral("ranks per node"), QStringLiteral("%1 is not a positive count").arg(r));
     for (const auto& s : spec.strategies)
         if (s != QLatin1String("ddp") && s != QLatin1String("fused") && s != QLatin1String("zero1"))
             return invalid(QStringLiteral("strategies"), QStringLiteral("unknown strategy '%1' (ddp, fused, zero1)").arg(s));
@@ -70,16 +76,21 @@ Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec)
 Status fillWeakLocalBatch(SweepSpec& spec, const QString& configFile, const QString& configName)
 {
     if (spec.scaling != SweepSpec::Scaling::Weak || spec.localBatch > 0) return Done{};
-    if (spec.nodes.isEmpty() || spec.ranksPerNode.isEmpty()) return Done{};  // expandSweep names the empty list
-    auto values = resolvedConfig(configFile, configName);
+    if (auto ok = checkSweepCounts(spec); !ok) return ok.error();  // the batch divides over counts that make sense
+    auto values = resolvedConfigWithSources(configFile, configName);
     if (!values) return values.error();
-    bool ok = false;
-    const int global = values->value(QStringLiteral("global_batch_size")).toInt(&ok);
-    if (!ok || global < 1)
+    const ConfigValue batch = values->value(QStringLiteral("global_batch_size"));
+    if (batch.value.trimmed().isEmpty())
         return Error{
             ErrorCode::Usage,
             QStringLiteral("weak scaling needs the config's global_batch_size (or --local-batch); config '%1' has none").arg(configName),
             configFile};
+    bool ok = false;
+    const int global = batch.value.trimmed().toInt(&ok);
+    if (!ok || global < 1)
+        return Error{ErrorCode::ConfigInvalid,
+                     QStringLiteral("key 'global_batch_size' of config '%1': '%2' is not a positive integer").arg(configName, batch.value),
+                     QStringLiteral("%1:%2").arg(configFile).arg(batch.line)};
     const int smallest =
         *std::min_element(spec.nodes.begin(), spec.nodes.end()) * *std::min_element(spec.ranksPerNode.begin(), spec.ranksPerNode.end());
     if (smallest < 1 || global % smallest != 0)

@@ -38,6 +38,10 @@ struct RunPoint {
     int worldSize() const { return nodes * ranksPerNode; }
 };
 
+/// The counts of a sweep: at least one node count and one ranks-per-node count, each positive, and
+/// at least one repetition. Errors name the field.
+Status checkSweepCounts(const SweepSpec& spec);
+
 /// Expands a sweep in a stable order (strategy, then nodes, then ranks per node, then
 /// repetition). Errors name the field: an empty list, a non-positive count, an unknown strategy,
 /// a name that is not a safe identifier, or a strong-scaling batch that does not divide.

@@ -477,6 +477,30 @@ private slots:
         QVERIFY(d.whyNot().contains(QStringLiteral("no config named 'no-such-config'")));
     }
 
+    // A GPU profile: one rank per GPU by default, and more ranks than GPUs are refused, with the
+    // numbers, by the same check as the command line's.
+    void launchDialogGivesEachGpuARank()
+    {
+        const QString root = m_tmp.filePath(QStringLiteral("gpu-ws"));
+        QVERIFY(QDir().mkpath(root + QStringLiteral("/profiles")));
+        QFile p(root + QStringLiteral("/profiles/gpu4.yaml"));
+        QVERIFY(p.open(QIODevice::WriteOnly));
+        p.write("kind: ssh+slurm\nhost: gpu.invalid\nremote_root: /r\nslurm:\n  gpus_per_node: 4\ntrainer: {path: /t}\n");
+        p.close();
+        LaunchDialog d(root, QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"));
+        QCOMPARE(d.ranksEdit()->text(), QStringLiteral("1"));  // the local profile first: one rank
+        d.profileCombo()->setCurrentIndex(d.profileCombo()->findData(QStringLiteral("gpu4")));
+        QCOMPARE(d.ranksEdit()->text(), QStringLiteral("4"));
+        d.configCombo()->setCurrentIndex(d.configCombo()->findText(QStringLiteral("bs64_opt")));
+        QVERIFY2(d.canLaunch(), qPrintable(d.whyNot()));
+        QVERIFY2(d.preview().contains(QStringLiteral("#SBATCH --ntasks-per-node=4\n")), qPrintable(d.preview()));
+        QVERIFY2(d.preview().contains(QStringLiteral("#SBATCH --gpus-per-node=4\n")), qPrintable(d.preview()));
+        d.ranksEdit()->setText(QStringLiteral("8"));
+        QVERIFY(!d.canLaunch());
+        QVERIFY2(d.whyNot().contains(QStringLiteral("8 ranks on a node of profile gpu4, whose nodes have 4 GPU(s)")),
+                 qPrintable(d.whyNot()));
+    }
+
     // Names are unique by default, a name that is taken keeps the dialog open with the field marked,
     // and the last launch's settings come back for the profile.
     void launchDialogKeepsNamesUniqueAndRemembers()

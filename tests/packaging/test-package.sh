@@ -52,7 +52,7 @@ grep -q "116,977,029\|116977029" "$work/describe.txt" || fail "describe does not
 out="$(env -u SCALEDESK_TRAIN SCALEDESK_HOME="$work/ws" "$root/usr/bin/scaledesk" profiles test local)"
 grep -q "ok   trainer: $root/usr/bin/scaledesk-train" <<< "$out" || fail "the installed scaledesk does not use the installed trainer: $out"
 # (Output captured first: `grep -q` closing the pipe early would fail the writer under pipefail.)
-dry="$(env -u SCALEDESK_TRAINER_SOURCES SCALEDESK_HOME="$work/ws" "$root/usr/bin/scaledesk" submit --config cpu-tiny --dry-run \
+dry="$(env -u SCALEDESK_TRAINER_SOURCES SCALEDESK_HOME="$work/ws" "$root/usr/bin/scaledesk" submit --config cpu-tiny --make-data --dry-run \
   --config-file "$root/usr/share/scaledesk/configs/unet.yaml")" || fail "dry run"
 grep -q "$root/usr/bin/scaledesk-train" <<< "$dry" || fail "the dry run does not use the installed trainer"
 

@@ -51,7 +51,7 @@ private slots:
         const auto r =
             m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--sweep"),
                        QStringLiteral("dry"), QStringLiteral("--ranks-per-node"), QStringLiteral("1,2"), QStringLiteral("--strategies"),
-                       QStringLiteral("ddp,zero1"), QStringLiteral("--dry-run")});
+                       QStringLiteral("ddp,zero1"), QStringLiteral("--make-data"), QStringLiteral("--dry-run")});
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.out.count(QStringLiteral("#!/bin/bash")), 4);
         QVERIFY(r.out.contains(QStringLiteral("# ---- run dry-zero1-1x2-r1: job.sh ----")));
@@ -78,8 +78,10 @@ private slots:
             QCOMPARE(m.value(QStringLiteral("status")).toString(), QStringLiteral("finished"));
             const bool two = id.contains(QStringLiteral("1x2"));
             QCOMPARE(m.value(QStringLiteral("world_size")).toInt(), two ? 2 : 1);
-            // One rank has nothing to synchronise: the trainer labels it "none".
-            QCOMPARE(m.value(QStringLiteral("strategy")).toString(), two ? id.section(QLatin1Char('-'), 1, 1) : QStringLiteral("none"));
+            // The strategy as launched, at one rank too (the sweep's baseline of that strategy), and the
+            // run's own id (its job starts the trainer with --run_dir .).
+            QCOMPARE(m.value(QStringLiteral("strategy")).toString(), id.section(QLatin1Char('-'), 1, 1));
+            QCOMPARE(m.value(QStringLiteral("run_id")).toString(), id);
             QCOMPARE(m_cli.record(id).value(QStringLiteral("strategy")).toString(), id.section(QLatin1Char('-'), 1, 1));
             QVERIFY(m_cli.mirrored(id, QStringLiteral("metrics.jsonl")).contains("\"event\":\"finished\""));
             QVERIFY(!m_cli.mirrored(id, QStringLiteral("epochs.csv")).isEmpty());
@@ -187,6 +189,9 @@ private slots:
         const auto c = m_cli.run({QStringLiteral("compare"), QStringLiteral("loc-ddp-1x1-r1"), QStringLiteral("loc-fused-1x2-r1"),
                                   QStringLiteral("--series"), QStringLiteral("step/loss"), QStringLiteral("--out"), png});
         QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
+        // Qt's offscreen platform warns about size hints for every chart; the user sees none of it.
+        QVERIFY2(!r.err.contains(QStringLiteral("propagateSizeHints")) && !c.err.contains(QStringLiteral("propagateSizeHints")),
+                 qPrintable(r.err + c.err));
         QFile f(png);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QVERIFY(f.read(4) == QByteArray("\x89PNG"));
@@ -411,6 +416,9 @@ private slots:
         const auto c = other.run({QStringLiteral("compare"), QStringLiteral("loc-ddp-1x2-r1"), QStringLiteral("base-1GPU-00"),
                                   QStringLiteral("--series"), QStringLiteral("Loss/valid"), QStringLiteral("--out"), png});
         QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
+        // Qt's offscreen platform warns about size hints for every chart; the user sees none of it.
+        QVERIFY2(!r.err.contains(QStringLiteral("propagateSizeHints")) && !c.err.contains(QStringLiteral("propagateSizeHints")),
+                 qPrintable(r.err + c.err));
         QFile f(png);
         QVERIFY(f.open(QIODevice::ReadOnly) && f.read(4) == QByteArray("\x89PNG"));
         // Round trip: the trainer's own TensorBoard events, read back by the importer, equal its
@@ -846,7 +854,12 @@ private slots:
             << QStringList{QStringLiteral("rport")} << QStringLiteral("unknown command 'rport'; did you mean 'report'?");
         QTest::newRow("unknown option") << QStringList{QStringLiteral("--bogus")} << QStringLiteral("--bogus");
         QTest::newRow("unknown command option")
-            << QStringList{QStringLiteral("status"), QStringLiteral("--bogus")} << QStringLiteral("--bogus");
+            << QStringList{QStringLiteral("status"), QStringLiteral("--bogus")} << QStringLiteral("unknown option '--bogus' for 'status'");
+        QTest::newRow("command option one letter off") << QStringList{QStringLiteral("status"), QStringLiteral("--jsn")}
+                                                       << QStringLiteral("unknown option '--jsn' for 'status'; did you mean '--json'?");
+        QTest::newRow("option of a nested command")
+            << QStringList{QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--swep"), QStringLiteral("s")}
+            << QStringLiteral("unknown option '--swep' for 'runs list'; did you mean '--sweep'?");
     }
     void unknownCommandsAndOptionsAreUsageErrors()
     {
