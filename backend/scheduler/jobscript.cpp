@@ -90,6 +90,9 @@ QString renderJobScript(const JobRequest& r)
     for (const auto& extra : s.extraDirectives) directive(extra);
     lines << QString();
     lines << QStringLiteral("set -u");
+    // The rendezvous host is the profile's (its setup or env may export MASTER_ADDR, e.g. a node's
+    // high-speed-network name), else the first node's; never one inherited from the submitting shell.
+    lines << QStringLiteral("unset MASTER_ADDR");
     if (!r.profile.setup.trimmed().isEmpty()) {
         lines << QStringLiteral("# --- profile setup (verbatim) ---");
         lines << r.profile.setup.trimmed();
@@ -103,11 +106,12 @@ QString renderJobScript(const JobRequest& r)
     // The profile's environment (NCCL_SOCKET_IFNAME, NCCL_IB_*, NCCL_DEBUG, …); srun --export=ALL
     // hands it, and whatever the setup exported, to every rank even where sbatch runs with --export=NONE.
     for (const auto& [name, value] : r.profile.environment) lines << QStringLiteral("export %1=%2").arg(name, shellQuote(value));
-    // The rendezvous: the first node of the allocation, at the address SLURM itself reaches it by
-    // (NodeAddr; its name where none is set), so several slurmd on one host work too.
+    // The rendezvous: what the profile exported, else the first node of the allocation at the address
+    // SLURM itself reaches it by (NodeAddr; its name where none is set), so several slurmd on one host
+    // work too.
     lines << QStringLiteral("first_node=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"");
-    lines << QStringLiteral(
-        "MASTER_ADDR=\"$(scontrol show node \"$first_node\" 2>/dev/null | sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p' | head -n 1)\"");
+    lines << QStringLiteral("[ -n \"${MASTER_ADDR:-}\" ] || MASTER_ADDR=\"$(scontrol show node \"$first_node\" 2>/dev/null | sed -n "
+                            "'s/.*NodeAddr=\\([^ ]*\\).*/\\1/p' | head -n 1)\"");
     lines << QStringLiteral("export MASTER_ADDR=\"${MASTER_ADDR:-$first_node}\"");
     lines << masterPortLine(r.profile.masterPort, QStringLiteral("SLURM_JOB_ID"));
     lines << QStringLiteral("export OMP_NUM_THREADS=%1").arg(s.cpusPerTask);

@@ -93,6 +93,37 @@ private slots:
         QVERIFY(bash.waitForFinished(10000));
         QCOMPARE(bash.readAllStandardOutput().trimmed(), QByteArray("24567"));
     }
+    // MASTER_ADDR: what the profile's setup exports (a high-speed-network name), else the first
+    // node's NodeAddr; never a MASTER_ADDR the submitting shell had.
+    void theRendezvousHostIsTheProfilesElseTheFirstNodes_data()
+    {
+        QTest::addColumn<QString>("setup");
+        QTest::addColumn<QByteArray>("expect");
+        QTest::newRow("the first node's address") << QString() << QByteArray("10.0.0.1");
+        QTest::newRow("the profile's") << QStringLiteral("export MASTER_ADDR=node1-hsn") << QByteArray("node1-hsn");
+    }
+    void theRendezvousHostIsTheProfilesElseTheFirstNodes()
+    {
+        QFETCH(QString, setup);
+        QFETCH(QByteArray, expect);
+        JobRequest r = request(QStringLiteral("x"), 2, 1);
+        r.profile.setup = setup;
+        const QString script = renderJobScript(r);
+        // The script up to its MASTER_ADDR export, with scontrol standing in for SLURM's.
+        const qsizetype end = script.indexOf(QLatin1Char('\n'), script.indexOf(QStringLiteral("export MASTER_ADDR=")));
+        QVERIFY(end > 0);
+        const QString head = QStringLiteral("scontrol() { if [ \"$2\" = hostnames ]; then echo node1; else "
+                                            "echo 'NodeName=node1 Arch=x86_64 NodeAddr=10.0.0.1 NodeHostName=node1'; fi; }\n") +
+            script.left(end) + QStringLiteral("\necho \"$MASTER_ADDR\"\n");
+        QProcess bash;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("MASTER_ADDR"), QStringLiteral("stale-login-node"));
+        env.insert(QStringLiteral("SLURM_JOB_NODELIST"), QStringLiteral("node[1-2]"));
+        bash.setProcessEnvironment(env);
+        bash.start(QStringLiteral("bash"), {QStringLiteral("-c"), head});
+        QVERIFY(bash.waitForFinished(10000));
+        QCOMPARE(bash.readAllStandardOutput().trimmed(), expect);
+    }
     void scriptIsValidBash()
     {
         QTemporaryDir dir;
