@@ -34,8 +34,16 @@ public:
         }
         if (!m_prebuilt.empty()) o.prebuiltBinary = q(m_prebuilt);
         o.progress = [](const ProgressStep& s) { progress(QStringLiteral("deploy: "), s); };
+        // Ctrl-C stops the deploy and kills its build on the far side (which runs detached there, so
+        // that a dropped connection does not stop it), rather than leaving it to run for minutes.
+        InterruptGuard guard;
+        o.stopRequested = [] { return interrupted(); };
         auto r = deployTrainer(*c.transport, *p, o);
         progressDone();
+        if (!r && interrupted()) {
+            err(QStringLiteral("scaledesk: deploy stopped (Ctrl-C): %1").arg(r.error().text()));
+            return 130;
+        }
         if (!r) return fail(r.error());
         c.rememberSecrets();
         out(r->summary());

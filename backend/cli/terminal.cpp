@@ -3,6 +3,8 @@
 #include <QProcess>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -71,6 +73,34 @@ int fail(const Error& e)
     err(QStringLiteral("scaledesk: ") + e.text());
     return 1;
 }
+
+namespace {
+std::atomic<bool> g_interrupted{false};
+struct sigaction g_previousInt, g_previousTerm;
+
+extern "C" void onInterrupt(int)
+{
+    if (g_interrupted.exchange(true)) ::_exit(130);  // the second one: at once
+}
+}  // namespace
+
+InterruptGuard::InterruptGuard()
+{
+    g_interrupted = false;
+    struct sigaction a {};
+    a.sa_handler = onInterrupt;
+    sigemptyset(&a.sa_mask);
+    ::sigaction(SIGINT, &a, &g_previousInt);
+    ::sigaction(SIGTERM, &a, &g_previousTerm);
+}
+
+InterruptGuard::~InterruptGuard()
+{
+    ::sigaction(SIGINT, &g_previousInt, nullptr);
+    ::sigaction(SIGTERM, &g_previousTerm, nullptr);
+}
+
+bool interrupted() { return g_interrupted.load(); }
 
 int usageFail(const Error& e)
 {

@@ -25,6 +25,19 @@ int fail(const Error& e);
 /// empty list item, options that contradict each other): exit code 2, as a usage error.
 int usageFail(const Error& e);
 
+/// While one lives, Ctrl-C (SIGINT) and SIGTERM only set a flag that interrupted() reads, so that
+/// long work (a deploy's build on the far side) stops itself, cleans up and returns; a second
+/// Ctrl-C ends the process at once (exit 130). The previous handlers come back when it goes.
+class InterruptGuard {
+public:
+    InterruptGuard();
+    ~InterruptGuard();
+    InterruptGuard(const InterruptGuard&) = delete;
+    InterruptGuard& operator=(const InterruptGuard&) = delete;
+};
+/// Whether Ctrl-C or SIGTERM came while an InterruptGuard lived.
+bool interrupted();
+
 /// Asks a question: through $SCALEDESK_ASKPASS (like SSH_ASKPASS) when set, else on the terminal
 /// (without echo when `echo` is false); nothing when there is neither.
 std::optional<QString> ask(const QString& prompt, bool echo);

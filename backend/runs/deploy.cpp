@@ -289,7 +289,9 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
     for (;;) {
         if (stopped()) {
             killBuild();
-            return cancelled();
+            return Error{ErrorCode::DeployCancelled,
+                         QStringLiteral("the deploy was cancelled, and its build there was stopped (log: %1/build.log)").arg(dir),
+                         t.describe()};
         }
         auto state = t.exec(QStringLiteral("cd %1 && { cat build.rc 2>/dev/null || echo running; } && "
                                            "{ grep -o '^\\[ *[0-9]*%\\]' build.log 2>/dev/null | tail -n 1; true; }")

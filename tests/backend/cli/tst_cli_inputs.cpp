@@ -5,11 +5,14 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <csignal>
 #include <utility>
 
 using namespace scaledesk::test;
@@ -254,6 +257,44 @@ private slots:
                        QStringLiteral("--name"), QStringLiteral("b"), QStringLiteral("--dry-run")});
         QVERIFY2(mine.exitCode == 0, qPrintable(mine.all()));
         QVERIFY2(mine.out.contains(QStringLiteral("'--config' 'mine'")), qPrintable(mine.out));
+    }
+
+    // Ctrl-C during a deploy stops its build there (it runs detached, in its own process group),
+    // and the command exits 130, instead of leaving a multi-minute build behind.
+    void ctrlCDuringADeployStopsItsBuild()
+    {
+        // Sources whose "build" is a CMake configure that sleeps, marked so that it can be found.
+        const QString sources = m_tmp.filePath(QStringLiteral("slow-sources"));
+        QVERIFY(QDir().mkpath(sources));
+        QFile cmake(sources + QStringLiteral("/CMakeLists.txt"));
+        QVERIFY(cmake.open(QIODevice::WriteOnly));
+        cmake.write("cmake_minimum_required(VERSION 3.16)\nproject(slow NONE)\nexecute_process(COMMAND sleep 117.25)\n");
+        cmake.close();
+        for (const QString& other : {QStringLiteral("configs/unet.yaml"), QStringLiteral("trainer/CMakeLists.txt")}) {
+            QVERIFY(QDir().mkpath(QFileInfo(sources + QLatin1Char('/') + other).absolutePath()));
+            QFile f(sources + QLatin1Char('/') + other);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        QProcess deploy;
+        deploy.setProcessEnvironment(m_cli.env);
+        deploy.start(QStringLiteral(SCALEDESK_CLI),
+                     {QStringLiteral("--workspace"), m_cli.workspace, QStringLiteral("deploy"), QStringLiteral("--profile"),
+                      QStringLiteral("local"), QStringLiteral("--sources"), sources});
+        QVERIFY(deploy.waitForStarted());
+        auto sleeping = [] {
+            QProcess pgrep;
+            pgrep.start(QStringLiteral("pgrep"), {QStringLiteral("-f"), QStringLiteral("sleep 117.25")});
+            pgrep.waitForFinished();
+            return pgrep.exitCode() == 0;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(sleeping(), 60000);  // the build is running there
+        ::kill(pid_t(deploy.processId()), SIGINT);
+        QVERIFY(deploy.waitForFinished(30000));
+        const QString err = QString::fromUtf8(deploy.readAllStandardError());
+        QCOMPARE(deploy.exitCode(), 130);
+        QVERIFY2(err.contains(QStringLiteral("deploy stopped (Ctrl-C)")) && err.contains(QStringLiteral("build there was stopped")),
+                 qPrintable(err));
+        QTRY_VERIFY_WITH_TIMEOUT(!sleeping(), 10000);  // and the build's processes are gone
     }
 
     // A profile's `name` key is its name; a --name that contradicts it is refused.
