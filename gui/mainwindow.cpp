@@ -152,7 +152,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         }
         if (m_editor->restoredFrom().isEmpty() == false || m_editor->editor()->document()->isModified()) m_editor->save();
         LaunchDialog dialog(m_controller.workspace().root(), m_editor->path(), this);
-        if (dialog.exec() == QDialog::Accepted && dialog.canLaunch()) m_controller.launch(dialog.request());
+        if (dialog.exec() == QDialog::Accepted && dialog.canLaunch()) launchAndFollow(dialog.request());
     });
     QAction* prefs = tools->addAction(tr("Preferences…"));
     connect(prefs, &QAction::triggered, this, [this] {
@@ -429,16 +429,24 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
             m_central->setCurrentWidget(m_welcome);
         else if (!runs.isEmpty() && m_central->currentWidget() == m_welcome && !m_welcomeDismissed)
             m_central->setCurrentWidget(m_tabs);
-        QStringList sweeps;
-        for (const auto& s : runs)
-            if (!s.sweep.isEmpty() && !sweeps.contains(s.sweep)) sweeps << s.sweep;
-        m_scaling->setSweeps(sweeps);
+        m_scaling->setRuns(runs);
         statusBar()->showMessage(tr("%1 runs").arg(runs.size()), 5000);
     });
     connect(&controller, &WorkspaceController::message, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
 }
 
 bool MainWindow::welcomeShown() const { return m_central->currentWidget() == m_welcome; }
+
+void MainWindow::launchAndFollow(const LaunchRequest& request)
+{
+    // What was launched is what the user looks at next: its first run selected (the Run tab follows
+    // it live) as soon as the index lists it, and the Scaling tab on its sweep.
+    if (!request.points.isEmpty()) {
+        m_selectWhenListed = request.points.first().runId;
+        if (!request.points.first().sweep.isEmpty()) m_scaling->followSweep(request.points.first().sweep);
+    }
+    m_controller.launch(request);
+}
 
 void MainWindow::addCluster(const QString& existing)
 {

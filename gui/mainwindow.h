@@ -10,6 +10,10 @@ class QTabWidget;
 
 #include "core/status.h"
 
+namespace scaledesk {
+struct LaunchRequest;
+}
+
 namespace scaledesk::gui {
 
 /// A whole view as one image (PNG, SVG or PDF by suffix); an unwritable path is an error naming it.
@@ -43,6 +47,9 @@ public:
     ProgressPanel* progressPanel() const { return m_progress; }
     /// Opens the add-cluster wizard (`existing`: edit that profile) and returns when it closes.
     void addCluster(const QString& existing = QString());
+    /// Launches (the Launch dialog's OK) and follows what was launched: its first run selected as
+    /// soon as it is listed, the Scaling tab on its sweep.
+    void launchAndFollow(const LaunchRequest& request);
 
 protected:
     void closeEvent(QCloseEvent* e) override;

@@ -21,7 +21,10 @@
 #include <QPushButton>
 #include <QSaveFile>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QVBoxLayout>
+
+#include <utility>
 
 namespace scaledesk::gui {
 
@@ -70,6 +73,44 @@ ScalingView::ScalingView(WorkspaceController& controller, QWidget* parent) : QWi
     });
 }
 
+namespace {
+// A sweep's runs as the report sees them: which runs, and in what state.
+QString runsOf(const QList<RunSummary>& runs, const QString& sweep)
+{
+    QStringList parts;
+    for (const RunSummary& r : runs)
+        if (r.sweep == sweep) parts << r.id + QLatin1Char('=') + runStateName(r.state);
+    parts.sort();
+    return parts.join(QLatin1Char(','));
+}
+}  // namespace
+
+void ScalingView::setRuns(const QList<RunSummary>& runs)
+{
+    m_runs = runs;
+    QStringList sweeps;
+    for (const RunSummary& r : runs)
+        if (!r.sweep.isEmpty() && !sweeps.contains(r.sweep)) sweeps << r.sweep;
+    const QString before = m_sweep->currentText();
+    setSweeps(sweeps);
+    const QString sweep = m_sweep->currentText();
+    // setSweeps() asked for a report when the shown sweep changed; otherwise ask again when its
+    // runs did (a state change: a new epoch's numbers come with it at the end, and polls of a
+    // running run bring no state change, so this reads the report a few times a run, not per poll).
+    if (sweep == before && !sweep.isEmpty() && m_runsSeenOf == sweep && runsOf(runs, sweep) != m_runsSeen) showSweep(sweep);
+}
+
+void ScalingView::followSweep(const QString& sweep)
+{
+    m_pendingSweep = sweep;
+    if (m_sweep->findText(sweep) >= 0) {
+        m_pendingSweep.clear();
+        showSweep(sweep);
+    }
+}
+
+QString ScalingView::currentSweep() const { return m_sweep->currentText(); }
+
 void ScalingView::setSweeps(const QStringList& sweeps)
 {
     const QString current = m_sweep->currentText();
@@ -77,10 +118,15 @@ void ScalingView::setSweeps(const QStringList& sweeps)
     m_sweep->clear();
     m_sweep->addItems(sweeps);
     m_sweep->blockSignals(false);
-    if (sweeps.contains(current))
+    if (!m_pendingSweep.isEmpty() && sweeps.contains(m_pendingSweep)) {
+        const QString wanted = std::exchange(m_pendingSweep, QString());
+        showSweep(wanted);
+    } else if (sweeps.contains(current)) {
+        const QSignalBlocker quiet(m_sweep);  // the same sweep: setRuns() reads it again when its runs change
         m_sweep->setCurrentText(current);
-    else if (!sweeps.isEmpty())
+    } else if (!sweeps.isEmpty()) {
         showSweep(sweeps.first());
+    }
 }
 
 int ScalingView::chartCount() const { return int(m_views.size()); }
@@ -94,7 +140,12 @@ QChart* ScalingView::chartAt(int i) const
 void ScalingView::showSweep(const QString& sweep)
 {
     if (sweep.isEmpty()) return;
-    if (m_sweep->currentText() != sweep) m_sweep->setCurrentText(sweep);
+    if (m_sweep->currentText() != sweep) {
+        const QSignalBlocker quiet(m_sweep);  // this call asks for the report itself, once
+        m_sweep->setCurrentText(sweep);
+    }
+    m_runsSeen = runsOf(m_runs, sweep);
+    m_runsSeenOf = sweep;
     // The report reads every run of the sweep: on a pool thread; showReport() draws it.
     ReportOptions options;
     options.includeValidation = m_includeValidation->isChecked();

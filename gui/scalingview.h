@@ -2,6 +2,7 @@
 
 #include "analysis/planner.h"
 #include "analysis/scalingreport.h"
+#include "runs/runstore.h"
 
 #include <QWidget>
 
@@ -21,7 +22,14 @@ class ScalingView : public QWidget {
     Q_OBJECT
 public:
     ScalingView(WorkspaceController& controller, QWidget* parent = nullptr);
+    /// The runs as the index lists them: the sweeps for the combo box, and the shown sweep's report
+    /// read again whenever one of its runs appears or changes state (queued → running → completed),
+    /// so the charts follow the runs as the Run tab does.
+    void setRuns(const QList<RunSummary>& runs);
     void setSweeps(const QStringList& sweeps);
+    /// Shows `sweep` as soon as the index lists it (a sweep just launched), or at once when it does.
+    void followSweep(const QString& sweep);
+    QString currentSweep() const;
     /// Asks for the sweep's report; the charts follow when it has been read.
     void showSweep(const QString& sweep);
     const ScalingReport& report() const { return m_report; }
@@ -51,6 +59,10 @@ private:
     QListWidget* m_warnings;
     ScalingReport m_report;
     QList<QWidget*> m_views;
+    QString m_pendingSweep;  ///< followSweep()'s, until the index lists it
+    QString m_runsSeen;      ///< the shown sweep's runs and states when its report was last asked for
+    QString m_runsSeenOf;    ///< the sweep m_runsSeen belongs to
+    QList<RunSummary> m_runs;
 };
 
 }  // namespace scaledesk::gui

@@ -8,6 +8,7 @@
 #include "mainwindow.h"
 #include "runlistmodel.h"
 #include "runview.h"
+#include "scalingview.h"
 #include "workspacecontroller.h"
 
 #include <QApplication>
@@ -15,6 +16,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QItemSelectionModel>
 #include <QListWidget>
 #include <QProcess>
 #include <QSettings>
@@ -163,6 +165,12 @@ private:
         r.makeData = true;
         return r;
     }
+    // The run selected in the navigator (empty: none).
+    static QString selectedRun(MainWindow& w)
+    {
+        const auto rows = w.runTable()->selectionModel()->selectedRows();
+        return rows.isEmpty() ? QString() : w.runTable()->model()->data(rows.first(), Qt::UserRole).toString();
+    }
     RunState state(const WorkspaceController& c, const QString& id)
     {
         for (const RunSummary& s : c.runs())
@@ -202,10 +210,15 @@ private:
             }
         sampler.start();
         QSignalSpy launched(&controller, &WorkspaceController::launchFinished);
-        controller.launch(first);
+        // As the Launch dialog's OK does: what was launched is selected, and Scaling shows its sweep.
+        w.launchAndFollow(first);
         QTRY_COMPARE_WITH_TIMEOUT(state(controller, ids[0]), RunState::Running, 120000);
-        controller.launch(second);
+        QTRY_COMPARE(w.scalingView()->currentSweep(), QStringLiteral("a"));
+        QTRY_VERIFY(selectedRun(w) == ids[0]);
+        w.launchAndFollow(second);
         QTRY_COMPARE_WITH_TIMEOUT(launched.size(), 2, 120000);
+        QTRY_COMPARE(w.scalingView()->currentSweep(), QStringLiteral("b"));
+        QTRY_VERIFY(selectedRun(w) == second.points.first().runId);
         // Watch the first one in the run view meanwhile, as a user would.
         w.runView()->showRun(ids[0]);
         auto allEnded = [&] {
@@ -216,6 +229,17 @@ private:
         QTRY_VERIFY_WITH_TIMEOUT(allEnded(), 900000);
         QTest::qWait(300);
         sampler.stop();
+        // The Scaling tab followed its sweep's runs to their end with no user action: every run in
+        // the report, none left out as queued or without epochs (issue 34: it kept "no data").
+        auto everyRunReported = [&] {
+            const ScalingReport& rep = w.scalingView()->report();
+            if (rep.sweep != QStringLiteral("b") || rep.runs.size() != 2) return false;
+            for (const QString& warning : rep.warnings)
+                if (warning.contains(QStringLiteral("left out")) || warning.contains(QStringLiteral("no epochs"))) return false;
+            return true;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(everyRunReported(), 20000);
+        QVERIFY(w.scalingView()->chartCount() > 0);
         for (const QString& id : ids) {
             const QString remote = root + QStringLiteral("/local/runs/") + id;
             const QString mirror = root + QStringLiteral("/runs/") + id;
