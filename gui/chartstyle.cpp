@@ -32,6 +32,13 @@ QColor strategyColor(const QString& strategy)
 
 QColor runColor(const QString& runId) { return kPalette[stableIndex(runId) % 6]; }  // not yellow (faint on white) or grey ("other")
 
+QColor compareColor(int index)
+{
+    // Yellow left out (faint on white); orange and vermillion kept apart.
+    static const int order[] = {0, 5, 2, 3, 1, 4, 7};
+    return kPalette[order[std::max(0, index) % int(std::size(order))]];
+}
+
 void styleLineLegend(QChart* chart)
 {
     // Legend entries drawn like their series: a dashed ideal line is a dashed line, not a square.

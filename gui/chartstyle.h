@@ -15,6 +15,10 @@ namespace scaledesk::gui {
 QColor strategyColor(const QString& strategy);
 /// The colour of a run, stable across views and sessions (derived from its id).
 QColor runColor(const QString& runId);
+/// The colour of the `index`-th of several runs shown together (a comparison): Okabe–Ito in an
+/// order whose neighbours differ in hue and lightness (blue, vermillion, bluish green, reddish
+/// purple, orange, sky blue, grey), so that no two of the first seven look alike.
+QColor compareColor(int index);
 /// The colour of reference lines (ideal scaling, 100 %, validation loss): black on a light chart,
 /// near-white on a dark one.
 QColor referenceColor();

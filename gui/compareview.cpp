@@ -102,9 +102,9 @@ void CompareView::reload()
 {
     updateHint();
     m_list->clear();
-    for (const QString& id : m_ids) {
-        auto* item = new QListWidgetItem(id, m_list);
-        item->setForeground(runColor(id));
+    for (qsizetype i = 0; i < m_ids.size(); ++i) {
+        auto* item = new QListWidgetItem(m_ids[i], m_list);
+        item->setForeground(compareColor(int(i)));  // the colour of its curves
     }
     // Parsing every run's metrics is work for a pool thread; the newest request wins.
     const int generation = ++m_generation;
@@ -224,10 +224,17 @@ void CompareView::redraw()
         static_cast<QVBoxLayout*>(m_chartBox->layout())->addWidget(c, 1);  // every chart the same height
         m_charts << c;
     }
+    // Each run's curves labelled by what tells it apart from the others, coloured by its place in the list.
+    QStringList ids;
+    for (const CompareRun& r : m_runs) ids << r.record.id;
+    const QStringList labels = distinguishingLabels(ids);
     for (int i = 0; i < tags.size(); ++i) {
         QList<SeriesChart::Curve> curves;
-        for (const CompareRun& r : m_runs)
-            curves << SeriesChart::Curve{r.record.id, runColor(r.record.id), r.metrics.series(tags[i]), r.metrics.startTime()};
+        for (qsizetype k = 0; k < qsizetype(m_runs.size()); ++k) {
+            const CompareRun& r = m_runs[k];
+            curves << SeriesChart::Curve{labels[k], compareColor(int(std::max<qsizetype>(0, m_ids.indexOf(r.record.id)))),
+                                         r.metrics.series(tags[i]), r.metrics.startTime(), r.record.id};
+        }
         SeriesChart* c = m_charts[i];
         c->chart()->setTitle(tags[i]);
         c->setYTitle(tags[i]);

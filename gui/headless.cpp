@@ -67,8 +67,12 @@ Status renderSeriesChart(const std::vector<CompareRun>& runs, const QString& tag
 {
     SeriesChart chart(tag);
     QList<SeriesChart::Curve> curves;
-    for (const CompareRun& r : runs)
-        curves << SeriesChart::Curve{r.record.id, runColor(r.record.id), r.metrics.series(tag), r.metrics.startTime()};
+    QStringList ids;
+    for (const CompareRun& r : runs) ids << r.record.id;
+    const QStringList labels = distinguishingLabels(ids);  // as the Compare view labels and colours them
+    for (std::size_t k = 0; k < runs.size(); ++k)
+        curves << SeriesChart::Curve{labels[qsizetype(k)], compareColor(int(k)), runs[k].metrics.series(tag), runs[k].metrics.startTime(),
+                                     runs[k].record.id};
     chart.resize(1600, 1000);
     chart.setYTitle(tag);
     chart.setCurves(curves);

@@ -19,12 +19,15 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTextDocument>
+#include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace scaledesk::gui {
@@ -120,18 +123,40 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     m_prediction->setToolTip(tr("scaledesk plan's model, fitted to the completed runs of this config on this profile and the "
                                 "profile's calibrations (scaledesk calibrate); ranges are ±2σ (docs/planner.md)"));
     form->addRow(tr("Predicted"), m_prediction);
+    // The job script, folded away by default: the form and its buttons fit a 720 px screen.
+    m_scriptToggle = new QToolButton;
+    m_scriptToggle->setText(tr("Job script"));
+    m_scriptToggle->setCheckable(true);
+    m_scriptToggle->setArrowType(Qt::RightArrow);
+    m_scriptToggle->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_scriptToggle->setAutoRaise(true);
+    m_scriptToggle->setToolTip(tr("Show the job script each point gets (what submit --dry-run prints)"));
     m_previewPoint = new QComboBox;
-    form->addRow(tr("Preview"), m_previewPoint);
     m_preview = new QPlainTextEdit;
     m_preview->setReadOnly(true);
     m_preview->setFont(QFont(QStringLiteral("monospace")));
+    m_scriptBox = new QWidget;
+    auto* scriptLayout = new QVBoxLayout(m_scriptBox);
+    scriptLayout->setContentsMargins(0, 0, 0, 0);
+    scriptLayout->addWidget(m_previewPoint);
+    scriptLayout->addWidget(m_preview, 1);
+    m_scriptBox->setVisible(false);
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     m_buttons->button(QDialogButtonBox::Ok)->setText(tr("Launch"));
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
-    layout->addWidget(m_preview, 1);
+    layout->addWidget(m_scriptToggle, 0, Qt::AlignLeft);
+    layout->addWidget(m_scriptBox, 1);
+    layout->addStretch(0);
     layout->addWidget(m_buttons);
-    resize(760, 820);
+    connect(m_scriptToggle, &QToolButton::toggled, this, [this](bool open) {
+        m_scriptToggle->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
+        m_scriptBox->setVisible(open);
+        // Open: room for the script, within the screen; closed: back to the form's own height.
+        const QRect screen = this->screen() ? this->screen()->availableGeometry() : QRect(0, 0, 1280, 720);
+        resize(width(), open ? std::min(820, screen.height() - 40) : minimumSizeHint().height());
+    });
+    resize(760, minimumSizeHint().height());
 
     connect(m_buttons, &QDialogButtonBox::accepted, this, [this] {
         if (!m_valid) return;  // a collision found at the last moment keeps the dialog open

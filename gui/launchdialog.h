@@ -11,6 +11,7 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QSpinBox;
+class QToolButton;
 
 namespace scaledesk::gui {
 
@@ -42,6 +43,8 @@ public:
     QLineEdit* sweepEdit() const { return m_sweep; }
     QCheckBox* makeDataCheck() const { return m_makeData; }
     QCheckBox* stopOnFailureCheck() const { return m_stopOnFailure; }
+    /// Shows or folds the job script preview.
+    QToolButton* scriptToggle() const { return m_scriptToggle; }
     QDialogButtonBox* buttons() const { return m_buttons; }
 
 signals:
@@ -81,6 +84,8 @@ private:
     int m_predictions = 0;
     QComboBox* m_previewPoint;
     QPlainTextEdit* m_preview;
+    QToolButton* m_scriptToggle;  ///< folds the job script in and out (folded by default)
+    QWidget* m_scriptBox;
     QDialogButtonBox* m_buttons;
     bool m_valid = false;
     bool m_sweepEdited = false;

@@ -36,6 +36,11 @@ RunView::RunView(WorkspaceController& controller, QWidget* parent) : QWidget(par
     m_stop = new QPushButton(tr("Checkpoint && stop"));
     m_requeue = new QPushButton(tr("Requeue"));
     auto* folder = new QPushButton(tr("Open folder"));
+    // Late training is a flat line at the bottom of a linear loss axis: a log one shows it.
+    m_logLoss = new QCheckBox(tr("Log loss"));
+    m_logLoss->setToolTip(tr("The loss on a logarithmic axis"));
+    connect(m_logLoss, &QCheckBox::toggled, this, [this](bool on) { m_charts[0]->setLogY(on); });
+    top->addWidget(m_logLoss);
     for (auto* b : {m_cancel, m_stop, m_requeue, folder}) top->addWidget(b);
     connect(m_cancel, &QPushButton::clicked, this, [this] { trigger(RunAction::Cancel); });
     connect(m_stop, &QPushButton::clicked, this, [this] { trigger(RunAction::CheckpointStop); });

@@ -25,6 +25,8 @@ public:
     void showRun(const QString& runId);
     QString runId() const { return m_runId; }
     QList<SeriesChart*> charts() const { return m_charts; }
+    /// The loss chart's log-scale switch.
+    QCheckBox* logLossBox() const { return m_logLoss; }
     /// The header line as shown (state, job, how long it ran).
     QString headerText() const;
     QPushButton* cancelButton() const { return m_cancel; }
@@ -57,6 +59,7 @@ private:
     QPushButton* m_stop;
     QPushButton* m_requeue;
     QList<SeriesChart*> m_charts;
+    QCheckBox* m_logLoss = nullptr;
     QPlainTextEdit* m_log;
     QCheckBox* m_follow;
     QLineEdit* m_search;

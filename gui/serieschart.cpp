@@ -424,8 +424,8 @@ QString SeriesChart::csv() const
     if (m_hasData)
         for (const auto& t : m_tracks)
             if (t->curve.series)
-                appendSeriesCsvRows(lines, t->curve.label, *t->curve.series, m_axis, t->curve.runStart, m_smoothing, m_x->min(),
-                                    m_x->max());
+                appendSeriesCsvRows(lines, t->curve.id.isEmpty() ? t->curve.label : t->curve.id, *t->curve.series, m_axis,
+                                    t->curve.runStart, m_smoothing, m_x->min(), m_x->max());
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
 

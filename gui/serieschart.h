@@ -32,6 +32,7 @@ public:
         QColor color;
         const Series* series = nullptr;  ///< owned by the caller; must outlive the chart or be removed
         double runStart = 0;             ///< x origin of XAxis::RelativeTime
+        QString id;                      ///< what the CSV export names the curve by (a run id); empty: the label
     };
     explicit SeriesChart(const QString& title, QWidget* parent = nullptr);
 
@@ -41,6 +42,7 @@ public:
     void setYTitle(const QString& title);
     /// A logarithmic y axis (values ≤ 0 are left out while it is on).
     void setLogY(bool on);
+    bool logY() const { return m_log; }
     /// The series grew: re-query soon (coalesced).
     void dataChanged();
     /// Shows everything again.

@@ -4,6 +4,9 @@
 #include "analysis/minmaxindex.h"
 #include "config/configresolve.h"
 
+#include <QSet>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -108,6 +111,42 @@ void appendSeriesCsvRows(QStringList& lines, const QString& name, const Series& 
         if (x < x0 || x > x1) continue;
         lines << field + QLatin1Char(',') + csvNumber(x) + QLatin1Char(',') + csvNumber(values[i]);
     }
+}
+
+QStringList distinguishingLabels(const QStringList& ids)
+{
+    if (ids.size() < 2) return ids;
+    QList<QStringList> parts;
+    for (const QString& id : ids) parts << id.split(QLatin1Char('-'));
+    const qsizetype n = parts.first().size();
+    const bool aligned = std::all_of(parts.begin(), parts.end(), [n](const QStringList& p) { return p.size() == n; });
+    QStringList labels;
+    if (aligned) {
+        QList<bool> differs(n, false);
+        for (qsizetype i = 0; i < n; ++i)
+            for (const QStringList& p : parts) differs[i] = differs[i] || p[i] != parts.first()[i];
+        for (const QStringList& p : parts) {
+            QStringList kept;
+            for (qsizetype i = 0; i < n; ++i)
+                if (differs[i]) kept << p[i];
+            labels << kept.join(QLatin1Char(' '));
+        }
+    } else {
+        // The prefix and suffix every id shares, whole parts only.
+        qsizetype head = 0, tail = 0;
+        const qsizetype shortest = std::min_element(parts.begin(), parts.end(), [](const QStringList& a, const QStringList& b) {
+                                       return a.size() < b.size();
+                                   })->size();
+        auto sameAt = [&](auto at) {
+            return std::all_of(parts.begin(), parts.end(), [&](const QStringList& p) { return at(p) == at(parts.first()); });
+        };
+        while (head < shortest - 1 && sameAt([head](const QStringList& p) { return p[head]; })) ++head;
+        while (tail < shortest - 1 - head && sameAt([tail](const QStringList& p) { return p[p.size() - 1 - tail]; })) ++tail;
+        for (const QStringList& p : parts) labels << p.mid(head, p.size() - head - tail).join(QLatin1Char('-'));
+    }
+    const bool usable = std::none_of(labels.begin(), labels.end(), [](const QString& l) { return l.isEmpty(); }) &&
+        QSet<QString>(labels.begin(), labels.end()).size() == labels.size();
+    return usable ? labels : ids;
 }
 
 }  // namespace scaledesk

@@ -41,6 +41,12 @@ struct Comparison {
 Comparison compareRuns(const std::vector<CompareRun>& runs,
                        const QStringList& tags = {QStringLiteral("Loss/train"), QStringLiteral("Loss/valid")});
 
+/// Legend labels for runs shown together: what tells them apart. Run ids split at '-' into the same
+/// number of parts (a sweep's `<sweep>-<strategy>-<nodes>x<ranks>-r<k>`) keep only the parts that
+/// differ ("ddp 1x1", "fused 1x2"); other ids lose the prefix and suffix they all share. One run, or
+/// labels that would be empty or repeat, keep the ids.
+QStringList distinguishingLabels(const QStringList& runIds);
+
 /// x of a point on an axis: the step, seconds since the run's first record, or Unix time.
 double xOf(XAxis axis, const Series& s, std::size_t i, double runStart);
 

@@ -53,6 +53,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScatterSeries>
+#include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -65,6 +66,7 @@
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QValueAxis>
+#include <QXYSeries>
 
 #include <cmath>
 
@@ -477,6 +479,29 @@ private slots:
         QVERIFY(d.whyNot().contains(QStringLiteral("no config named 'no-such-config'")));
     }
 
+    // The dialog fits a 720 px screen with its buttons on it: the job script is folded away until
+    // asked for (issue 34: the preview took half the height and pushed Launch off an 800 px screen).
+    void launchDialogFitsA720pxScreen()
+    {
+        const QString root = m_tmp.filePath(QStringLiteral("fit-ws"));
+        LaunchDialog d(root, QStringLiteral(SCALEDESK_SOURCE_DIR "/configs/unet.yaml"));
+        d.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&d));
+        QVERIFY2(d.height() <= 720, qPrintable(QString::number(d.height())));
+        QVERIFY(d.buttons()->isVisible());
+        QVERIFY(d.buttons()->geometry().bottom() <= d.height());
+        QVERIFY(!d.scriptToggle()->isChecked());
+        if (const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR"); !shots.isEmpty())
+            d.grab().save(shots + QStringLiteral("/launch-dialog.png"));
+        d.scriptToggle()->click();
+        QTRY_VERIFY(d.findChild<QPlainTextEdit*>()->isVisible());
+        QVERIFY(d.findChild<QPlainTextEdit*>()->toPlainText().contains(QStringLiteral("#!/bin/bash")));
+        if (const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR"); !shots.isEmpty())
+            d.grab().save(shots + QStringLiteral("/launch-dialog-script.png"));
+        d.scriptToggle()->click();
+        QTRY_VERIFY(d.height() <= 720);
+    }
+
     // A GPU profile: one rank per GPU by default, and more ranks than GPUs are refused, with the
     // numbers, by the same check as the command line's.
     void launchDialogGivesEachGpuARank()
@@ -814,6 +839,17 @@ private slots:
         QTRY_COMPARE(w.compareView()->runs().size(), 2);
         QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.compareView()));
         QTRY_VERIFY(w.compareView()->chart()->pointsShown() > 0);
+        // Each curve is labelled by what tells it apart (the sweep here), in colours of its own.
+        QStringList names;
+        QSet<QRgb> colours;
+        for (QAbstractSeries* s : w.compareView()->chart()->chart()->series())
+            if (auto* line = qobject_cast<QXYSeries*>(s); line && !line->name().isEmpty()) {
+                names << line->name();
+                colours.insert(line->color().rgb());
+            }
+        QVERIFY2(names.contains(QStringLiteral("first")) && names.contains(QStringLiteral("second")),
+                 qPrintable(names.join(QLatin1Char(','))));
+        QCOMPARE(colours.size(), 2);
 #endif
     }
 
@@ -1208,6 +1244,13 @@ private slots:
             QVERIFY(!b->isEnabled());
             QCOMPARE(b->toolTip(), QStringLiteral("Select a run first."));
         }
+        // The loss on a log axis, as Compare's "Log y" (issue 34); the other charts stay linear.
+        QVERIFY(!view.charts()[0]->logY());
+        view.logLossBox()->click();
+        QVERIFY(view.charts()[0]->logY());
+        QVERIFY(!view.charts()[1]->logY());
+        view.logLossBox()->click();
+        QVERIFY(!view.charts()[0]->logY());
         for (RunState st : states) {
             const QString id = QStringLiteral("state-") + runStateName(st);
             view.showRun(id);

@@ -35,6 +35,22 @@ CompareRun makeRun(const QString& id, const QList<double>& valLosses, double t0)
 class TestComparison : public QObject {
     Q_OBJECT
 private slots:
+    // Legend labels: what tells the runs apart.
+    void labelsSayWhatDiffers()
+    {
+        QCOMPARE(
+            distinguishingLabels({QStringLiteral("demo-ddp-1x1-r1"), QStringLiteral("demo-fused-1x2-r1"), QStringLiteral("demo-ddp-1x2-r1"),
+                                  QStringLiteral("demo-fused-1x1-r1")}),
+            (QStringList{QStringLiteral("ddp 1x1"), QStringLiteral("fused 1x2"), QStringLiteral("ddp 1x2"), QStringLiteral("fused 1x1")}));
+        QCOMPARE(distinguishingLabels({QStringLiteral("s-ddp-1x1-r1"), QStringLiteral("s-ddp-1x1-r2")}),
+                 (QStringList{QStringLiteral("r1"), QStringLiteral("r2")}));
+        // Ids of other shapes lose what they share at both ends.
+        QCOMPARE(distinguishingLabels({QStringLiteral("base-1GPU-00"), QStringLiteral("base-4GPU-00"), QStringLiteral("base-x-4GPU-00")}),
+                 (QStringList{QStringLiteral("1GPU"), QStringLiteral("4GPU"), QStringLiteral("x-4GPU")}));
+        // One run: its id.
+        QCOMPARE(distinguishingLabels({QStringLiteral("only")}), QStringList{QStringLiteral("only")});
+    }
+
     void resolvedConfigFollowsMergeKeys()
     {
         QTemporaryDir dir;
