@@ -15,12 +15,16 @@
 
 namespace {
 QtMessageHandler g_qtMessages = nullptr;
-// Qt's offscreen platform (the command line's charts, a window under QT_QPA_PLATFORM=offscreen)
-// warns for every window it sizes that it cannot pass size hints on: nothing is wrong and nothing
-// can be done about it, so that one line is dropped; every other message goes where it went.
+// Two warnings Qt prints on every command where nothing is wrong and nothing can be done: the
+// offscreen platform (the command line's charts, a window under QT_QPA_PLATFORM=offscreen) cannot
+// pass size hints on, and a session without XDG_RUNTIME_DIR (ssh, cron, containers) gets Qt's
+// fallback folder. Those lines are dropped; every other message goes where it went.
 void dropOffscreenNoise(QtMsgType type, const QMessageLogContext& context, const QString& message)
 {
-    if (type == QtWarningMsg && message == QLatin1String("This plugin does not support propagateSizeHints()")) return;
+    if (type == QtWarningMsg &&
+        (message == QLatin1String("This plugin does not support propagateSizeHints()") ||
+         message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR not set"))))
+        return;
     if (g_qtMessages) g_qtMessages(type, context, message);
 }
 }  // namespace

@@ -121,6 +121,19 @@ int unknownCommandOption(CLI::App& app, int argc, char** argv, const std::string
     return -1;
 }
 
+// A command that has commands of its own (`runs`, `profiles`) given none: which ones there are,
+// and its usage (CLI11 alone says "A subcommand is required"). -1 when that is not the error.
+int missingSubcommand(CLI::App& app, const std::string& word)
+{
+    CLI::App* command = app.get_subcommand(word);
+    const auto subs = command->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty() || std::any_of(subs.begin(), subs.end(), [](const CLI::App* s) { return s->parsed(); })) return -1;
+    std::string names;
+    for (const CLI::App* sub : subs) names += (names.empty() ? "" : ", ") + sub->get_name();
+    std::cerr << "scaledesk: '" << word << "' needs one of its commands: " << names << "\n\n" << command->help() << std::flush;
+    return 2;
+}
+
 int usageError(const CLI::App& app, const std::string& what, const std::vector<std::string>& commands, const std::string& word)
 {
     std::string line = "scaledesk: " + what;
@@ -179,6 +192,7 @@ int runCommandLine(int argc, char** argv, const CliHooks& hooks)
             return usageError(app, e.what(), names, std::string());
         }
         if (const int code = unknownCommandOption(app, argc, argv, word); code >= 0) return code;
+        if (const int code = missingSubcommand(app, word); code >= 0) return code;
         return app.exit(e) == 0 ? 0 : 2;  // a command's own usage error: CLI11 names the option
     }
 
