@@ -161,7 +161,10 @@ Expected<Submission> LocalScheduler::submit(const QString& runDir)
         // The last job's ending is cleared before the new one starts (a poll in between would read
         // it as the new job's), unless a job.sh still runs there: that one keeps its files, and the
         // new job.sh leaves at once (it cannot take the folder's lock).
-        QStringLiteral("cd %1 && { ! flock -n job.lock true || rm -f exit_code cancel_requested job.pending; } && "
+        // job.pending is there before job.sh starts: until it has its slots the job is pending, never
+        // running (a poll between its start and its first wait saw it running, then requeued).
+        QStringLiteral("cd %1 && { ! flock -n job.lock true || { rm -f exit_code cancel_requested && "
+                       "echo 'starting: waiting for its slots (cores)' > job.pending; }; } && "
                        "{ setsid nohup /bin/bash job.sh >> job.out 2>&1 < /dev/null & echo $!; }")
             .arg(shellQuote(runDir));
     auto r = m_transport.exec(command, 30000);

@@ -157,6 +157,10 @@ private slots:
             QVERIFY2(out.open(QIODevice::ReadOnly), qPrintable(out.fileName()));
             const QString text = QString::fromUtf8(out.readAll());
             QVERIFY2(text.contains(QStringLiteral("scaledesk: started with 2 of 2 slots")), qPrintable(text));
+            // Waiting for slots is queued, never running then requeued (a poll before the job's
+            // first wait once saw it running).
+            const QStringList h = cli.history(id);
+            QVERIFY2(!h.contains(QStringLiteral("requeued")), qPrintable(id + QStringLiteral(": ") + h.join(QLatin1Char(' '))));
             const auto port = QRegularExpression(QStringLiteral("MASTER_PORT=([0-9]+)")).match(text);
             QVERIFY2(port.hasMatch(), qPrintable(text));
             ports << port.captured(1);
