@@ -89,9 +89,10 @@ public:
             const ErrorCode c = req.error().code;
             return c == ErrorCode::Usage || c == ErrorCode::SweepInvalid ? usageFail(req.error()) : fail(req.error());
         }
-        // A dry run is refused exactly where the submit would be, before any connection.
-        if (auto ok = RunActions::checkLaunch(ctx.ws, *req); !ok) return fail(ok.error());
+        // A dry run is refused exactly where the submit would be, before any connection (a submit
+        // gets the same checks from launchRuns and RunActions::launch).
         if (m_dryRun) {
+            if (auto ok = RunActions::checkLaunch(ctx.ws, *req); !ok) return fail(ok.error());
             QString note;
             if (auto ok = RunActions::checkConfigRules(*req, &note); !ok) return fail(ok.error());
             if (!note.isEmpty()) err(QStringLiteral("scaledesk: warning: ") + note);
