@@ -51,13 +51,19 @@ std::string shapeText(const std::vector<int64_t>& dims)
 
 }  // namespace
 
-H5Volume::H5Volume(const std::string& path) : m_path(path)
+void checkVolumeFile(const std::string& path)
 {
     const auto serial = hdf5Lock();
     silenceHdf5();
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) throw DataError(path + ": no such file");
     if (H5Fis_hdf5(path.c_str()) <= 0) throw DataError(path + ": not a readable HDF5 file");
+}
+
+H5Volume::H5Volume(const std::string& path) : m_path(path)
+{
+    checkVolumeFile(path);
+    const auto serial = hdf5Lock();
     m_file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (m_file < 0) throw DataError(path + ": cannot open as HDF5");
 }

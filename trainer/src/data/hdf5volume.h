@@ -14,6 +14,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// Throws DataError unless `path` is a readable HDF5 file ("no such file", "not a readable HDF5
+/// file"): what opening it checks first, for a check before anything is written.
+void checkVolumeFile(const std::string& path);
+
 /// Read access to an HDF5 file in the NERSC layout: float datasets shaped (C, L, L, L).
 /// Thread-safe (Debian's libhdf5 is built thread-safe; calls are serialised inside the library).
 class H5Volume {

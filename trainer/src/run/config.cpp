@@ -330,6 +330,9 @@ TrainConfig loadTrainConfig(const std::string& yamlPath, const std::string& name
     std::error_code ec;
     config.yamlPath = fs::absolute(yamlPath, ec).lexically_normal().string();
     config.name = name;
+    config.location = file;
+    for (auto it = root.begin(); it != root.end(); ++it)
+        if (it->first.Scalar() == name) config.location = locationOf(file, it->first.Mark());
     const Reader reader(file, name);
     const auto& table = schema();
     try {
@@ -362,7 +365,7 @@ void validateTrainConfig(const TrainConfig& c)
     auto where = [&c](const std::string& key) {
         for (const auto& e : c.entries)
             if (e.key == key) return e.location;
-        return c.yamlPath;
+        return c.location.empty() ? c.yamlPath : c.location;  // a missing key: where its config begins
     };
     auto fail = [&](const std::string& key, const std::string& what) {
         throw ConfigError(where(key) + ": config '" + c.name + "', key '" + key + "': " + what);

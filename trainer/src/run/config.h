@@ -34,6 +34,7 @@ struct ConfigEntry {
 struct TrainConfig {
     std::string yamlPath;              ///< absolute path of the YAML file
     std::string name;                  ///< the named config
+    std::string location;              ///< file:line:column of the config's name in the file (a missing key's place)
     std::vector<ConfigEntry> entries;  ///< resolved keys in file order, for the configuration dump
 
     std::string convInit = "normal";

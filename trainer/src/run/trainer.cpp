@@ -5,6 +5,7 @@
 
 #include "amp/mixedprecision.h"
 #include "data/dataset.h"
+#include "data/hdf5volume.h"
 #include "device/device.h"
 #include "device/stepclock.h"
 #include "dist/buckets.h"
@@ -89,6 +90,7 @@ public:
         at::set_num_threads(plan.threads);
         checkPrecision();
         refuseDifferentConfigs();
+        checkDataFiles();
         openRunFiles();
         logConfiguration();
         if (rank0)
@@ -158,6 +160,14 @@ private:
             throw ConfigError("rank(s) " + differing +
                               " were started with a configuration that differs from rank 0's "
                               "(config, overrides, batch, seed or strategy); every rank must get the same arguments");
+    }
+
+    // Missing or unreadable data is refused before the run folder exists (nothing half-written).
+    void checkDataFiles() const
+    {
+        if (c.dataLoader == DataLoaderMode::Synthetic) return;
+        checkVolumeFile(c.trainPath);
+        checkVolumeFile(c.valPath);
     }
 
     // Run folder and files: rank 0 owns them; other ranks write only rank-<N>.log.
