@@ -66,21 +66,38 @@ private slots:
         QCOMPARE((*store)->activeRunIds(), QStringList{r.id});
     }
 
-    // A poll's bookkeeping (offsets alone) and a change people see (the detail of a queued run) are
-    // both written whole, read back, and listed; the bookkeeping write leaves no temporary file.
+    // A poll's bookkeeping: offsets that only moved are not written at all (a mirror resumes from
+    // its local file's size); a newly mirrored file is, whole, leaving no temporary file. A change
+    // people see (the detail of a queued run) is written, read back and listed.
     void updatesOfTheMirrorsBookkeepingAndOfTheDetailPersist()
     {
         auto store = RunStore::open(ws());
         QVERIFY(store);
         const RunRecord r = makeRun(QStringLiteral("u1"), RunState::Queued, QStringLiteral("s"));
         QVERIFY((*store)->save(r));
+        const QString json = (*store)->workspace().runDir(r.id) + QStringLiteral("/run.json");
+        const auto readJson = [&json] {
+            QFile f(json);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        const QByteArray before = readJson();
+        const qint64 old = r.offsets.value(QStringLiteral("metrics.jsonl"));
         auto up = (*store)->update(r.id, [](RunRecord& x) {
-            x.offsets[QStringLiteral("metrics.jsonl")] = 99;
+            x.offsets[QStringLiteral("metrics.jsonl")] += 99;
             return Status(Done{});
         });
         QVERIFY(up);
-        QCOMPARE((*store)->load(r.id)->offsets.value(QStringLiteral("metrics.jsonl")), 99LL);
-        QCOMPARE(QDir((*store)->workspace().runDir(r.id)).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("run.json")});
+        QCOMPARE(up->offsets.value(QStringLiteral("metrics.jsonl")), old + 99);  // the caller's record has it
+        QCOMPARE(readJson(), before);                                            // the file is untouched
+        up = (*store)->update(r.id, [](RunRecord& x) {
+            x.offsets[QStringLiteral("out.log")] = 7;
+            return Status(Done{});
+        });
+        QVERIFY(up);
+        QCOMPARE((*store)->load(r.id)->offsets.value(QStringLiteral("out.log")), 7LL);
+        // No temporary file is left; the run's lock file stays (flock on it, docs/design.md).
+        QCOMPARE(QDir((*store)->workspace().runDir(r.id)).entryList(QDir::Files | QDir::Hidden),
+                 (QStringList{QStringLiteral(".lock"), QStringLiteral("run.json")}));
         up = (*store)->update(r.id, [](RunRecord& x) {
             x.message = QStringLiteral("slurm: PENDING (Resources)");
             return Status(Done{});
