@@ -5,8 +5,32 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QRegularExpression>
 
 namespace scaledesk {
+
+QMap<QString, QString> nerscLogConfig(const QJsonObject& block)
+{
+    // Python's repr of a nested mapping: ordereddict([('scaling', 'sqrt'), ('start_lr', 0.0002)]) or {'a': 1}.
+    static const QRegularExpression pair(QStringLiteral(R"(\(\s*'([^']+)'\s*,\s*([^()]*?)\s*\)|'([^']+)'\s*:\s*([^,{}]+))"));
+    QMap<QString, QString> out;
+    for (auto it = block.begin(); it != block.end(); ++it) {
+        const QString value = it.value().toString();
+        if (it.key().startsWith(QLatin1String("Configuration "))) continue;  // the log's file and name, not keys
+        if (!value.startsWith(QLatin1String("ordereddict(")) && !value.startsWith(QLatin1Char('{'))) {
+            out.insert(it.key(), value);
+            continue;
+        }
+        for (auto m = pair.globalMatch(value); m.hasNext();) {
+            const auto match = m.next();
+            const bool tuple = !match.captured(1).isEmpty();
+            QString v = (tuple ? match.captured(2) : match.captured(4)).trimmed();
+            if (v.size() >= 2 && v.startsWith(QLatin1Char('\'')) && v.endsWith(QLatin1Char('\''))) v = v.mid(1, v.size() - 2);
+            out.insert(it.key() + QLatin1Char('.') + (tuple ? match.captured(1) : match.captured(3)), v);
+        }
+    }
+    return out;
+}
 
 QMap<QString, QString> loadRunConfig(const Workspace& ws, const RunRecord& r, QStringList* warnings)
 {
@@ -14,10 +38,7 @@ QMap<QString, QString> loadRunConfig(const Workspace& ws, const RunRecord& r, QS
     if (!QFileInfo::exists(file) && r.imported()) {
         // A run imported without its YAML: the NERSC log's configuration block where there was one
         // (its values as the log printed them), else nothing to say.
-        QMap<QString, QString> out;
-        const QJsonObject block = readRunManifest(ws.runDir(r.id)).value(QStringLiteral("nersc_config")).toObject();
-        for (auto it = block.begin(); it != block.end(); ++it) out.insert(it.key(), it.value().toString());
-        return out;
+        return nerscLogConfig(readRunManifest(ws.runDir(r.id)).value(QStringLiteral("nersc_config")).toObject());
     }
     if (!QFileInfo::exists(file)) file = r.configFile;
     auto cfg = resolvedConfig(file, r.configName);

@@ -4,6 +4,8 @@
 #include "analysis/scalingreport.h"
 #include "runs/runstore.h"
 
+#include <QJsonObject>
+
 #include <vector>
 
 namespace scaledesk {
@@ -18,5 +20,11 @@ Expected<std::vector<CompareRun>> loadCompareRuns(const RunStore& store, const Q
 
 /// The run's config, resolved: the copy in its mirror, else the file it was launched from.
 QMap<QString, QString> loadRunConfig(const Workspace& ws, const RunRecord& r, QStringList* warnings);
+
+/// The configuration block of a NERSC out.log (the manifest's `nersc_config`) as config keys: a
+/// nested mapping as Python printed it (`ordereddict([('start_lr', 0.0002), …])`) becomes dotted
+/// keys (`lr_schedule.start_lr`) as a resolved YAML config has them; the log's "Configuration
+/// file/name" lines are not keys and are left out.
+QMap<QString, QString> nerscLogConfig(const QJsonObject& block);
 
 }  // namespace scaledesk

@@ -117,13 +117,16 @@ Expected<Prepared> prepareScaleDesk(const Found& f)
                      f.dir + QStringLiteral("/manifest.json")};
     RunRecord& r = p.record;
     // ScaleDesk names a run's folder by its id (the manifest's run_id is the trainer's view of it).
-    r.id = QFileInfo(f.dir).fileName();
+    // A folder of scaledesk-train run by hand is <config>/<N>GPU/<num>, as the NERSC trainer's:
+    // its id is those three (cpu-short-2GPU-00), or every hand-run folder would be "00".
+    const bool handRun = QRegularExpression(QStringLiteral("^\\d+GPU$")).match(QFileInfo(QFileInfo(f.dir).path()).fileName()).hasMatch();
+    r.id = handRun ? idFor(f.dir) : QFileInfo(f.dir).fileName();
     r.configName = manifest.value(QStringLiteral("config")).toString();
     r.strategy = manifest.value(QStringLiteral("strategy")).toString();
     r.nodes = manifest.value(QStringLiteral("nodes")).toInt(1);
     r.ranksPerNode = manifest.value(QStringLiteral("ranks_per_node")).toInt(manifest.value(QStringLiteral("world_size")).toInt(1));
     r.localBatch = manifest.value(QStringLiteral("local_batch_size")).toInt(0);
-    copyTree(f.dir, QString(), &p, {QStringLiteral("checkpoints"), QStringLiteral("run.json")});
+    copyTree(f.dir, QString(), &p, {QStringLiteral("checkpoints"), QStringLiteral("run.json"), QStringLiteral(".lock")});
     const EpochTable epochs = loadEpochsCsv(f.dir + QStringLiteral("/epochs.csv"));
     p.info.epochs = int(epochs.rows.size());
     return p;

@@ -229,6 +229,42 @@ private slots:
         QCOMPARE(c.summaries[1].value(QStringLiteral("Loss/valid")).finalValue, 0.21);
         QVERIFY(std::abs(c.summaries[0].value(QStringLiteral("Loss/valid")).bestValue - 0.004844) <
                 5e-7);  // out.log: epoch 10, "Avg val loss=0.004844"
+        // The NERSC log's nested mappings are keys as a resolved YAML config has them, each once.
+        const auto& nersc = c.configs[0];
+        QCOMPARE(nersc.value(QStringLiteral("lr_schedule.scaling")), QStringLiteral("sqrt"));
+        QCOMPARE(nersc.value(QStringLiteral("lr_schedule.start_lr")), QStringLiteral("0.0002"));
+        QCOMPARE(nersc.value(QStringLiteral("lr_schedule.warmup_steps")), QStringLiteral("128"));
+        QCOMPARE(nersc.value(QStringLiteral("weight_init.conv_init")), QStringLiteral("normal"));
+        QCOMPARE(nersc.value(QStringLiteral("Nsamples")), QStringLiteral("65536"));
+        QVERIFY(!nersc.contains(QStringLiteral("lr_schedule")));
+        QVERIFY(!nersc.contains(QStringLiteral("Configuration name")));
+        QVERIFY(!c.differingKeys.contains(QStringLiteral("lr_schedule")));
+    }
+
+    // Folders of scaledesk-train run by hand (<config>/<N>GPU/<num>, the NERSC layout) get the
+    // NERSC-style id, so 1GPU/00 and 2GPU/00 do not collide on "00".
+    void handRunTrainerFoldersGetDistinctIds()
+    {
+        QTemporaryDir tmp, src;
+        for (const char* n : {"1", "2"}) {
+            const QString run = src.filePath(QStringLiteral("runs/cpu-short/%1GPU/00").arg(QLatin1String(n)));
+            writeFile(run + QStringLiteral("/manifest.json"),
+                      QStringLiteral(R"({"run_id":"00","config":"cpu-short","strategy":"ddp","world_size":%1,"status":"finished"})")
+                          .arg(QLatin1String(n))
+                          .toUtf8());
+            writeFile(run + QStringLiteral("/metrics.jsonl"), R"({"kind":"initial","t":1764496800,"step":0,"train_loss":0.3,"val_loss":0.31}
+)");
+        }
+        const Workspace ws(tmp.path());
+        auto store = RunStore::open(ws);
+        QVERIFY(store);
+        auto imported = importRuns(**store, {src.filePath(QStringLiteral("runs"))});
+        QVERIFY2(imported, imported ? "" : qPrintable(imported.error().text()));
+        QStringList ids;
+        for (const auto& i : *imported) ids << i.id;
+        ids.sort();
+        QCOMPARE(ids, (QStringList{QStringLiteral("cpu-short-1GPU-00"), QStringLiteral("cpu-short-2GPU-00")}));
+        QCOMPARE((*store)->load(QStringLiteral("cpu-short-2GPU-00"))->ranksPerNode, 2);
     }
 
     // A damaged event file is imported without the damaged record, with its offset in a warning.
