@@ -6,6 +6,8 @@
 #include "config/configresolve.h"
 #include "config/profiles.h"
 #include "pool.h"
+#include "runs/runstore.h"
+#include "runs/sweep.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -309,7 +311,9 @@ void LaunchDialog::revalidate()
     spec.repetitions = m_reps->value();
     spec.scaling = m_scaling->currentData().toString() == QLatin1String("strong") ? SweepSpec::Scaling::Strong : SweepSpec::Scaling::Weak;
     spec.globalBatch = m_globalBatch->value();
-    if (auto ok = fillWeakLocalBatch(spec, m_configFile->text(), m_config->currentText()); !ok) return fail(ok.error().text());
+    int sweepBatch = 0;  // a sweep launched in parts goes on at its runs' per-rank batch
+    if (auto store = RunStore::open(Workspace(m_workspace))) sweepBatch = weakSweepLocalBatch(**store, spec.name);
+    if (auto ok = fillWeakLocalBatch(spec, m_configFile->text(), m_config->currentText(), sweepBatch); !ok) return fail(ok.error().text());
     auto points = expandSweep(spec);
     if (!points) return fail(points.error().text());
     m_points = *points;

@@ -124,7 +124,18 @@ private:
         spec.scaling = m_scaling == "strong" ? SweepSpec::Scaling::Strong : SweepSpec::Scaling::Weak;
         spec.globalBatch = m_globalBatch;
         spec.localBatch = m_localBatch;
-        if (auto ok = fillWeakLocalBatch(spec, configFile, q(m_config)); !ok) return ok.error();
+        const int sweepBatch = weakSweepLocalBatch(ctx.store, q(m_sweep));
+        if (auto ok = fillWeakLocalBatch(spec, configFile, q(m_config), sweepBatch); !ok) return ok.error();
+        if (sweepBatch > 0 && spec.scaling == SweepSpec::Scaling::Weak)
+            err(spec.localBatch == sweepBatch
+                    ? QStringLiteral("scaledesk: sweep %1 goes on at local batch %2, as its runs so far (weak scaling)")
+                          .arg(q(m_sweep))
+                          .arg(sweepBatch)
+                    : QStringLiteral("scaledesk: warning: sweep %1's runs so far train at local batch %2, these at %3: their "
+                                     "epochs do not compare as weak scaling")
+                          .arg(q(m_sweep))
+                          .arg(sweepBatch)
+                          .arg(spec.localBatch));
         if (!m_sweep.empty()) {
             spec.name = q(m_sweep);
             auto expanded = expandSweep(spec);

@@ -1,6 +1,7 @@
 #include "runs/sweep.h"
 
 #include "config/configresolve.h"
+#include "runs/runstore.h"
 
 #include <QRegularExpression>
 
@@ -73,9 +74,23 @@ Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec)
     return points;
 }
 
-Status fillWeakLocalBatch(SweepSpec& spec, const QString& configFile, const QString& configName)
+int weakSweepLocalBatch(const RunStore& store, const QString& name)
+{
+    if (name.isEmpty()) return 0;
+    for (const auto& row : store.list(name)) {
+        auto r = store.load(row.id);
+        if (r && r->scaling == QLatin1String("weak") && r->localBatch > 0) return r->localBatch;
+    }
+    return 0;
+}
+
+Status fillWeakLocalBatch(SweepSpec& spec, const QString& configFile, const QString& configName, int sweepLocalBatch)
 {
     if (spec.scaling != SweepSpec::Scaling::Weak || spec.localBatch > 0) return Done{};
+    if (sweepLocalBatch > 0) {
+        spec.localBatch = sweepLocalBatch;
+        return Done{};
+    }
     if (auto ok = checkSweepCounts(spec); !ok) return ok.error();  // the batch divides over counts that make sense
     auto values = resolvedConfigWithSources(configFile, configName);
     if (!values) return values.error();

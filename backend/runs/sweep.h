@@ -9,6 +9,8 @@
 
 namespace scaledesk {
 
+class RunStore;
+
 /// A scaling study: nodes × ranks per node × strategies × repetitions of one trainer config.
 struct SweepSpec {
     enum class Scaling { Weak, Strong };
@@ -53,6 +55,12 @@ Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec);
 /// with the ranks. Without it the trainer would split one global batch over the ranks, which is
 /// strong scaling under a weak label. Leaves strong sweeps and a given per-rank batch alone. An
 /// error names the config and key when the batch is missing or does not divide.
-Status fillWeakLocalBatch(SweepSpec& spec, const QString& configFile, const QString& configName);
+/// `sweepLocalBatch` (weakSweepLocalBatch) is the per-rank batch of the sweep's runs so far: a
+/// sweep launched in parts goes on at it, so a second submit of larger points stays weak scaling.
+Status fillWeakLocalBatch(SweepSpec& spec, const QString& configFile, const QString& configName, int sweepLocalBatch = 0);
+
+/// The per-rank batch of the weak-scaling runs already recorded in sweep `name` (its first run's),
+/// or 0 when it has none.
+int weakSweepLocalBatch(const RunStore& store, const QString& name);
 
 }  // namespace scaledesk

@@ -315,6 +315,29 @@ private slots:
         QVERIFY2(dry.exitCode == 0, qPrintable(dry.all()));
         QVERIFY(!QFile::exists(m_cli.workspace + QStringLiteral("/profiles/gpu.yaml")));
     }
+
+    // A weak sweep launched in two parts: the second submit (larger points only) goes on at the
+    // first part's per-rank batch and says so, instead of recomputing it from its own smallest
+    // point (which would be strong scaling under a weak label).
+    void aSweepLaunchedInPartsKeepsItsLocalBatch()
+    {
+        const auto first = submit({QStringLiteral("--sweep"), QStringLiteral("split"), QStringLiteral("--strategies"),
+                                   QStringLiteral("ddp"), QStringLiteral("--ranks-per-node"), QStringLiteral("1"), QStringLiteral("--wait"),
+                                   QStringLiteral("--timeout"), QStringLiteral("300")});
+        QVERIFY2(first.exitCode == 0, qPrintable(first.all()));
+        const QStringList second{
+            QStringLiteral("--sweep"),          QStringLiteral("split"), QStringLiteral("--strategies"), QStringLiteral("ddp"),
+            QStringLiteral("--ranks-per-node"), QStringLiteral("2"),     QStringLiteral("--dry-run")};
+        const auto dry = submit(second);
+        QVERIFY2(dry.exitCode == 0, qPrintable(dry.all()));
+        // cpu-tiny's global_batch_size is 2: 2 per rank from the 1-rank point on (alone, the 2-rank point would get 1).
+        QVERIFY2(dry.err.contains(QStringLiteral("sweep split goes on at local batch 2, as its runs so far (weak scaling)")),
+                 qPrintable(dry.err));
+        QVERIFY2(dry.out.contains(QStringLiteral("'--local_batch_size' '2'")), qPrintable(dry.out));
+        const auto mixed = submit(second + QStringList{QStringLiteral("--local-batch"), QStringLiteral("1")});
+        QVERIFY2(mixed.exitCode == 0, qPrintable(mixed.all()));
+        QVERIFY2(mixed.err.contains(QStringLiteral("sweep split's runs so far train at local batch 2, these at 1")), qPrintable(mixed.err));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCliInputs)
