@@ -355,11 +355,12 @@ void SeriesChart::refresh()
             m_x->setRange(0, 1);
             m_y->setRange(0, 1);
         } else {
-            // x: out to the enclosing ticks (wall time: the data's range); y: 5 % of margin, as
-            // matplotlib pads, never below zero for a quantity that is not negative.
+            // x: to the next fifth of a tick step past the data (65 steps end at 70, not at the
+            // next labelled tick; wall time: the data's range); y: 5 % of margin, as matplotlib
+            // pads, never below zero for a quantity that is not negative.
             const int nx = xTickCount(m_axis, plotWidth());
-            const AxisTicks xt = m_axis == XAxis::Step ? linearTicks(lo, hi, nx, AxisFit::Extend, lo >= 0)
-                : m_axis == XAxis::RelativeTime        ? durationTicks(lo, hi, nx, AxisFit::Extend)
+            const AxisTicks xt = m_axis == XAxis::Step ? linearTicks(lo, hi, nx, AxisFit::Snug, lo >= 0)
+                : m_axis == XAxis::RelativeTime        ? durationTicks(lo, hi, nx, AxisFit::Snug)
                                                        : clockTicks(lo, hi, nx);
             m_x->setRange(xt.lo, xt.hi);
             if (m_log) {

@@ -20,12 +20,26 @@ namespace {
 
 bool usable(double lo, double hi) { return std::isfinite(lo) && std::isfinite(hi) && hi >= lo; }
 
-// The number of multiples of `step` in [lo, hi] (Exact) or of the enclosing multiples (Extend).
+double snugUnit(double step);
+
+// The number of multiples of `step` in [lo, hi] (Exact; Snug: once rounded out) or of the
+// enclosing multiples (Extend).
 long tickCount(double lo, double hi, double step, AxisFit fit)
 {
-    const double a = fit == AxisFit::Exact ? std::ceil(lo / step - 1e-9) : std::floor(lo / step + 1e-9);
-    const double b = fit == AxisFit::Exact ? std::floor(hi / step + 1e-9) : std::ceil(hi / step - 1e-9);
+    if (fit == AxisFit::Snug) {
+        lo = std::floor(lo / snugUnit(step) + 1e-9) * snugUnit(step);
+        hi = std::ceil(hi / snugUnit(step) - 1e-9) * snugUnit(step);
+    }
+    const double a = fit != AxisFit::Extend ? std::ceil(lo / step - 1e-9) : std::floor(lo / step + 1e-9);
+    const double b = fit != AxisFit::Extend ? std::floor(hi / step + 1e-9) : std::ceil(hi / step - 1e-9);
     return long(b - a) + 1;
+}
+
+// The unit a Snug range rounds out to: a fifth of a 1- or 5-step, half of a 2-step.
+double snugUnit(double step)
+{
+    const double mantissa = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+    return std::abs(mantissa - 2.0) < 1e-6 ? step / 2 : step / 5;
 }
 
 // The smallest step of `candidates` (ascending) that gives at most maxTicks ticks; the last if none.
@@ -80,11 +94,16 @@ void labelLinear(AxisTicks& out, double step)
 AxisTicks ticksAtMultiples(double lo, double hi, double step, AxisFit fit)
 {
     AxisTicks out;
-    const double a = fit == AxisFit::Exact ? std::ceil(lo / step - 1e-9) : std::floor(lo / step + 1e-9);
-    const double b = fit == AxisFit::Exact ? std::floor(hi / step + 1e-9) : std::ceil(hi / step - 1e-9);
+    if (fit == AxisFit::Snug) {
+        const double unit = snugUnit(step);
+        lo = std::floor(lo / unit + 1e-9) * unit;
+        hi = std::ceil(hi / unit - 1e-9) * unit;
+    }
+    const double a = fit != AxisFit::Extend ? std::ceil(lo / step - 1e-9) : std::floor(lo / step + 1e-9);
+    const double b = fit != AxisFit::Extend ? std::floor(hi / step + 1e-9) : std::ceil(hi / step - 1e-9);
     for (double i = a; i <= b; ++i) out.ticks << AxisTick{i * step, QString()};
-    out.lo = fit == AxisFit::Exact ? lo : std::min(lo, a * step);
-    out.hi = fit == AxisFit::Exact ? hi : std::max(hi, b * step);
+    out.lo = fit != AxisFit::Extend ? lo : std::min(lo, a * step);
+    out.hi = fit != AxisFit::Extend ? hi : std::max(hi, b * step);
     return out;
 }
 
@@ -123,7 +142,10 @@ AxisTicks linearTicks(double lo, double hi, int maxTicks, AxisFit fit, bool nonN
     }
     widenFlat(&lo, &hi);  // never below zero when lo is not: with lo ≥ 0 no tick or range end is negative
     maxTicks = std::max(2, maxTicks);
-    const double step = chooseStep(lo, hi, maxTicks, fit, niceSteps(hi - lo, maxTicks));
+    const std::vector<double> steps = niceSteps(hi - lo, maxTicks);
+    double step = chooseStep(lo, hi, maxTicks, fit, steps);
+    // At least three labels on a value axis: the next finer step where the count gives fewer.
+    for (auto it = std::find(steps.rbegin(), steps.rend(), step); tickCount(lo, hi, step, fit) < 3 && it != steps.rend(); ++it) step = *it;
     AxisTicks out = ticksAtMultiples(lo, hi, step, fit);
     labelLinear(out, step);
     return out;
@@ -160,14 +182,16 @@ AxisTicks logTicks(double lo, double hi, int maxTicks, AxisFit fit)
         out.ticks = collect({1.0, 2.0, 5.0});
         if (out.ticks.size() > maxTicks) out.ticks = collect({1.0});
     }
-    if (out.ticks.size() < 3) {  // within a factor of a few: linear 1-2-5 values on the log scale
-        AxisTicks lin = linearTicks(lo, hi, maxTicks, AxisFit::Exact);
+    thin(out, maxTicks, [](const AxisTick& t) { return std::abs(std::log10(t.value)) < 1e-9; });
+    // Within a factor of a few: linear 1-2-5 values on the log scale, a finer step where the
+    // asked count gives fewer than three (a value axis has at least three labels).
+    for (int m = maxTicks; out.ticks.size() < 3 && m <= maxTicks + 4; ++m) {
+        AxisTicks lin = linearTicks(lo, hi, m, AxisFit::Exact);
         QList<AxisTick> pos;
         for (const AxisTick& t : lin.ticks)
             if (t.value > 0) pos << t;
         if (pos.size() > out.ticks.size()) out.ticks = pos;
     }
-    thin(out, maxTicks, [](const AxisTick& t) { return std::abs(std::log10(t.value)) < 1e-9; });
     return out;
 }
 

@@ -27,6 +27,8 @@ struct AxisTicks {
 enum class AxisFit {
     Exact,   ///< the range is [lo, hi] as given (a zoom): ticks fall inside it
     Extend,  ///< the range grows to the enclosing ticks, as Qt's applyNiceNumbers() and matplotlib's round_numbers do
+    Snug,    ///< ticks inside the data, the range out to the next fifth of a step (a half of a 2-step):
+             ///< data ending at 65 with ticks every 50 ends at 70, not at 100
 };
 
 /// Ticks at 1-2-5 steps (Heckbert's "nice numbers", as matplotlib's MaxNLocator and Qt Charts'

@@ -69,6 +69,58 @@ private slots:
         for (const AxisTick& tick : t.ticks) QVERIFY(tick.value >= t.lo - 1e-12 && tick.value <= t.hi + 1e-12);
     }
 
+    // A step axis ends near the data (issue 34): 65 steps end at 70, not at the next labelled
+    // tick 100; 128 at 130 (not 200); 16 at 16; ticks stay at 1-2-5 steps inside the range.
+    // (65 at 3 ticks: 0, 50 would be two labels; the next finer step gives four.)
+    void aStepAxisEndsNearTheData_data()
+    {
+        QTest::addColumn<double>("hi");
+        QTest::addColumn<int>("maxTicks");
+        QTest::addColumn<QStringList>("labels");
+        QTest::addColumn<double>("rangeHi");
+        QTest::newRow("65, 3 ticks") << 65.0 << 3 << QStringList{u"0"_s, u"20"_s, u"40"_s, u"60"_s} << 70.0;  // 3 labels at least
+        QTest::newRow("65, 5 ticks") << 65.0 << 5 << QStringList{u"0"_s, u"20"_s, u"40"_s, u"60"_s} << 70.0;
+        QTest::newRow("128, 3 ticks") << 128.0 << 3 << QStringList{u"0"_s, u"50"_s, u"100"_s} << 130.0;
+        QTest::newRow("128, 6 ticks") << 128.0 << 6 << QStringList{u"0"_s, u"50"_s, u"100"_s} << 130.0;
+        QTest::newRow("16, 6 ticks") << 16.0 << 6 << QStringList{u"0"_s, u"5"_s, u"10"_s, u"15"_s} << 16.0;
+        QTest::newRow("1000, 6 ticks") << 1000.0 << 6 << QStringList{u"0"_s, u"200"_s, u"400"_s, u"600"_s, u"800"_s, u"1000"_s} << 1000.0;
+    }
+    void aStepAxisEndsNearTheData()
+    {
+        QFETCH(double, hi);
+        QFETCH(int, maxTicks);
+        QFETCH(QStringList, labels);
+        QFETCH(double, rangeHi);
+        const AxisTicks t = linearTicks(0, hi, maxTicks, AxisFit::Snug, true);
+        QCOMPARE(t.labels(), labels);
+        QCOMPARE(t.lo, 0.0);
+        QCOMPARE(t.hi, rangeHi);
+        QVERIFY(t.hi >= hi);
+    }
+
+    // Every value axis has at least 3 labelled ticks (issue 34: a Throughput axis read only "70"),
+    // over ranges from one value to six decades, linear and log, at the tick counts charts ask for.
+    void everyValueAxisHasThreeTicks()
+    {
+        int checked = 0;
+        for (double lo : {0.013, 0.9, 1.0, 7.7, 58.0, 69.5, 70.0, 99.0, 640.0, 12345.0})
+            for (double factor : {1.0, 1.001, 1.01, 1.05, 1.2, 1.5, 2.0, 3.0, 9.0, 30.0, 1e3, 1e6})
+                for (int maxTicks : {3, 4, 6, 8}) {
+                    const double hi = lo * factor;
+                    const AxisTicks lg = logTicks(lo, hi, maxTicks);
+                    QVERIFY2(
+                        lg.ticks.size() >= 3,
+                        qPrintable(QStringLiteral("log %1–%2, %3 ticks: %4").arg(lo).arg(hi).arg(maxTicks).arg(lg.labels().join(u", "_s))));
+                    const AxisTicks ln = linearTicks(lo, hi, maxTicks, AxisFit::Extend, true);
+                    QVERIFY2(
+                        ln.ticks.size() >= 3,
+                        qPrintable(
+                            QStringLiteral("linear %1–%2, %3 ticks: %4").arg(lo).arg(hi).arg(maxTicks).arg(ln.labels().join(u", "_s))));
+                    ++checked;
+                }
+        QCOMPARE(checked, 10 * 12 * 4);
+    }
+
     void anEmptyChartHasNoTicks()
     {
         const double nan = std::numeric_limits<double>::quiet_NaN();
