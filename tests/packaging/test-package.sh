@@ -27,6 +27,11 @@ for g in "${groups[@]}"; do
   [ -n "$candidate" ] && [ "$candidate" != "(none)" ] || fail "dependency $name is not a package apt knows"
 done
 echo "dependencies: ${#groups[@]}, all known to apt"
+# libssh with the fix of CVE-2023-6004 (ProxyCommand/ProxyJump), as the build requires.
+grep -q 'libssh-4 (>= 0.10.6)' <<< "$depends" || fail "the .deb does not require libssh-4 >= 0.10.6: $depends"
+# … and apt can satisfy every Depends, versions included (a simulated install; nothing changes).
+sim="$(apt-get install --simulate --no-install-recommends "$deb" 2>&1)" || fail "apt cannot install the .deb: $sim"
+echo "apt: the .deb's dependencies can be installed"
 
 # The files a user and `deploy` need.
 for f in usr/bin/scaledesk usr/bin/scaledesk-train \
