@@ -1,5 +1,4 @@
 // scaledesk tail RUN [-f] [--rank N]: a run's log and metric lines as they arrive.
-#include "analysis/epochscsv.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/terminal.h"
@@ -11,6 +10,7 @@
 
 #include <QElapsedTimer>
 #include <QThread>
+#include <cmath>
 
 namespace scaledesk::cli {
 
@@ -23,6 +23,9 @@ QStringList logFiles(const RunRecord& r, int rank)
     if (!r.jobId.isEmpty()) logs.prepend(QStringLiteral("slurm-%1.out").arg(r.jobId));
     return logs;
 }
+
+// A metric as a person reads it: 4 significant digits, "nan" for a missing or non-finite value.
+QString shortNumber(double v) { return std::isfinite(v) ? QString::number(v, 'g', 4) : QStringLiteral("nan"); }
 
 class TailCommand final : public Command {
 public:
@@ -62,7 +65,8 @@ public:
             if (!r) return fail(r.error());
             const auto news = reader.read(logFiles(*r, m_rank));
             for (const auto& [file, line] : news.logLines) out(QString::fromUtf8(line));
-            // New training steps as one line each: step, epoch, loss, learning rate, step time.
+            // New training steps as one line each: step, loss, learning rate, step time, to 4
+            // significant digits as a person reads them (metrics.jsonl and compare's CSV keep them all).
             const Series* loss = reader.metrics().series(QStringLiteral("step/loss"));
             const Series* lr = reader.metrics().series(QStringLiteral("step/lr"));
             const Series* st = reader.metrics().series(QStringLiteral("step/step_s"));
@@ -71,9 +75,9 @@ public:
                 const std::size_t i = shownStep;
                 out(QStringLiteral("[metrics] step %1  loss %2  lr %3  step_s %4")
                         .arg(loss->steps()[i])
-                        .arg(csvNumber(loss->values()[i]).isEmpty() ? QStringLiteral("nan") : csvNumber(loss->values()[i]))
-                        .arg(lr && i < lr->size() ? csvNumber(lr->values()[i]) : QString())
-                        .arg(st && i < st->size() ? csvNumber(st->values()[i]) : QString()));
+                        .arg(shortNumber(loss->values()[i]))
+                        .arg(lr && i < lr->size() ? shortNumber(lr->values()[i]) : QString())
+                        .arg(st && i < st->size() ? shortNumber(st->values()[i]) : QString()));
             }
             if (!m_follow) break;
             if (!isActive(r->state)) {
