@@ -107,6 +107,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     m_model = new RunListModel(this);
     m_proxy = new QSortFilterProxyModel(this);
     m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(RunListModel::SortRole);
     m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
     m_proxy->setFilterKeyColumn(-1);
     m_table = new QTableView;

@@ -68,6 +68,15 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const
         return dot;
     }
     if (role == Qt::UserRole) return r.id;
+    if (role == SortRole) {
+        switch (index.column()) {
+        case Ranks: return r.nodes * r.ranksPerNode;
+        case Created: return r.created;  // ISO UTC: sorts as the time does
+        case Detail: return r.message;
+        case State: return runStateName(r.state);
+        default: return data(index, Qt::DisplayRole);
+        }
+    }
     return {};
 }
 

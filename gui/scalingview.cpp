@@ -21,6 +21,7 @@
 #include <QPushButton>
 #include <QSaveFile>
 #include <QScrollArea>
+#include <QSet>
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 
@@ -88,9 +89,13 @@ QString runsOf(const QList<RunSummary>& runs, const QString& sweep)
 void ScalingView::setRuns(const QList<RunSummary>& runs)
 {
     m_runs = runs;
-    QStringList sweeps;
+    QStringList sweeps;  // in first-seen order; the set keeps 100,000 runs linear
+    QSet<QString> seen;
     for (const RunSummary& r : runs)
-        if (!r.sweep.isEmpty() && !sweeps.contains(r.sweep)) sweeps << r.sweep;
+        if (!r.sweep.isEmpty() && !seen.contains(r.sweep)) {
+            seen.insert(r.sweep);
+            sweeps << r.sweep;
+        }
     const QString before = m_sweep->currentText();
     setSweeps(sweeps);
     const QString sweep = m_sweep->currentText();

@@ -499,6 +499,7 @@ QList<RunSummary> RunStore::list(const QString& sweep) const
 {
     repairStaleRows();
     QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.setForwardOnly(true);  // one pass: no cache of every row beside the list (100,000 runs at a cold start)
     q.prepare(sweep.isEmpty()
                   ? QStringLiteral("SELECT id, sweep, profile, strategy, nodes, ranks_per_node, state, job_id, created, updated,"
                                    " origin, message FROM runs ORDER BY created, id")
@@ -508,7 +509,7 @@ QList<RunSummary> RunStore::list(const QString& sweep) const
     QList<RunSummary> out;
     if (!q.exec()) return out;
     while (q.next()) {
-        RunSummary s;
+        RunSummary& s = out.emplace_back();
         s.id = q.value(0).toString();
         s.sweep = q.value(1).toString();
         s.profile = q.value(2).toString();
@@ -521,7 +522,6 @@ QList<RunSummary> RunStore::list(const QString& sweep) const
         s.updated = q.value(9).toString();
         s.origin = q.value(10).toString();
         s.message = q.value(11).toString();
-        out << s;
     }
     return out;
 }

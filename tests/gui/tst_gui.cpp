@@ -56,6 +56,7 @@
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -127,6 +128,19 @@ private slots:
                  QStringLiteral("local: PENDING (waiting for 2 of 2 slots (cores))"));
         QCOMPARE(model.data(model.index(7, RunListModel::Ranks)).toInt(), 16);
         QCOMPARE(model.data(model.index(3, RunListModel::State)).toString(), QStringLiteral("running"));
+        // The table sorts by the stored values (SortRole): times as ISO, ranks as numbers.
+        for (int i = 0; i < runs.size(); ++i)
+            runs[i].created = QStringLiteral("2026-12-05T%1:00:00.000Z").arg(23 - i % 24, 2, 10, QLatin1Char('0'));
+        model.setRuns(runs);
+        QSortFilterProxyModel proxy;
+        proxy.setSourceModel(&model);
+        proxy.setSortRole(RunListModel::SortRole);
+        proxy.sort(RunListModel::Created, Qt::AscendingOrder);
+        QCOMPARE(proxy.index(0, RunListModel::Created).data().toString(), QStringLiteral("2026-12-05 00:00:00"));
+        QCOMPARE(proxy.index(49, RunListModel::Created).data().toString(), QStringLiteral("2026-12-05 23:00:00"));
+        proxy.sort(RunListModel::Ranks, Qt::DescendingOrder);
+        QCOMPARE(proxy.index(0, RunListModel::Ranks).data().toInt(), 16);
+        QCOMPARE(proxy.index(49, RunListModel::Ranks).data().toInt(), 4);
         model.setRuns({});
         QCOMPARE(model.rowCount(), 0);
     }
