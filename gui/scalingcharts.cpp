@@ -491,7 +491,7 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep, cons
         series->setLabelsPrecision(3);
         series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
         chart->addSeries(series);
-        styleChart(chart, QStringLiteral("Time to validation loss %1").arg(formatNumber(rep.target)));
+        styleChart(chart, QStringLiteral("Time to validation loss %1 (%2)").arg(formatNumber(rep.target), rep.targetSource));
         // Groups that never got there: named under the plot, where there is room for all of them.
         if (!never.isEmpty()) {
             auto* note = new QGraphicsSimpleTextItem(QStringLiteral("Not reached: ") + never.join(QStringLiteral(", ")), chart);

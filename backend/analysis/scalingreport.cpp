@@ -54,6 +54,19 @@ double startOf(const QJsonObject& manifest)
 // Numbers for a person (report.md, warnings): at most 4 significant digits; the CSVs keep all.
 QString num(double v, int precision = 4) { return formatNumber(v, std::min(precision, 4)); }
 
+// The decimals that give a column `significant` digits at its smallest nonzero magnitude (0 to 4),
+// so that its numbers line up: "1.000" beside "1.391", not "1".
+int columnDecimals(const QList<double>& values, int significant = 4)
+{
+    double smallest = std::numeric_limits<double>::infinity();
+    for (double v : values)
+        if (std::isfinite(v) && v != 0) smallest = std::min(smallest, std::abs(v));
+    if (!std::isfinite(smallest)) return 0;
+    return std::clamp(significant - 1 - int(std::floor(std::log10(smallest))), 0, 4);
+}
+
+QString fixed(double v, int decimals) { return std::isfinite(v) ? QString::number(v, 'f', decimals) : QStringLiteral("–"); }
+
 QString pct(double v) { return std::isnan(v) ? QStringLiteral("–") : QString::number(100 * v, 'f', 1) + QLatin1Char('%'); }
 
 // Runs of the sweep whose measured epochs (after warm-up) ran at the same time on a host they
@@ -218,17 +231,16 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
     }
 
     // ---- time-to-target ----
-    int smallest = std::numeric_limits<int>::max();
-    for (const auto& row : rep.runs)
-        if (row.used) smallest = std::min(smallest, row.world);
     if (options.targetLoss) {
         rep.target = *options.targetLoss;
         rep.targetSource = QStringLiteral("given");
     } else {
+        // The lowest loss every run reached (the highest of their best losses), so that every
+        // group has a time-to-target; a target only the smallest runs reached left the others
+        // without bars in a short sweep.
         for (const auto& row : rep.runs)
-            if (row.used && row.world == smallest && std::isfinite(row.bestValLoss) && !(row.bestValLoss <= rep.target))
-                rep.target = row.bestValLoss;
-        rep.targetSource = QStringLiteral("the best validation loss every smallest run (%1 ranks) reached").arg(smallest);
+            if (row.used && std::isfinite(row.bestValLoss) && !(row.bestValLoss <= rep.target)) rep.target = row.bestValLoss;
+        rep.targetSource = QStringLiteral("the lowest every run reached");
     }
     for (int i = 0; i < rep.runs.size(); ++i) {
         ReportRunRow& row = rep.runs[i];
@@ -496,16 +508,22 @@ QString ScalingReport::markdown() const
     md << QStringLiteral("| strategy | ranks | nodes | reps | epoch time (s) | throughput (samples/s) | speedup | ideal | efficiency | "
                          "compute | exposed comm | data wait | other | validation | validation (s) | time-to-target (s) |")
        << QStringLiteral("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    QList<double> epochTimes;
+    for (const auto& g : groups) epochTimes << g.epochS;
+    const int epochDecimals = columnDecimals(epochTimes);
     for (const auto& g : groups) {
         const TimeShares t = timeShares(g, includesValidation);
-        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 ± %6 | %7 | %8 | %9 | %10 | %11 | %12 | %13 | %14 | %15 | %16 | %17 |")
+        // One repetition has no spread to show; more show the sample standard deviation.
+        const QString epoch =
+            fixed(g.epochS, epochDecimals) + (g.repetitions > 1 ? QStringLiteral(" ± ") + fixed(g.epochSStd, epochDecimals) : QString());
+        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 | %6 | %7 | %8 | %9 | %10 | %11 | %12 | %13 | %14 | %15 | %16 |")
                   .arg(g.strategy)
                   .arg(g.world)
                   .arg(g.nodes)
                   .arg(g.repetitions)
-                  .arg(num(g.epochS), num(g.epochSStd, 2), num(g.throughput), num(g.speedup, 3), num(g.ideal, 3), pct(g.efficiency),
-                       pct(t.compute), pct(t.comm), pct(t.data))
-                  .arg(pct(t.other), pct(t.validation), num(g.validationS),
+                  .arg(epoch, num(g.throughput), num(g.speedup, 3), num(g.ideal, 3), pct(g.efficiency), pct(t.compute), pct(t.comm),
+                       pct(t.data), pct(t.other))
+                  .arg(pct(t.validation), num(g.validationS),
                        g.reachedTarget ? QStringLiteral("%1 (%2/%3)").arg(num(g.timeToTargetS)).arg(g.reachedTarget).arg(g.repetitions)
                                        : QStringLiteral("not reached"));
     }

@@ -80,7 +80,7 @@ struct ScalingReport {
     bool includesValidation = false;  ///< epoch time is wall_s (training + validation) rather than train_s
     QString scalingLaunched;          ///< "weak" or "strong" as the sweep was launched (its runs' records), or empty
     QString scalingMeasured;          ///< "weak" (global batch per step ∝ ranks), "strong" (fixed), "mixed", or empty (one size)
-    double target;                    ///< validation loss; default: the largest of the best losses of the smallest runs
+    double target;                    ///< validation loss; default: the largest of the runs' best losses (every run reached it)
     QString targetSource;
     QList<ReportRunRow> runs;
     QList<ReportGroupRow> groups;  ///< by strategy, then world size

@@ -88,7 +88,9 @@ private:
 private slots:
     void formulasMatchTheHandComputation()
     {
-        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep());
+        ReportOptions options;
+        options.targetLoss = 0.32;
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep(), options);
         QCOMPARE(rep.groups.size(), 4);
         const auto* d1 = group(rep, QStringLiteral("ddp"), 1);
         const auto* d2 = group(rep, QStringLiteral("ddp"), 2);
@@ -121,13 +123,39 @@ private slots:
         // fused has only 2 ranks: its own baseline.
         QVERIFY(near(f2->speedup, 1));
         QCOMPARE(f2->repetitions, 1);
-        // Time-to-target: target = the larger of the smallest runs' bests (0.30, 0.32) = 0.32.
+        // Time-to-target at 0.32.
         QCOMPARE(rep.target, 0.32);
         QVERIFY(near(d1->timeToTargetS, (126.0 + 122.0) / 2));  // r1 at epoch 3 (0.30 ≤ 0.32) ends 1122; r2 epoch 3 1126
         QCOMPARE(d1->reachedTarget, 2);
         QVERIFY(near(d2->timeToTargetS, (106.0 + 112.0) / 2));
         QCOMPARE(d4->reachedTarget, 0);
         QVERIFY(std::isnan(d4->timeToTargetS));
+        // By default the target is the lowest loss every run reached (the highest best: fused's
+        // 0.5), so every group that has data has a time-to-target.
+        const ScalingReport byDefault = buildScalingReport(QStringLiteral("s"), sweep());
+        QCOMPARE(byDefault.target, 0.5);
+        QCOMPARE(byDefault.targetSource, QStringLiteral("the lowest every run reached"));
+        for (const auto& g : byDefault.groups) QVERIFY2(g.reachedTarget > 0, qPrintable(g.strategy + QString::number(g.world)));
+        QVERIFY(!byDefault.warnings.join(QLatin1Char('\n')).contains(QStringLiteral("never reached")));
+    }
+
+    // report.md's epoch time: the same decimals down the column, and no spread for one repetition.
+    void epochTimesLineUpAndOneRepetitionHasNoSpread()
+    {
+        ScalingReport rep;
+        rep.sweep = QStringLiteral("s");
+        ReportGroupRow one, two;
+        one.strategy = two.strategy = QStringLiteral("ddp");
+        one.world = 1, two.world = 2;
+        one.nodes = two.nodes = 1;
+        one.repetitions = 1, two.repetitions = 3;
+        one.epochS = 1.0, two.epochS = 1.391;
+        two.epochSStd = 0.0123;
+        rep.groups << one << two;
+        const QString md = rep.markdown();
+        QVERIFY2(md.contains(QStringLiteral("| ddp | 1 | 1 | 1 | 1.000 |")), qPrintable(md));
+        QVERIFY2(md.contains(QStringLiteral("| ddp | 2 | 1 | 3 | 1.391 ± 0.012 |")), qPrintable(md));
+        QVERIFY2(!md.contains(QStringLiteral("± 0 ")), qPrintable(md));
     }
 
     // One definition of the breakdown: shares of training + validation, in report.md as in the plot
@@ -157,7 +185,9 @@ private slots:
 
     void warningsSayWhatIsMissingOrSuspicious()
     {
-        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep());
+        ReportOptions options;
+        options.targetLoss = 0.32;
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep(), options);
         const QString all = rep.warnings.join(QLatin1Char('\n'));
         QVERIFY2(all.contains(QStringLiteral("s-ddp-1x4-r2: failed; left out")), qPrintable(all));
         QVERIFY2(all.contains(QStringLiteral("ddp at 4 ranks: 1 of 2 repetitions have data")), qPrintable(all));
@@ -374,7 +404,9 @@ private slots:
 
     void csvHasOneRowPerGroupAndRun()
     {
-        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep());
+        ReportOptions options;
+        options.targetLoss = 0.32;  // one that ddp at 4 ranks never reached
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), sweep(), options);
         const QStringList groups = rep.groupsCsv().trimmed().split(QLatin1Char('\n'));
         QCOMPARE(groups.size(), 1 + 4);
         QVERIFY(groups[0].startsWith(QStringLiteral("strategy,world_size,nodes,repetitions,epoch_s_mean")));
@@ -390,7 +422,7 @@ private slots:
         QCOMPARE(row[21], QStringLiteral("0"));
         QCOMPARE(row[22], QStringLiteral("0"));  // validation per epoch
         QCOMPARE(rep.runsCsv().trimmed().split(QLatin1Char('\n')).size(), 1 + 8);
-        QVERIFY(rep.markdown().contains(QStringLiteral("| ddp | 4 | 1 | 1 | 4 ± 0 | 16 | 3 | 4 | 75.0% |")));
+        QVERIFY(rep.markdown().contains(QStringLiteral("| ddp | 4 | 1 | 1 | 4.000 | 16 | 3 | 4 | 75.0% |")));
     }
 
     void epochsCsvWithMissingColumnsAndBadRows()
