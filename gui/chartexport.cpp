@@ -5,6 +5,7 @@
 #include <QBuffer>
 #include <QChart>
 #include <QChartView>
+#include <QDir>
 #include <QFileInfo>
 #include <QGraphicsLayout>
 #include <QGraphicsScene>
@@ -14,6 +15,7 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSaveFile>
+#include <QSettings>
 #include <QSvgGenerator>
 
 #include <cmath>
@@ -150,6 +152,33 @@ Status exportChartPage(const QList<QChart*>& charts, const QString& title, const
     const QByteArray bytes = render(&scene, logical, suffix, size, dpi, title);
     for (QChart* c : charts) scene.removeItem(c);  // the caller's: the scene must not delete them
     return save(bytes, path);
+}
+
+namespace {
+QString& defaultExportFolder()
+{
+    static QString folder;
+    return folder;
+}
+}  // namespace
+
+void setDefaultExportFolder(const QString& folder) { defaultExportFolder() = folder; }
+
+QString exportStartPath(const QString& fileName)
+{
+    QString folder = QSettings().value(QStringLiteral("export/lastFolder")).toString();
+    if (folder.isEmpty() || !QFileInfo(folder).isDir()) {
+        folder = defaultExportFolder();
+        if (!folder.isEmpty()) QDir().mkpath(folder);
+        if (folder.isEmpty() || !QFileInfo(folder).isDir()) folder = QDir::homePath();
+    }
+    return fileName.isEmpty() ? folder : QDir(folder).filePath(fileName);
+}
+
+void rememberExportPath(const QString& path, bool isFolder)
+{
+    if (path.isEmpty()) return;
+    QSettings().setValue(QStringLiteral("export/lastFolder"), isFolder ? path : QFileInfo(path).absolutePath());
 }
 
 }  // namespace scaledesk::gui

@@ -28,4 +28,13 @@ Status exportChart(QChart* chart, const QString& path, QSize size = QSize(1200, 
 Status exportChartPage(const QList<QChart*>& charts, const QString& title, const QStringList& notes, const QString& path, int dpi = 150,
                        int columns = 2, QSize cell = QSize(600, 420));
 
+/// Where an export dialog opens: the folder of the last export (any view), else the default one
+/// (the workspace's exports/ folder, set by the window with setDefaultExportFolder()), else the
+/// home folder; with `fileName`, that file in it.
+QString exportStartPath(const QString& fileName = QString());
+/// Remembers the folder of `path` (a file, or a folder when `isFolder`) for the next export dialog.
+void rememberExportPath(const QString& path, bool isFolder = false);
+/// The folder exports start in before any was made (created when first used).
+void setDefaultExportFolder(const QString& folder);
+
 }  // namespace scaledesk::gui

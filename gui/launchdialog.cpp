@@ -35,6 +35,14 @@
 namespace scaledesk::gui {
 
 namespace {
+// Node-hours as a person reads them: 3 significant digits in plain decimals, "< 0.001" below
+// (a laptop-sized prediction printed "9.81e-05").
+QString nodeHoursText(double h)
+{
+    if (!std::isfinite(h)) return QStringLiteral("–");
+    return h < 0.001 ? QStringLiteral("< 0.001") : formatNumber(h, 3);
+}
+
 QList<int> ints(const QString& text, bool* ok)
 {
     QList<int> v;
@@ -348,6 +356,7 @@ void LaunchDialog::predict()
     m_prediction->setText(tr("<i>Predicting…</i>"));
     const Workspace ws(m_workspace);
     const QString profile = m_selected.name, config = m_config->currentText();
+    const bool local = m_selected.kind == ProfileKind::Local;
     const QList<RunPoint> points = m_points;
     onPool<std::pair<Plan, QString>>(
         this,
@@ -358,26 +367,27 @@ void LaunchDialog::predict()
             if (!plan) return {Plan(), plan.error().text()};
             return {*plan, QString()};
         },
-        [this, generation](const std::pair<Plan, QString>& result) {
+        [this, generation, local](const std::pair<Plan, QString>& result) {
             if (generation != m_predictions) return;  // the form changed since
             const auto& [plan, error] = result;
             if (!error.isEmpty()) {
                 m_prediction->setText(
                     QStringLiteral("<span style='color:#777'>%1</span>").arg(tr("No prediction: %1").arg(error).toHtmlEscaped()));
             } else {
-                QString html =
-                    QStringLiteral("<table cellspacing='0' cellpadding='4'><tr><th align='left'>%1</th><th>%2</th><th>%3</th><th>%4</th>"
-                                   "<th>%5</th></tr>")
-                        .arg(tr("strategy"), tr("nodes × ranks"), tr("epoch"), tr("efficiency"), tr("node-hours / epoch"));
+                // Node-hours are what a cluster charges; the local profile is this machine: no such column.
+                QString html = QStringLiteral("<table cellspacing='0' cellpadding='4'><tr><th align='left'>%1</th><th>%2</th><th>%3</th>"
+                                              "<th>%4</th>%5</tr>")
+                                   .arg(tr("strategy"), tr("nodes × ranks"), tr("epoch"), tr("efficiency"),
+                                        local ? QString() : QStringLiteral("<th>%1</th>").arg(tr("node-hours / epoch")));
                 for (const PlanPoint& p : plan.points)
                     html += QStringLiteral("<tr><td>%1</td><td align='right'>%2 × %3</td><td align='right'>%4 s (%5–%6)</td>"
-                                           "<td align='right'>%7 %</td><td align='right'>%8%9</td></tr>")
+                                           "<td align='right'>%7 %%8</td>%9</tr>")
                                 .arg(p.strategy.toHtmlEscaped())
                                 .arg(p.nodes)
                                 .arg(p.ranks / std::max(1, p.nodes))
                                 .arg(formatNumber(p.epochS, 3), formatNumber(p.epochLowS, 3), formatNumber(p.epochHighS, 3),
-                                     formatNumber(100 * p.efficiency, 3), formatNumber(p.nodeHours, 3),
-                                     p.extrapolated ? tr(" (extrapolated)") : QString());
+                                     formatNumber(100 * p.efficiency, 3), p.extrapolated ? tr(" (extrapolated)") : QString(),
+                                     local ? QString() : QStringLiteral("<td align='right'>%1</td>").arg(nodeHoursText(p.nodeHours)));
                 html +=
                     QStringLiteral("</table><span style='color:#777'>%1</span>")
                         .arg((plan.inputs.value(0) + (plan.warnings.isEmpty() ? QString() : QStringLiteral("; ") + plan.warnings.first()))
@@ -397,6 +407,8 @@ QString LaunchDialog::prediction() const
 
 QString LaunchDialog::summary() const
 {
+    if (m_selected.kind == ProfileKind::Local)
+        return tr("%1 job(s) on %2 (this machine), as many at once as its slots allow").arg(m_points.size()).arg(m_selected.name);
     const QString limit = m_time->text().isEmpty() ? m_selected.slurm.timeLimit : m_time->text();
     double nodeHours = 0;
     for (const RunPoint& p : m_points) nodeHours += p.nodes * hours(limit);

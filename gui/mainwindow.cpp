@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "chartexport.h"
 #include "clusterwizard.h"
 #include "compareview.h"
 #include "config/profiles.h"
@@ -97,6 +98,7 @@ void MainWindow::closeEvent(QCloseEvent* e)
 MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMainWindow(parent), m_controller(controller)
 {
     setWindowTitle(tr("ScaleDesk — %1").arg(controller.workspace().root()));
+    setDefaultExportFolder(controller.workspace().root() + QStringLiteral("/exports"));
     // The first start fills 90 % of the screen; later starts come back where the window was left.
     if (const QScreen* screen = QGuiApplication::primaryScreen())
         resize(screen->availableGeometry().size() * 0.9);
@@ -164,9 +166,10 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
     QAction* exportView = tools->addAction(tr("Export view…"));
     connect(exportView, &QAction::triggered, this, [this] {
-        const QString path =
-            QFileDialog::getSaveFileName(this, tr("Export the view"), tr("view.png"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export the view"), exportStartPath(tr("view.png")),
+                                                          tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
         if (path.isEmpty()) return;
+        rememberExportPath(path);
         // The Scaling view is a document: its six plots and warnings as one page, not a screen grab.
         const Status ok = m_tabs->currentWidget() == m_scaling ? renderReportPage(m_scaling->report(), path, 150, m_scaling->plan())
                                                                : exportWidget(m_tabs->currentWidget(), path);

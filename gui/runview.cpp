@@ -35,20 +35,19 @@ RunView::RunView(WorkspaceController& controller, QWidget* parent) : QWidget(par
     m_cancel = new QPushButton(tr("Cancel"));
     m_stop = new QPushButton(tr("Checkpoint && stop"));
     m_requeue = new QPushButton(tr("Requeue"));
-    auto* folder = new QPushButton(tr("Open folder"));
+    m_folder = new QPushButton(tr("Open folder"));
     // Late training is a flat line at the bottom of a linear loss axis: a log one shows it.
     m_logLoss = new QCheckBox(tr("Log loss"));
     m_logLoss->setToolTip(tr("The loss on a logarithmic axis"));
     connect(m_logLoss, &QCheckBox::toggled, this, [this](bool on) { m_charts[0]->setLogY(on); });
     top->addWidget(m_logLoss);
-    for (auto* b : {m_cancel, m_stop, m_requeue, folder}) top->addWidget(b);
+    for (auto* b : {m_cancel, m_stop, m_requeue, m_folder}) top->addWidget(b);
     connect(m_cancel, &QPushButton::clicked, this, [this] { trigger(RunAction::Cancel); });
     connect(m_stop, &QPushButton::clicked, this, [this] { trigger(RunAction::CheckpointStop); });
     connect(m_requeue, &QPushButton::clicked, this, [this] { trigger(RunAction::Requeue); });
-    connect(folder, &QPushButton::clicked, this, [this] {
+    connect(m_folder, &QPushButton::clicked, this, [this] {
         if (!m_runId.isEmpty()) QDesktopServices::openUrl(QUrl::fromLocalFile(m_controller.workspace().runDir(m_runId)));
     });
-    folder->setToolTip(tr("The run's local mirror"));
     layout->addLayout(top);
 
     auto* split = new QSplitter(Qt::Vertical);
@@ -122,6 +121,9 @@ void RunView::updateActions()
         button->setEnabled(c.allowed);
         button->setToolTip(c.allowed ? QString() : c.reason);
     }
+    // A folder to open only with a run picked (its mirror exists from the run's first record).
+    m_folder->setEnabled(!m_runId.isEmpty());
+    m_folder->setToolTip(m_runId.isEmpty() ? tr("Pick a run in the navigator") : tr("The run's local mirror"));
 }
 
 void RunView::trigger(RunAction action)

@@ -32,6 +32,7 @@ public:
     QPushButton* cancelButton() const { return m_cancel; }
     QPushButton* stopButton() const { return m_stop; }
     QPushButton* requeueButton() const { return m_requeue; }
+    QPushButton* folderButton() const { return m_folder; }
     /// The log selector: "Job output", then one entry per rank of the run, rank 0 first.
     QComboBox* rankSelector() const { return m_rank; }
     /// What the log pane says while it is empty (a rank without a log yet says so).
@@ -58,6 +59,7 @@ private:
     QPushButton* m_cancel;
     QPushButton* m_stop;
     QPushButton* m_requeue;
+    QPushButton* m_folder;
     QList<SeriesChart*> m_charts;
     QCheckBox* m_logLoss = nullptr;
     QPlainTextEdit* m_log;

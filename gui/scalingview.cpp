@@ -1,6 +1,7 @@
 #include "scalingview.h"
 
 #include "analysis/analysisinputs.h"
+#include "chartexport.h"
 #include "chartstyle.h"
 #include "headless.h"
 #include "plainmessage.h"
@@ -199,8 +200,9 @@ void ScalingView::redraw()
 
 void ScalingView::exportAll()
 {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export the report to"));
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export the report to"), exportStartPath());
     if (dir.isEmpty()) return;
+    rememberExportPath(dir, true);
     QStringList written;
     // What the view shows: with its prediction when that is on.
     Status ok = renderReportCharts(m_report, dir, {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}, &written, plan());

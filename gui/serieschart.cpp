@@ -576,9 +576,11 @@ void SeriesChart::contextMenuEvent(QContextMenuEvent* e)
     QAction* chosen = menu.exec(e->globalPos());
     if (chosen == reset) resetZoom();
     if (chosen != save) return;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), fullChartTitle(chart()) + QStringLiteral(".png"),
-                                                      tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;CSV of the data in view (*.csv)"));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export chart"), exportStartPath(fullChartTitle(chart()) + QStringLiteral(".png")),
+                                     tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;CSV of the data in view (*.csv)"));
     if (path.isEmpty()) return;
+    rememberExportPath(path);
     QSize size(1600, 1000);
     int dpi = 200;
     if (!path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) {

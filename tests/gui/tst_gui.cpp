@@ -104,6 +104,21 @@ private slots:
     // Each test starts from the dialog's defaults.
     void cleanup() { QSettings().clear(); }
 
+    // Export dialogs open in the workspace's exports/ folder, then in the folder of the last export
+    // (issue 34 item 10: they opened in the process's current directory).
+    void exportDialogsStartInTheExportsFolderThenTheLastOne()
+    {
+        QTemporaryDir root, elsewhere;
+        WorkspaceController controller(root.path());
+        MainWindow w(controller);
+        QCOMPARE(exportStartPath(QStringLiteral("view.png")), root.filePath(QStringLiteral("exports/view.png")));
+        QVERIFY(QFileInfo(root.filePath(QStringLiteral("exports"))).isDir());
+        rememberExportPath(elsewhere.filePath(QStringLiteral("loss.svg")));
+        QCOMPARE(exportStartPath(QStringLiteral("lr.png")), elsewhere.filePath(QStringLiteral("lr.png")));
+        rememberExportPath(root.path(), true);
+        QCOMPARE(exportStartPath(), root.path());
+    }
+
     void runModelPassesTheModelTester()
     {
         RunListModel model;
@@ -380,6 +395,7 @@ private slots:
         ScalingReport rep;
         rep.sweep = QStringLiteral("s");
         rep.target = 0.3;
+        rep.targetSource = QStringLiteral("given");
         for (const auto& [strategy, world, t] : {std::tuple{"ddp", 1, 10.0}, std::tuple{"ddp", 2, 6.0}, std::tuple{"ddp", 4, 4.0},
                                                  std::tuple{"fused", 1, 11.0}, std::tuple{"fused", 2, 7.0}}) {
             ReportGroupRow g;
@@ -432,7 +448,7 @@ private slots:
         const QString all = texts.join(QLatin1Char('|'));
         for (const QString& title : {QStringLiteral("Average epoch time vs ranks"), QStringLiteral("Speedup of the average epoch time"),
                                      QStringLiteral("Scaling efficiency"), QStringLiteral("Throughput"),
-                                     QStringLiteral("Where an epoch's time goes"), QStringLiteral("Time to validation loss 0.3")})
+                                     QStringLiteral("Where an epoch's time goes"), QStringLiteral("Time to validation loss 0.3 (given)")})
             QVERIFY2(all.contains(title), qPrintable(title));
         QVERIFY(all.contains(QStringLiteral("never reached the target")));
         QVERIFY(all.contains(QStringLiteral("Scaling report: s1")));
@@ -451,7 +467,8 @@ private slots:
         QCOMPARE(d.configCombo()->currentText(), QStringLiteral("cpu-tiny"));
         QVERIFY2(d.canLaunch(), qPrintable(d.whyNot()));
         d.ranksEdit()->setText(QStringLiteral("1,2"));
-        QVERIFY(d.summary().startsWith(QStringLiteral("2 job(s) on local")));
+        QVERIFY(d.summary().startsWith(QStringLiteral("2 job(s) on local (this machine)")));
+        QVERIFY2(!d.summary().contains(QStringLiteral("node-hours")), qPrintable(d.summary()));  // a laptop has no node-hours
         QStringList ids;
         for (const RunPoint& p : d.request().points) ids << p.runId + QStringLiteral("/%1").arg(p.worldSize());
         // The default sweep name is unique: <config>-<date>-<n>.
@@ -1258,6 +1275,7 @@ private slots:
             QVERIFY(!b->isEnabled());
             QCOMPARE(b->toolTip(), QStringLiteral("Select a run first."));
         }
+        QVERIFY(!view.folderButton()->isEnabled());  // no run, no folder to open (issue 34 item 10)
         // The loss on a log axis, as Compare's "Log y" (issue 34); the other charts stay linear.
         QVERIFY(!view.charts()[0]->logY());
         view.logLossBox()->click();
@@ -1283,6 +1301,7 @@ private slots:
                 QVERIFY(view.cancelButton()->isEnabled() && view.stopButton()->isEnabled() && !view.requeueButton()->isEnabled());
             if (st == RunState::Queued) QVERIFY(view.stopButton()->toolTip().contains(QStringLiteral("not running yet")));
             if (st == RunState::Completed) QVERIFY(!view.cancelButton()->isEnabled() && view.requeueButton()->isEnabled());
+            QVERIFY(view.folderButton()->isEnabled());
         }
     }
 
