@@ -135,6 +135,8 @@ ConfigEditor::ConfigEditor(WorkspaceController& controller, QWidget* parent) : Q
     m_highlighter = new YamlHighlighter(m_edit->document());
     m_errors = new QListWidget;
     m_errors->setMaximumHeight(120);
+    m_errors->setWordWrap(true);  // a long error wraps at the pane's width instead of being cut
+    m_errors->setTextElideMode(Qt::ElideNone);
     left->addWidget(m_edit);
     left->addWidget(m_errors);
     left->setStretchFactor(0, 1);

@@ -53,6 +53,7 @@ public:
     QString autosavePath() const;
     QString restoredFrom() const { return m_restored; }
     QTreeWidget* configsTree() const { return m_configs; }    ///< named config → what it inherits from
+    QListWidget* errorsList() const { return m_errors; }      ///< each error of the config, wrapped at the pane's width
     QTreeWidget* resolvedTree() const { return m_resolved; }  ///< key, value, where it comes from
     QListWidget* changesList() const { return m_diff; }       ///< what changed since the newest run of the config
 

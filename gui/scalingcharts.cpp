@@ -382,7 +382,7 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep, cons
             plot.add(ideal, lo, 1);
             plot.add(ideal, hi, hi / lo);
         }
-        plot.finish(QStringLiteral("Speedup (×)"), [](double lo, double hi) { return log2Ticks(lo, hi, 6); });
+        plot.finish(QStringLiteral("Speedup (×)"), [](double lo, double hi) { return log2Ticks(lo, hi, 6, 3); });
         charts << qMakePair(QStringLiteral("speedup"), chart);
     }
     {
@@ -491,7 +491,9 @@ QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep, cons
         series->setLabelsPrecision(3);
         series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
         chart->addSeries(series);
-        styleChart(chart, QStringLiteral("Time to validation loss %1 (%2)").arg(formatNumber(rep.target), rep.targetSource));
+        styleChart(chart,
+                   QStringLiteral("Time to validation loss %1 (%2)")
+                       .arg(formatNumber(rep.target), rep.targetGiven ? QStringLiteral("given") : QStringLiteral("every run reached it")));
         // Groups that never got there: named under the plot, where there is room for all of them.
         if (!never.isEmpty()) {
             auto* note = new QGraphicsSimpleTextItem(QStringLiteral("Not reached: ") + never.join(QStringLiteral(", ")), chart);

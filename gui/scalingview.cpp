@@ -12,6 +12,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QGridLayout>
@@ -51,15 +52,21 @@ ScalingView::ScalingView(WorkspaceController& controller, QWidget* parent) : QWi
     bar->addWidget(m_prediction);
     bar->addWidget(exportButton);
     layout->addLayout(bar);
-    auto* scroll = new QScrollArea;
-    scroll->setWidgetResizable(true);
+    // The six charts reflow to the width (2 columns where two fit, else 1) and scroll vertically only.
+    m_scroll = new QScrollArea;
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* inner = new QWidget;
     m_grid = new QGridLayout(inner);
-    scroll->setWidget(inner);
-    layout->addWidget(scroll, 1);
+    m_scroll->setWidget(inner);
+    layout->addWidget(m_scroll, 1);
+    // As tall as its lines (one for "No warnings."), at most 110 px; long warnings wrap.
     m_warnings = new QListWidget;
-    m_warnings->setMaximumHeight(110);
+    m_warnings->setWordWrap(true);
+    m_warnings->setTextElideMode(Qt::ElideNone);
     layout->addWidget(m_warnings);
+    m_scroll->viewport()->installEventFilter(this);
+    m_warnings->viewport()->installEventFilter(this);
     connect(m_sweep, &QComboBox::currentTextChanged, this, &ScalingView::showSweep);
     connect(m_includeValidation, &QCheckBox::toggled, this, [this] { showSweep(m_sweep->currentText()); });
     connect(exportButton, &QPushButton::clicked, this, &ScalingView::exportAll);
@@ -85,6 +92,11 @@ QString runsOf(const QList<RunSummary>& runs, const QString& sweep)
     parts.sort();
     return parts.join(QLatin1Char(','));
 }
+}  // namespace
+
+namespace {
+constexpr int kChartMinWidth = 400;      ///< a chart's narrowest: its title and legend still fit
+constexpr int kWarningsMaxHeight = 110;  ///< about five lines, then the list scrolls
 }  // namespace
 
 void ScalingView::setRuns(const QList<RunSummary>& runs)
@@ -185,10 +197,11 @@ void ScalingView::redraw()
     for (int i = 0; i < charts.size(); ++i) {
         auto* view = new FittedChartView(charts[i].second);  // the view owns its chart
         view->setRenderHint(QPainter::Antialiasing);
-        view->setMinimumSize(420, 300);
-        m_grid->addWidget(view, i / 2, i % 2);
+        view->setMinimumSize(kChartMinWidth, 300);
         m_views << view;
     }
+    m_columns = 0;  // lay them out anew
+    layoutCharts();
     m_warnings->clear();
     if (m_report.warnings.isEmpty() && m_planError.isEmpty() && (!m_hasPlan || m_plan.warnings.isEmpty()))
         m_warnings->addItem(tr("No warnings."));
@@ -196,6 +209,37 @@ void ScalingView::redraw()
     if (!m_planError.isEmpty()) m_warnings->addItem(tr("⚠ No prediction: %1").arg(m_planError));
     if (m_hasPlan)
         for (const QString& w : m_plan.warnings) m_warnings->addItem(tr("⚠ Prediction: %1").arg(w));
+    fitWarnings();
+}
+
+void ScalingView::layoutCharts()
+{
+    const int spacing = m_grid->horizontalSpacing() < 0 ? 6 : m_grid->horizontalSpacing();
+    const QMargins margins = m_grid->contentsMargins();
+    const int columns = m_scroll->viewport()->width() >= 2 * kChartMinWidth + spacing + margins.left() + margins.right() ? 2 : 1;
+    if (columns == m_columns) return;
+    m_columns = columns;
+    for (QWidget* v : std::as_const(m_views)) m_grid->removeWidget(v);
+    for (int i = 0; i < m_views.size(); ++i) m_grid->addWidget(m_views[i], i / columns, i % columns);
+    for (int c = 0; c < 2; ++c) m_grid->setColumnStretch(c, c < columns ? 1 : 0);
+}
+
+void ScalingView::fitWarnings()
+{
+    int height = 2 * m_warnings->frameWidth() + 2;
+    for (int i = 0; i < m_warnings->count() && height < kWarningsMaxHeight; ++i) height += m_warnings->sizeHintForRow(i);
+    m_warnings->setFixedHeight(std::min(height, kWarningsMaxHeight));
+}
+
+// The charts' viewport and the warnings pane, resized (after the layout gave them their width):
+// the columns follow the viewport, and the pane's height its rows, which wrap to a new width.
+bool ScalingView::eventFilter(QObject* watched, QEvent* event)
+{
+    if (event->type() == QEvent::Resize) {
+        if (watched == m_scroll->viewport()) layoutCharts();
+        if (watched == m_warnings->viewport()) fitWarnings();
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void ScalingView::exportAll()

@@ -11,6 +11,7 @@ class QCheckBox;
 class QComboBox;
 class QGridLayout;
 class QListWidget;
+class QScrollArea;
 
 namespace scaledesk::gui {
 
@@ -42,8 +43,18 @@ public:
     int chartCount() const;
     /// The chart shown at `i` (0: epoch time, then speedup, efficiency, throughput, breakdown, time-to-target).
     QChart* chartAt(int i) const;
+    /// The charts' columns now: 2 where the view is wide enough for two, else 1 (no horizontal scrolling).
+    int chartColumns() const { return m_columns; }
+    /// The chart views, in chartAt() order (their geometry, for tests).
+    const QList<QWidget*>& chartViews() const { return m_views; }
+    QListWidget* warningsList() const { return m_warnings; }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    void layoutCharts();
+    void fitWarnings();
     void showReport(const QString& sweep, const ScalingReport& report);
     void showPlan(const QString& sweep, const Plan& plan, const QString& error);
     void redraw();
@@ -56,6 +67,8 @@ private:
     bool m_hasPlan = false;
     QString m_planError;
     QGridLayout* m_grid;
+    QScrollArea* m_scroll;
+    int m_columns = 2;
     QListWidget* m_warnings;
     ScalingReport m_report;
     QList<QWidget*> m_views;

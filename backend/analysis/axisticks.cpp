@@ -195,7 +195,7 @@ AxisTicks logTicks(double lo, double hi, int maxTicks, AxisFit fit)
     return out;
 }
 
-AxisTicks log2Ticks(double lo, double hi, int maxTicks)
+AxisTicks log2Ticks(double lo, double hi, int maxTicks, int minTicks)
 {
     if (!usable(lo, hi) || lo <= 0) return {};
     if (hi <= lo) {
@@ -210,11 +210,13 @@ AxisTicks log2Ticks(double lo, double hi, int maxTicks)
         const double v = std::ldexp(1.0, k);
         out.ticks << AxisTick{v, v >= 1 ? QString::number(qint64(v)) : formatNumber(v)};
     }
-    if (out.ticks.size() < 2) {  // less than a doubling: linear 1-2-5 values on the log scale
-        AxisTicks lin = linearTicks(out.lo, out.hi, maxTicks, AxisFit::Exact);
+    thin(out, maxTicks, [](const AxisTick& t) { return t.value == 1; });
+    // Fewer than `minTicks` powers of two (up to a doubling or so): linear 1-2-5 values on the log
+    // scale, a finer step where the asked count gives fewer.
+    for (int m = maxTicks; out.ticks.size() < minTicks && m <= maxTicks + 4; ++m) {
+        AxisTicks lin = linearTicks(out.lo, out.hi, m, AxisFit::Exact);
         if (lin.ticks.size() > out.ticks.size()) out.ticks = lin.ticks;
     }
-    thin(out, maxTicks, [](const AxisTick& t) { return t.value == 1; });
     return out;
 }
 

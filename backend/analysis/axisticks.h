@@ -46,8 +46,10 @@ AxisTicks logTicks(double lo, double hi, int maxTicks, AxisFit fit = AxisFit::Ex
 
 /// Ticks of a base-2 axis of rank or GPU counts (lo ≥ 1): every power of two, written as an integer
 /// (1, 2, 4 … 1024, 2048), thinned to every 2nd, 4th… power past `maxTicks`. The range is widened
-/// by a quarter of a power on each side, so end markers are not cut.
-AxisTicks log2Ticks(double lo, double hi, int maxTicks);
+/// by a quarter of a power on each side, so end markers are not cut. Where fewer than `minTicks`
+/// powers fall in range, 1-2-5 values instead (a value axis such as speedup asks for 3; a rank
+/// axis keeps its 1 and 2).
+AxisTicks log2Ticks(double lo, double hi, int maxTicks, int minTicks = 2);
 
 /// Ticks of a duration axis in seconds (relative time): the unit is s below 2 minutes, min below
 /// 2 hours and h above; steps are 1-2-5 in seconds, 1, 2, 5, 10, 15, 20, 30 in minutes and 1, 2, 3,

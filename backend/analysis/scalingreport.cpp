@@ -234,6 +234,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
     if (options.targetLoss) {
         rep.target = *options.targetLoss;
         rep.targetSource = QStringLiteral("given");
+        rep.targetGiven = true;
     } else {
         // The lowest loss every run reached (the highest of their best losses), so that every
         // group has a time-to-target; a target only the smallest runs reached left the others

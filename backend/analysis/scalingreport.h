@@ -81,7 +81,8 @@ struct ScalingReport {
     QString scalingLaunched;          ///< "weak" or "strong" as the sweep was launched (its runs' records), or empty
     QString scalingMeasured;          ///< "weak" (global batch per step ∝ ranks), "strong" (fixed), "mixed", or empty (one size)
     double target;                    ///< validation loss; default: the largest of the runs' best losses (every run reached it)
-    QString targetSource;
+    QString targetSource;             ///< how the target was chosen: "given", or the default's rule
+    bool targetGiven = false;         ///< --target-loss (or the window's) set it
     QList<ReportRunRow> runs;
     QList<ReportGroupRow> groups;  ///< by strategy, then world size
     QStringList warnings;

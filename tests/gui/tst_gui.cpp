@@ -33,6 +33,7 @@
 #include <QDate>
 #include <QDialogButtonBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -53,6 +54,8 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScatterSeries>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
@@ -396,6 +399,7 @@ private slots:
         rep.sweep = QStringLiteral("s");
         rep.target = 0.3;
         rep.targetSource = QStringLiteral("given");
+        rep.targetGiven = true;
         for (const auto& [strategy, world, t] : {std::tuple{"ddp", 1, 10.0}, std::tuple{"ddp", 2, 6.0}, std::tuple{"ddp", 4, 4.0},
                                                  std::tuple{"fused", 1, 11.0}, std::tuple{"fused", 2, 7.0}}) {
             ReportGroupRow g;
@@ -593,6 +597,73 @@ private slots:
         QCOMPARE(again.nodesEdit()->text(), QStringLiteral("1,2"));
         QVERIFY(again.stopOnFailureCheck()->isChecked());
         QCOMPARE(again.request().onFailure, OnSubmitFailure::Stop);
+    }
+
+    // The run navigator hides and shows from the toolbar, the View menu and Ctrl+B, and starts at
+    // about a quarter of a 1280 px window (issue 34 item 9).
+    void theRunNavigatorCollapses()
+    {
+        WorkspaceController controller(m_tmp.filePath(QStringLiteral("dock-ws")));
+        MainWindow w(controller);
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* dock = w.findChild<QDockWidget*>(QStringLiteral("runs"));
+        QVERIFY(dock);
+        QTRY_VERIFY(dock->isVisible());
+        QVERIFY2(dock->width() <= 1280 * 0.32, qPrintable(QString::number(dock->width())));
+        QAction* toggle = dock->toggleViewAction();
+        QVERIFY(toggle->isEnabled());
+        QCOMPARE(toggle->shortcut(), QKeySequence(QStringLiteral("Ctrl+B")));
+        bool onToolbar = false;
+        for (auto* bar : w.findChildren<QToolBar*>()) onToolbar = onToolbar || bar->actions().contains(toggle);
+        QVERIFY(onToolbar);
+        toggle->trigger();
+        QTRY_VERIFY(!dock->isVisible());
+        toggle->trigger();
+        QTRY_VERIFY(dock->isVisible());
+        // The config editor's errors wrap instead of being cut.
+        QVERIFY(w.configEditor()->errorsList()->wordWrap());
+    }
+
+    // The Scaling view reflows its six charts to the width, 2 columns where two fit and 1 where they
+    // do not, never scrolls sideways, and its warnings pane is as tall as its lines (issue 34 item 4).
+    void theScalingViewReflowsToItsWidth()
+    {
+        WorkspaceController controller(m_tmp.filePath(QStringLiteral("reflow-ws")));
+        ScalingView view(controller);
+        view.setSweeps({QStringLiteral("s")});
+        ScalingReport rep;
+        rep.sweep = QStringLiteral("s");
+        for (int world : {1, 2}) {
+            ReportGroupRow g;
+            g.strategy = QStringLiteral("ddp");
+            g.world = g.nodes = world;
+            g.repetitions = 1;
+            g.epochS = 10.0 / world;
+            g.throughput = 100.0 * world;
+            g.speedup = world;
+            g.ideal = world;
+            g.efficiency = 1;
+            rep.groups << g;
+        }
+        emit controller.reportReady(QStringLiteral("s"), rep);
+        QCOMPARE(view.chartCount(), 6);
+        view.resize(1280, 760);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QTRY_COMPARE(view.chartColumns(), 2);
+        QTRY_VERIFY(view.chartViews()[1]->geometry().left() > view.chartViews()[0]->geometry().right());
+        const int oneLine = view.warningsList()->height();
+        QVERIFY2(oneLine < 60, qPrintable(QString::number(oneLine)));  // "No warnings." is one line, not 110 px
+        view.resize(700, 760);
+        QTRY_COMPARE(view.chartColumns(), 1);
+        QTRY_COMPARE(view.chartViews()[1]->geometry().left(), view.chartViews()[0]->geometry().left());
+        for (QScrollBar* bar : view.findChildren<QScrollBar*>())
+            if (bar->orientation() == Qt::Horizontal && bar->parentWidget() &&
+                qobject_cast<QScrollArea*>(bar->parentWidget()->parentWidget()))
+                QVERIFY(!bar->isVisible());
+        for (QWidget* v : view.chartViews()) QVERIFY2(v->width() <= 700, qPrintable(QString::number(v->width())));
     }
 
     // The Profiles panel follows the profile files: one added while the window is open shows.

@@ -119,6 +119,18 @@ private slots:
                     ++checked;
                 }
         QCOMPARE(checked, 10 * 12 * 4);
+        // Speedups on a base-2 value axis: 1–2 read "1, 2" alone before.
+        for (double lo : {1.0, 1.2, 2.0, 3.7})
+            for (double factor : {1.0, 1.1, 1.5, 2.0, 4.0, 64.0})
+                for (int maxTicks : {3, 6, 8}) {
+                    const AxisTicks t = log2Ticks(lo, lo * factor, maxTicks, 3);
+                    QVERIFY2(t.ticks.size() >= 3,
+                             qPrintable(QStringLiteral("log2 %1–%2, %3 ticks: %4")
+                                            .arg(lo)
+                                            .arg(lo * factor)
+                                            .arg(maxTicks)
+                                            .arg(t.labels().join(u", "_s))));
+                }
     }
 
     void anEmptyChartHasNoTicks()

@@ -125,6 +125,7 @@ private slots:
         QCOMPARE(f2->repetitions, 1);
         // Time-to-target at 0.32.
         QCOMPARE(rep.target, 0.32);
+        QVERIFY(rep.targetGiven);
         QVERIFY(near(d1->timeToTargetS, (126.0 + 122.0) / 2));  // r1 at epoch 3 (0.30 ≤ 0.32) ends 1122; r2 epoch 3 1126
         QCOMPARE(d1->reachedTarget, 2);
         QVERIFY(near(d2->timeToTargetS, (106.0 + 112.0) / 2));
@@ -134,6 +135,7 @@ private slots:
         // 0.5), so every group that has data has a time-to-target.
         const ScalingReport byDefault = buildScalingReport(QStringLiteral("s"), sweep());
         QCOMPARE(byDefault.target, 0.5);
+        QVERIFY(!byDefault.targetGiven);
         QCOMPARE(byDefault.targetSource, QStringLiteral("the lowest every run reached"));
         for (const auto& g : byDefault.groups) QVERIFY2(g.reachedTarget > 0, qPrintable(g.strategy + QString::number(g.world)));
         QVERIFY(!byDefault.warnings.join(QLatin1Char('\n')).contains(QStringLiteral("never reached")));
