@@ -104,7 +104,38 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         resize(screen->availableGeometry().size() * 0.9);
     else
         resize(1400, 900);
+    QDockWidget* runsDock = buildNavigator();
+    buildToolbar(runsDock);
+    QDockWidget* profileDock = buildProfilesDock();
+    buildTabs();
+    buildWelcome();
+    // Long work: progress and Cancel in the status bar.
+    m_progress = new ProgressPanel;
+    statusBar()->addPermanentWidget(m_progress);
+    connect(&m_controller, &WorkspaceController::taskProgress, m_progress, &ProgressPanel::setTask);
+    connect(&m_controller, &WorkspaceController::taskEnded, m_progress, &ProgressPanel::endTask);
+    connect(m_progress, &ProgressPanel::cancelRequested, &m_controller, &WorkspaceController::cancelTask);
 
+    buildMenus(runsDock, profileDock);
+
+    QSettings settings;
+    if (settings.contains(QStringLiteral("window/geometry"))) {
+        restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+        restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    }
+
+    followRunList();
+}
+
+void MainWindow::showTabs(QWidget* tab)
+{
+    m_welcomeDismissed = true;
+    m_central->setCurrentWidget(m_tabs);
+    if (tab) m_tabs->setCurrentWidget(tab);
+}
+
+QDockWidget* MainWindow::buildNavigator()
+{
     // Navigator: every run, filterable, sortable by any column, multi-select, draggable.
     m_model = new RunListModel(this);
     m_proxy = new QSortFilterProxyModel(this);
@@ -126,7 +157,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     // The run column fits its ids (measured on up to 200 rows, so 10,000 runs still open fast).
     m_table->horizontalHeader()->setResizeContentsPrecision(200);
     m_table->horizontalHeader()->setSectionResizeMode(RunListModel::Id, QHeaderView::ResizeToContents);
-    auto* filter = new QLineEdit;
+    auto* filter = m_filter = new QLineEdit;
     filter->setPlaceholderText(tr("Filter runs (id, state, strategy, sweep…)"));
     filter->setClearButtonEnabled(true);
     connect(filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
@@ -146,11 +177,15 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     resizeDocks({dock}, {360}, Qt::Horizontal);
     dock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+B")));
     dock->toggleViewAction()->setToolTip(tr("Show or hide the run navigator (Ctrl+B)"));
+    return dock;
+}
 
-    auto* tools = addToolBar(tr("Actions"));
+void MainWindow::buildToolbar(QDockWidget* runsDock)
+{
+    auto* tools = m_tools = addToolBar(tr("Actions"));
     tools->setObjectName(QStringLiteral("actions"));
-    tools->addAction(dock->toggleViewAction());
-    QAction* launch = tools->addAction(tr("Launch…"));
+    tools->addAction(runsDock->toggleViewAction());
+    QAction* launch = m_actions.launch = tools->addAction(tr("Launch…"));
     launch->setShortcut(QKeySequence(QStringLiteral("Ctrl+L")));
     connect(launch, &QAction::triggered, this, [this] {
         if (!m_editor->errors().isEmpty()) {
@@ -162,14 +197,14 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         LaunchDialog dialog(m_controller.workspace().root(), m_editor->path(), this);
         if (dialog.exec() == QDialog::Accepted && dialog.canLaunch()) launchAndFollow(dialog.request());
     });
-    QAction* prefs = tools->addAction(tr("Preferences…"));
+    QAction* prefs = m_actions.prefs = tools->addAction(tr("Preferences…"));
     connect(prefs, &QAction::triggered, this, [this] {
         PreferencesDialog d(this);
         if (d.exec() == QDialog::Accepted)
             m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
     });
     m_controller.setPollIntervals(PreferencesDialog::activePollMs(), PreferencesDialog::maxIdlePollMs());
-    QAction* exportView = tools->addAction(tr("Export view…"));
+    QAction* exportView = m_actions.exportView = tools->addAction(tr("Export view…"));
     connect(exportView, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export the view"), exportStartPath(tr("view.png")),
                                                           tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
@@ -183,7 +218,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         else
             statusBar()->showMessage(tr("Exported the view to %1").arg(path), 15000);
     });
-    QAction* about = tools->addAction(tr("About"));
+    QAction* about = m_actions.about = tools->addAction(tr("About"));
     connect(about, &QAction::triggered, this, [this] {
         QString trainer = tr("not found");
         const QString bin = findLocalTrainer();
@@ -198,9 +233,12 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
                "<p>Qt %2 · libssh %3<br>Trainer: %4</p>")
                 .arg(QCoreApplication::applicationVersion(), QString::fromLatin1(qVersion()), libsshVersion(), trainer.toHtmlEscaped()));
     });
-    QAction* poll = tools->addAction(tr("Refresh"));
+    QAction* poll = m_actions.poll = tools->addAction(tr("Refresh"));
     connect(poll, &QAction::triggered, &m_controller, &WorkspaceController::pollNow);
+}
 
+QDockWidget* MainWindow::buildProfilesDock()
+{
     // Profiles and their connection state (a broken profile file shows its error). The list follows
     // the profile files: one added with `scaledesk profiles add` shows at once.
     auto* profiles = new QListWidget;
@@ -236,10 +274,10 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
     };
     fillProfiles();
     auto* watcher = new QFileSystemWatcher(this);
-    QDir().mkpath(controller.workspace().profilesDir());
-    watcher->addPath(controller.workspace().profilesDir());
+    QDir().mkpath(m_controller.workspace().profilesDir());
+    watcher->addPath(m_controller.workspace().profilesDir());
     connect(watcher, &QFileSystemWatcher::directoryChanged, this, fillProfiles);
-    connect(&controller, &WorkspaceController::profileState, this, [profiles, describe](const QString& name) {
+    connect(&m_controller, &WorkspaceController::profileState, this, [profiles, describe](const QString& name) {
         for (int i = 0; i < profiles->count(); ++i)
             if (profiles->item(i)->data(Qt::UserRole).toString() == name && profiles->item(i)->data(Qt::UserRole + 1).isValid())
                 describe(profiles->item(i));
@@ -271,56 +309,59 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         }
         if (chosen == deploy) m_controller.deploy(name);
     });
-    connect(&controller, &WorkspaceController::profileTested, this, [this](const QString& name, bool ok, const QStringList& lines) {
+    connect(&m_controller, &WorkspaceController::profileTested, this, [this](const QString& name, bool ok, const QStringList& lines) {
         plainMessage(this, ok ? QMessageBox::Information : QMessageBox::Warning, tr("Test of %1").arg(name),
                      ok ? tr("Every check passed.") : tr("A check failed."), lines.join(QLatin1Char('\n')));
     });
-    connect(&controller, &WorkspaceController::deployFinished, this, [this](const QString& name, bool ok, const QString& text) {
+    connect(&m_controller, &WorkspaceController::deployFinished, this, [this](const QString& name, bool ok, const QString& text) {
         if (ok)
             statusBar()->showMessage(tr("%1: %2").arg(name, text), 30000);
         else
             plainMessage(this, QMessageBox::Warning, tr("Deploy to %1").arg(name), text);
     });
+    return profileDock;
+}
 
+void MainWindow::buildTabs()
+{
     m_tabs = new QTabWidget;
-    m_runView = new RunView(controller);
-    m_compare = new CompareView(controller);
-    m_scaling = new ScalingView(controller);
+    m_runView = new RunView(m_controller);
+    m_compare = new CompareView(m_controller);
+    m_scaling = new ScalingView(m_controller);
     m_tabs->addTab(m_runView, tr("Run"));
     m_tabs->addTab(m_compare, tr("Compare"));
     m_tabs->addTab(m_scaling, tr("Scaling"));
-    m_editor = new ConfigEditor(controller);
+    m_editor = new ConfigEditor(m_controller);
     // The workspace's own copy of the example configs, the file the command line launches from too:
     // edits never touch the installed ones.
-    const auto configs = workspaceConfigFile(controller.workspace());
-    const QString configFile = configs ? *configs : controller.workspace().root() + QStringLiteral("/configs/unet.yaml");
+    const auto configs = workspaceConfigFile(m_controller.workspace());
+    const QString configFile = configs ? *configs : m_controller.workspace().root() + QStringLiteral("/configs/unet.yaml");
     if (!configs) QTimer::singleShot(0, this, [this, e = configs.error()] { QMessageBox::warning(this, tr("Configs"), e.text()); });
     m_editor->open(configFile);
     m_tabs->addTab(m_editor, tr("Config"));
-    QAction* save = tools->addAction(tr("Save config"));
+    QAction* save = m_actions.save = m_tools->addAction(tr("Save config"));
     save->setShortcut(QKeySequence::Save);
     connect(save, &QAction::triggered, this, [this] {
         if (!m_editor->save()) QMessageBox::warning(this, tr("Save"), tr("Cannot write %1").arg(m_editor->path()));
     });
+}
+
+void MainWindow::buildWelcome()
+{
     // An empty workspace shows the welcome panel in place of the tabs.
     m_welcome = new WelcomePanel;
     m_central = new QStackedWidget;
     m_central->addWidget(m_tabs);
     m_central->addWidget(m_welcome);
     setCentralWidget(m_central);
-    auto showTabs = [this](QWidget* tab) {
-        m_welcomeDismissed = true;
-        m_central->setCurrentWidget(m_tabs);
-        if (tab) m_tabs->setCurrentWidget(tab);
-    };
-    QAction* demo = new QAction(tr("Run the demo sweep"), this);
-    connect(demo, &QAction::triggered, this, [this, showTabs] {
+    QAction* demo = m_actions.demo = new QAction(tr("Run the demo sweep"), this);
+    connect(demo, &QAction::triggered, this, [this] {
         if (m_controller.demoRunning()) return;
         showTabs(m_runView);
         m_controller.runDemo();
     });
     connect(m_welcome, &WelcomePanel::demoRequested, demo, &QAction::trigger);
-    connect(m_welcome, &WelcomePanel::editorRequested, this, [this, showTabs] {
+    connect(m_welcome, &WelcomePanel::editorRequested, this, [this] {
         showTabs(m_editor);
         m_editor->editor()->setFocus();
     });
@@ -332,14 +373,14 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         if (ok) m_scaling->showSweep(DemoSweep::name());
         statusBar()->showMessage(text, 30000);
     });
-    QAction* addClusterAction = new QAction(tr("Add a cluster…"), this);
+    QAction* addClusterAction = m_actions.addCluster = new QAction(tr("Add a cluster…"), this);
     connect(addClusterAction, &QAction::triggered, this, [this] { addCluster(); });
     // Runs made elsewhere: the backend's import (as `scaledesk import`), then the first one selected.
-    QAction* importAction = new QAction(tr("Import runs…"), this);
+    QAction* importAction = m_actions.import = new QAction(tr("Import runs…"), this);
     importAction->setObjectName(QStringLiteral("importRuns"));
     importAction->setShortcut(QKeySequence(QStringLiteral("Ctrl+I")));
     importAction->setToolTip(tr("A NERSC Python run folder, any TensorBoard log folder, or a ScaleDesk run folder; read-only"));
-    connect(importAction, &QAction::triggered, this, [this, showTabs] {
+    connect(importAction, &QAction::triggered, this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Import runs from a folder"), QDir::homePath());
         if (dir.isEmpty()) return;
         showTabs(m_runView);
@@ -351,44 +392,40 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         if (!ok) plainMessage(this, QMessageBox::Warning, tr("Import failed"), text);
         statusBar()->showMessage(text, 30000);
     });
-    QAction* welcomeAction = new QAction(tr("Welcome"), this);
-    connect(welcomeAction, &QAction::triggered, this, [this] { m_central->setCurrentWidget(m_welcome); });
+    m_actions.welcome = new QAction(tr("Welcome"), this);
+    connect(m_actions.welcome, &QAction::triggered, this, [this] { m_central->setCurrentWidget(m_welcome); });
+}
 
-    // Long work: progress and Cancel in the status bar.
-    m_progress = new ProgressPanel;
-    statusBar()->addPermanentWidget(m_progress);
-    connect(&m_controller, &WorkspaceController::taskProgress, m_progress, &ProgressPanel::setTask);
-    connect(&m_controller, &WorkspaceController::taskEnded, m_progress, &ProgressPanel::endTask);
-    connect(m_progress, &ProgressPanel::cancelRequested, &m_controller, &WorkspaceController::cancelTask);
-
+void MainWindow::buildMenus(QDockWidget* runsDock, QDockWidget* profileDock)
+{
     // Keyboard: Tab leaves the run list (arrows move within it); the toolbar's actions, with their
     // shortcuts, in a menu bar.
     m_table->setTabKeyNavigation(false);
-    exportView->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));
-    poll->setShortcut(QKeySequence::Refresh);  // F5
-    prefs->setShortcut(QKeySequence::Preferences);
+    m_actions.exportView->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));
+    m_actions.poll->setShortcut(QKeySequence::Refresh);  // F5
+    m_actions.prefs->setShortcut(QKeySequence::Preferences);
     QAction* find = new QAction(tr("Find"), this);
     find->setShortcut(QKeySequence::Find);  // Ctrl+F: the log's search when the log has focus, else the run filter
-    connect(find, &QAction::triggered, this, [this, filter] {
+    connect(find, &QAction::triggered, this, [this] {
         if (m_tabs->currentWidget() == m_runView && m_runView->isAncestorOf(QApplication::focusWidget())) {
             m_runView->focusLogSearch();
             return;
         }
-        filter->setFocus(Qt::ShortcutFocusReason);
-        filter->selectAll();
+        m_filter->setFocus(Qt::ShortcutFocusReason);
+        m_filter->selectAll();
     });
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(save);
-    file->addAction(exportView);
+    file->addAction(m_actions.save);
+    file->addAction(m_actions.exportView);
     file->addSeparator();
-    file->addAction(prefs);
+    file->addAction(m_actions.prefs);
     file->addSeparator();
     QAction* quit = file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
     quit->setMenuRole(QAction::QuitRole);
     QMenu* run = menuBar()->addMenu(tr("&Run"));
-    run->addAction(launch);
-    run->addAction(demo);
-    run->addAction(poll);
+    run->addAction(m_actions.launch);
+    run->addAction(m_actions.demo);
+    run->addAction(m_actions.poll);
     run->addAction(find);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     for (int i = 0; i < m_tabs->count(); ++i) {
@@ -397,21 +434,18 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         tab->setObjectName(QStringLiteral("tab%1").arg(i + 1));
     }
     view->addSeparator();
-    view->addAction(dock->toggleViewAction());
+    view->addAction(runsDock->toggleViewAction());
     view->addAction(profileDock->toggleViewAction());
-    file->insertAction(file->actions().value(0), addClusterAction);
-    file->insertAction(file->actions().value(1), importAction);
+    file->insertAction(file->actions().value(0), m_actions.addCluster);
+    file->insertAction(file->actions().value(1), m_actions.import);
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(welcomeAction);
-    help->addAction(about);
+    help->addAction(m_actions.welcome);
+    help->addAction(m_actions.about);
     addAction(find);
+}
 
-    QSettings settings;
-    if (settings.contains(QStringLiteral("window/geometry"))) {
-        restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-        restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    }
-
+void MainWindow::followRunList()
+{
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         QStringList ids;
         for (const QModelIndex& i : m_table->selectionModel()->selectedRows()) ids << m_proxy->data(i, Qt::UserRole).toString();
@@ -421,7 +455,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
             m_tabs->setCurrentWidget(m_compare);
         }
     });
-    connect(&controller, &WorkspaceController::runsChanged, this, [this](const QList<RunSummary>& runs) {
+    connect(&m_controller, &WorkspaceController::runsChanged, this, [this](const QList<RunSummary>& runs) {
         // Keep the selection across a refresh.
         QStringList selected;
         for (const QModelIndex& i : m_table->selectionModel()->selectedRows()) selected << m_proxy->data(i, Qt::UserRole).toString();
@@ -441,7 +475,7 @@ MainWindow::MainWindow(WorkspaceController& controller, QWidget* parent) : QMain
         m_scaling->setRuns(runs);
         statusBar()->showMessage(tr("%1 runs").arg(runs.size()), 5000);
     });
-    connect(&controller, &WorkspaceController::message, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
+    connect(&m_controller, &WorkspaceController::message, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
 }
 
 bool MainWindow::welcomeShown() const { return m_central->currentWidget() == m_welcome; }

@@ -2,7 +2,11 @@
 
 #include <QMainWindow>
 
+class QAction;
+class QDockWidget;
+class QLineEdit;
 class QListWidget;
+class QToolBar;
 class QStackedWidget;
 class QSortFilterProxyModel;
 class QTableView;
@@ -55,7 +59,24 @@ protected:
     void closeEvent(QCloseEvent* e) override;
 
 private:
+    // The constructor's parts, in the order it calls them.
+    QDockWidget* buildNavigator();
+    void buildToolbar(QDockWidget* runsDock);
+    QDockWidget* buildProfilesDock();
+    void buildTabs();
+    void buildWelcome();
+    void buildMenus(QDockWidget* runsDock, QDockWidget* profileDock);
+    void followRunList();
+    /// Leaves the welcome panel for the tabs, on `tab` when given.
+    void showTabs(QWidget* tab);
+
     WorkspaceController& m_controller;
+    struct Actions {  ///< the toolbar's and the menus' actions, made once
+        QAction *launch = nullptr, *prefs = nullptr, *exportView = nullptr, *about = nullptr, *poll = nullptr, *save = nullptr;
+        QAction *demo = nullptr, *addCluster = nullptr, *import = nullptr, *welcome = nullptr;
+    } m_actions;
+    QToolBar* m_tools = nullptr;
+    QLineEdit* m_filter = nullptr;
     RunListModel* m_model;
     QSortFilterProxyModel* m_proxy;
     QTableView* m_table;

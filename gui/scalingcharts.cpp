@@ -349,175 +349,195 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
     return charts;
 }
 
+namespace {
+
+// The average epoch time per strategy (log), with the prediction's line and band when given.
+QChart* epochTimeChart(const ScalingReport& rep, const Plan* prediction)
+{
+    auto* chart = new QChart;
+    styleChart(chart, QStringLiteral("Average epoch time vs ranks") + gaps(rep));
+    Plot plot(chart, Scale::Log10);
+    addStrategyLines(
+        plot, rep, true, [](const ReportGroupRow& g) { return g.epochS; }, [](const ReportGroupRow& g) { return g.epochSStd; });
+    if (prediction)
+        addPredictions(
+            plot, *prediction, [](const PlanPoint& p) { return p.epochS; }, [](const PlanPoint& p) { return p.epochLowS; },
+            [](const PlanPoint& p) { return p.epochHighS; });
+    plot.finish(QStringLiteral("Epoch time (s)"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
+    return chart;
+}
+
+// Speedup against each strategy's smallest run, with the ideal n / n_min (base-2 axes).
+QChart* speedupChart(const ScalingReport& rep)
+{
+    auto* chart = new QChart;
+    styleChart(chart, QStringLiteral("Speedup of the average epoch time") + gaps(rep));
+    Plot plot(chart, Scale::Log2);
+    addStrategyLines(plot, rep, true, [](const ReportGroupRow& g) { return g.speedup; });
+    // Ideal n / n_min from the smallest to the largest run, dashed in the reference colour.
+    double lo = 1e300, hi = 0;
+    for (const auto& g : rep.groups)
+        if (std::isfinite(g.ideal) && g.ideal > 0) {
+            lo = std::min(lo, g.world / g.ideal);
+            hi = std::max(hi, double(g.world));
+        }
+    if (hi > 0 && !plot.empty()) {
+        auto* ideal = plot.line(QStringLiteral("ideal (n / n_min)"), referenceColor(), Qt::DashLine, 1.5);
+        plot.add(ideal, lo, 1);
+        plot.add(ideal, hi, hi / lo);
+    }
+    plot.finish(QStringLiteral("Speedup (×)"), [](double lo, double hi) { return log2Ticks(lo, hi, 6, 3); });
+    return chart;
+}
+
+// Scaling efficiency in percent, the 100 % line, and the prediction when given.
+QChart* efficiencyChart(const ScalingReport& rep, const Plan* prediction)
+{
+    auto* chart = new QChart;
+    styleChart(chart, QStringLiteral("Scaling efficiency") + gaps(rep));
+    Plot plot(chart, Scale::Linear);
+    addStrategyLines(plot, rep, false, [](const ReportGroupRow& g) { return 100 * g.efficiency; });
+    if (prediction)
+        addPredictions(
+            plot, *prediction, [](const PlanPoint& p) { return 100 * p.efficiency; },
+            [](const PlanPoint& p) { return 100 * p.efficiencyLow; }, [](const PlanPoint& p) { return 100 * p.efficiencyHigh; });
+    if (!plot.empty()) {
+        auto* full = plot.line(QStringLiteral("100 %"), referenceColor(), Qt::DashLine, 1);
+        plot.add(full, plot.xlo(), 100);
+        plot.add(full, plot.xhi(), 100);
+    }
+    plot.finish(QStringLiteral("Efficiency (%)"), [](double lo, double hi) {
+        return linearTicks(std::min(0.0, lo), std::max(110.0, hi * 1.05), 6, AxisFit::Exact, lo >= 0);
+    });
+    return chart;
+}
+
+// Samples per second per strategy (log), each with its ideal from its smallest run.
+QChart* throughputChart(const ScalingReport& rep)
+{
+    auto* chart = new QChart;
+    styleChart(chart, QStringLiteral("Throughput") + gaps(rep));
+    Plot plot(chart, Scale::Log10);
+    addStrategyLines(plot, rep, true, [](const ReportGroupRow& g) { return g.throughput; });
+    // The ideal of each strategy: its smallest run's throughput × n / n_min, dashed in its colour.
+    for (const auto& [strategy, line] : byStrategy(rep)) {
+        const ReportGroupRow* base = nullptr;
+        for (const auto* g : line.rows)
+            if (std::isfinite(g->throughput) && g->throughput > 0 && (!base || g->world < base->world)) base = g;
+        if (!base || line.rows.size() < 2) continue;
+        auto* ideal = plot.line(strategy + QStringLiteral(" ideal"), strategyColor(strategy), Qt::DashLine, 1);
+        for (const auto* g : line.rows) plot.add(ideal, g->world, base->throughput * g->world / base->world);
+    }
+    plot.finish(QStringLiteral("Samples per second"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
+    return chart;
+}
+
+// Stacked bars of the time breakdown, in percent of the epoch, labelled.
+QChart* breakdownChart(const ScalingReport& rep)
+{
+    auto* chart = new QChart;
+    styleChart(chart, QStringLiteral("Where an epoch's time goes (compare within a strategy)") + gaps(rep));
+    auto* series = new QStackedBarSeries;
+    // Training's parts, then validation: each a share of the whole epoch (training + validation).
+    const QStringList parts{QStringLiteral("compute"), QStringLiteral("exposed communication"), QStringLiteral("data wait"),
+                            QStringLiteral("other"), QStringLiteral("validation")};
+    const QColor colors[] = {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00), QColor(0xCC, 0x79, 0xA7), QColor(0x99, 0x99, 0x99),
+                             QColor(0xF0, 0xE4, 0x42)};
+    QList<QBarSet*> sets;
+    for (int i = 0; i < parts.size(); ++i) {
+        auto* set = new QBarSet(parts[i]);
+        set->setColor(colors[i]);
+        set->setLabelColor(i == 4 ? QColor(0x33, 0x33, 0x33) : QColor(Qt::white));  // dark text on the yellow
+        sets << set;
+    }
+    QStringList categories;
+    for (const auto& g : rep.groups) {
+        if (!std::isfinite(g.epochS)) continue;
+        categories << QStringLiteral("%1 · %2").arg(g.strategy).arg(g.world);
+        const TimeShares t = timeShares(g, rep.includesValidation);  // report.md's shares, the one definition
+        const double v[] = {t.compute, t.comm, t.data, t.other, t.validation};
+        for (int i = 0; i < 5; ++i) sets[i]->append(std::isfinite(v[i]) ? 100 * v[i] : 0);
+    }
+    for (auto* s : sets) series->append(s);
+    chart->addSeries(series);
+    auto* x = new QBarCategoryAxis;
+    x->append(categories);
+    x->setTitleText(QStringLiteral("strategy · ranks"));
+    if (categories.size() > 6) x->setLabelsAngle(-45);  // names are never cut: tilted when many
+    labelSegmentsThatFit(chart, series);
+    QCategoryAxis* y = tickedAxis(QStringLiteral("Share of the epoch (%)"), linearTicks(0, 100, 6, AxisFit::Exact, true), Scale::Linear);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    series->attachAxis(x);
+    series->attachAxis(y);
+    return chart;
+}
+
+// Time-to-target: one bar per group, by strategy colour; groups that never got there are named.
+QChart* timeToTargetChart(const ScalingReport& rep)
+{
+    auto* chart = new QChart;
+    QStringList never;
+    auto* series = new QBarSeries;
+    QStringList categories;
+    std::map<QString, QBarSet*> sets;
+    for (const auto& g : rep.groups)
+        if (!categories.contains(ranksLabel(g.world))) categories << ranksLabel(g.world);
+    for (const auto& g : rep.groups) {
+        QBarSet*& set = sets[g.strategy];
+        if (!set) {
+            set = new QBarSet(g.strategy);
+            set->setColor(strategyColor(g.strategy));
+            set->setLabelColor(QColor(0x33, 0x33, 0x33));
+            for (int i = 0; i < categories.size(); ++i) set->append(0);
+        }
+        if (g.reachedTarget > 0)
+            set->replace(int(categories.indexOf(ranksLabel(g.world))), g.timeToTargetS);
+        else
+            never << QStringLiteral("%1 at %2 ranks").arg(g.strategy).arg(g.world);
+    }
+    for (auto& [name, set] : sets) series->append(set);
+    series->setLabelsVisible(true);
+    series->setLabelsFormat(QStringLiteral("@value s"));
+    series->setLabelsPrecision(3);
+    series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
+    chart->addSeries(series);
+    styleChart(chart,
+               QStringLiteral("Time to validation loss %1 (%2)")
+                   .arg(formatNumber(rep.target), rep.targetGiven ? QStringLiteral("given") : QStringLiteral("every run reached it")));
+    // Groups that never got there: named under the plot, where there is room for all of them.
+    if (!never.isEmpty()) {
+        auto* note = new QGraphicsSimpleTextItem(QStringLiteral("Not reached: ") + never.join(QStringLiteral(", ")), chart);
+        note->setBrush(chart->titleBrush());
+        chart->setMargins(QMargins(6, 6, 6, 6 + int(note->boundingRect().height()) + 4));
+        QObject::connect(chart, &QChart::plotAreaChanged, chart, [chart, note] {
+            note->setPos(chart->plotArea().left(), chart->size().height() - note->boundingRect().height() - 6);
+        });
+    }
+    auto* x = new QBarCategoryAxis;
+    x->append(categories);
+    double top = 0;
+    for (const auto& g : rep.groups)
+        if (std::isfinite(g.timeToTargetS)) top = std::max(top, g.timeToTargetS);
+    // Room above the tallest bar for its label.
+    QCategoryAxis* y =
+        tickedAxis(QStringLiteral("Wall time (s)"), linearTicks(0, top > 0 ? top * 1.12 : 1, 6, AxisFit::Extend, true), Scale::Linear);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    series->attachAxis(x);
+    series->attachAxis(y);
+    return chart;
+}
+
+}  // namespace
+
 QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep, const Plan* prediction)
 {
-    QList<QPair<QString, QChart*>> charts;
-    {
-        auto* chart = new QChart;
-        styleChart(chart, QStringLiteral("Average epoch time vs ranks") + gaps(rep));
-        Plot plot(chart, Scale::Log10);
-        addStrategyLines(
-            plot, rep, true, [](const ReportGroupRow& g) { return g.epochS; }, [](const ReportGroupRow& g) { return g.epochSStd; });
-        if (prediction)
-            addPredictions(
-                plot, *prediction, [](const PlanPoint& p) { return p.epochS; }, [](const PlanPoint& p) { return p.epochLowS; },
-                [](const PlanPoint& p) { return p.epochHighS; });
-        plot.finish(QStringLiteral("Epoch time (s)"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
-        charts << qMakePair(QStringLiteral("epoch_time"), chart);
-    }
-    {
-        auto* chart = new QChart;
-        styleChart(chart, QStringLiteral("Speedup of the average epoch time") + gaps(rep));
-        Plot plot(chart, Scale::Log2);
-        addStrategyLines(plot, rep, true, [](const ReportGroupRow& g) { return g.speedup; });
-        // Ideal n / n_min from the smallest to the largest run, dashed in the reference colour.
-        double lo = 1e300, hi = 0;
-        for (const auto& g : rep.groups)
-            if (std::isfinite(g.ideal) && g.ideal > 0) {
-                lo = std::min(lo, g.world / g.ideal);
-                hi = std::max(hi, double(g.world));
-            }
-        if (hi > 0 && !plot.empty()) {
-            auto* ideal = plot.line(QStringLiteral("ideal (n / n_min)"), referenceColor(), Qt::DashLine, 1.5);
-            plot.add(ideal, lo, 1);
-            plot.add(ideal, hi, hi / lo);
-        }
-        plot.finish(QStringLiteral("Speedup (×)"), [](double lo, double hi) { return log2Ticks(lo, hi, 6, 3); });
-        charts << qMakePair(QStringLiteral("speedup"), chart);
-    }
-    {
-        auto* chart = new QChart;
-        styleChart(chart, QStringLiteral("Scaling efficiency") + gaps(rep));
-        Plot plot(chart, Scale::Linear);
-        addStrategyLines(plot, rep, false, [](const ReportGroupRow& g) { return 100 * g.efficiency; });
-        if (prediction)
-            addPredictions(
-                plot, *prediction, [](const PlanPoint& p) { return 100 * p.efficiency; },
-                [](const PlanPoint& p) { return 100 * p.efficiencyLow; }, [](const PlanPoint& p) { return 100 * p.efficiencyHigh; });
-        if (!plot.empty()) {
-            auto* full = plot.line(QStringLiteral("100 %"), referenceColor(), Qt::DashLine, 1);
-            plot.add(full, plot.xlo(), 100);
-            plot.add(full, plot.xhi(), 100);
-        }
-        plot.finish(QStringLiteral("Efficiency (%)"), [](double lo, double hi) {
-            return linearTicks(std::min(0.0, lo), std::max(110.0, hi * 1.05), 6, AxisFit::Exact, lo >= 0);
-        });
-        charts << qMakePair(QStringLiteral("efficiency"), chart);
-    }
-    {
-        auto* chart = new QChart;
-        styleChart(chart, QStringLiteral("Throughput") + gaps(rep));
-        Plot plot(chart, Scale::Log10);
-        addStrategyLines(plot, rep, true, [](const ReportGroupRow& g) { return g.throughput; });
-        // The ideal of each strategy: its smallest run's throughput × n / n_min, dashed in its colour.
-        for (const auto& [strategy, line] : byStrategy(rep)) {
-            const ReportGroupRow* base = nullptr;
-            for (const auto* g : line.rows)
-                if (std::isfinite(g->throughput) && g->throughput > 0 && (!base || g->world < base->world)) base = g;
-            if (!base || line.rows.size() < 2) continue;
-            auto* ideal = plot.line(strategy + QStringLiteral(" ideal"), strategyColor(strategy), Qt::DashLine, 1);
-            for (const auto* g : line.rows) plot.add(ideal, g->world, base->throughput * g->world / base->world);
-        }
-        plot.finish(QStringLiteral("Samples per second"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
-        charts << qMakePair(QStringLiteral("throughput"), chart);
-    }
-
-    // Stacked bars of the time breakdown, in percent of the epoch, labelled.
-    {
-        auto* chart = new QChart;
-        styleChart(chart, QStringLiteral("Where an epoch's time goes (compare within a strategy)") + gaps(rep));
-        auto* series = new QStackedBarSeries;
-        // Training's parts, then validation: each a share of the whole epoch (training + validation).
-        const QStringList parts{QStringLiteral("compute"), QStringLiteral("exposed communication"), QStringLiteral("data wait"),
-                                QStringLiteral("other"), QStringLiteral("validation")};
-        const QColor colors[] = {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00), QColor(0xCC, 0x79, 0xA7), QColor(0x99, 0x99, 0x99),
-                                 QColor(0xF0, 0xE4, 0x42)};
-        QList<QBarSet*> sets;
-        for (int i = 0; i < parts.size(); ++i) {
-            auto* set = new QBarSet(parts[i]);
-            set->setColor(colors[i]);
-            set->setLabelColor(i == 4 ? QColor(0x33, 0x33, 0x33) : QColor(Qt::white));  // dark text on the yellow
-            sets << set;
-        }
-        QStringList categories;
-        for (const auto& g : rep.groups) {
-            if (!std::isfinite(g.epochS)) continue;
-            categories << QStringLiteral("%1 · %2").arg(g.strategy).arg(g.world);
-            const TimeShares t = timeShares(g, rep.includesValidation);  // report.md's shares, the one definition
-            const double v[] = {t.compute, t.comm, t.data, t.other, t.validation};
-            for (int i = 0; i < 5; ++i) sets[i]->append(std::isfinite(v[i]) ? 100 * v[i] : 0);
-        }
-        for (auto* s : sets) series->append(s);
-        chart->addSeries(series);
-        auto* x = new QBarCategoryAxis;
-        x->append(categories);
-        x->setTitleText(QStringLiteral("strategy · ranks"));
-        if (categories.size() > 6) x->setLabelsAngle(-45);  // names are never cut: tilted when many
-        labelSegmentsThatFit(chart, series);
-        QCategoryAxis* y =
-            tickedAxis(QStringLiteral("Share of the epoch (%)"), linearTicks(0, 100, 6, AxisFit::Exact, true), Scale::Linear);
-        chart->addAxis(x, Qt::AlignBottom);
-        chart->addAxis(y, Qt::AlignLeft);
-        series->attachAxis(x);
-        series->attachAxis(y);
-        charts << qMakePair(QStringLiteral("time_breakdown"), chart);
-    }
-
-    // Time-to-target: one bar per group, by strategy colour; groups that never got there are named.
-    {
-        auto* chart = new QChart;
-        QStringList never;
-        auto* series = new QBarSeries;
-        QStringList categories;
-        std::map<QString, QBarSet*> sets;
-        for (const auto& g : rep.groups)
-            if (!categories.contains(ranksLabel(g.world))) categories << ranksLabel(g.world);
-        for (const auto& g : rep.groups) {
-            QBarSet*& set = sets[g.strategy];
-            if (!set) {
-                set = new QBarSet(g.strategy);
-                set->setColor(strategyColor(g.strategy));
-                set->setLabelColor(QColor(0x33, 0x33, 0x33));
-                for (int i = 0; i < categories.size(); ++i) set->append(0);
-            }
-            if (g.reachedTarget > 0)
-                set->replace(int(categories.indexOf(ranksLabel(g.world))), g.timeToTargetS);
-            else
-                never << QStringLiteral("%1 at %2 ranks").arg(g.strategy).arg(g.world);
-        }
-        for (auto& [name, set] : sets) series->append(set);
-        series->setLabelsVisible(true);
-        series->setLabelsFormat(QStringLiteral("@value s"));
-        series->setLabelsPrecision(3);
-        series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
-        chart->addSeries(series);
-        styleChart(chart,
-                   QStringLiteral("Time to validation loss %1 (%2)")
-                       .arg(formatNumber(rep.target), rep.targetGiven ? QStringLiteral("given") : QStringLiteral("every run reached it")));
-        // Groups that never got there: named under the plot, where there is room for all of them.
-        if (!never.isEmpty()) {
-            auto* note = new QGraphicsSimpleTextItem(QStringLiteral("Not reached: ") + never.join(QStringLiteral(", ")), chart);
-            note->setBrush(chart->titleBrush());
-            chart->setMargins(QMargins(6, 6, 6, 6 + int(note->boundingRect().height()) + 4));
-            QObject::connect(chart, &QChart::plotAreaChanged, chart, [chart, note] {
-                note->setPos(chart->plotArea().left(), chart->size().height() - note->boundingRect().height() - 6);
-            });
-        }
-        auto* x = new QBarCategoryAxis;
-        x->append(categories);
-        double top = 0;
-        for (const auto& g : rep.groups)
-            if (std::isfinite(g.timeToTargetS)) top = std::max(top, g.timeToTargetS);
-        // Room above the tallest bar for its label.
-        QCategoryAxis* y =
-            tickedAxis(QStringLiteral("Wall time (s)"), linearTicks(0, top > 0 ? top * 1.12 : 1, 6, AxisFit::Extend, true), Scale::Linear);
-        chart->addAxis(x, Qt::AlignBottom);
-        chart->addAxis(y, Qt::AlignLeft);
-        series->attachAxis(x);
-        series->attachAxis(y);
-        charts << qMakePair(QStringLiteral("time_to_target"), chart);
-    }
-    return charts;
+    return {
+        {QStringLiteral("epoch_time"), epochTimeChart(rep, prediction)},  {QStringLiteral("speedup"), speedupChart(rep)},
+        {QStringLiteral("efficiency"), efficiencyChart(rep, prediction)}, {QStringLiteral("throughput"), throughputChart(rep)},
+        {QStringLiteral("time_breakdown"), breakdownChart(rep)},          {QStringLiteral("time_to_target"), timeToTargetChart(rep)},
+    };
 }
 
 }  // namespace scaledesk::gui

@@ -32,7 +32,7 @@ public:
         QColor color;
         const Series* series = nullptr;  ///< owned by the caller; must outlive the chart or be removed
         double runStart = 0;             ///< x origin of XAxis::RelativeTime
-        QString id;                      ///< what the CSV export names the curve by (a run id); empty: the label
+        QString id = QString();          ///< what the CSV export names the curve by (a run id); empty: the label
     };
     explicit SeriesChart(const QString& title, QWidget* parent = nullptr);
 

@@ -129,108 +129,100 @@ ReportGroupRow::ReportGroupRow()
 
 ScalingReport::ScalingReport() : target(kNaN) {}
 
-ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& input, const ReportOptions& options)
+namespace {
+
+// One run's row: its epochs after warm-up averaged (training time, or with validation), its
+// best validation loss and its energy; what was left out and why goes to `warnings`.
+ReportRunRow runRow(const ReportRun& in, const ReportOptions& options, QStringList& warnings)
 {
-    ScalingReport rep;
-    rep.sweep = sweep;
-    rep.warmupEpochs = options.warmupEpochs;
-    rep.includesValidation = options.includeValidation;
-    if (input.isEmpty()) {
-        rep.warnings << QStringLiteral("sweep '%1' has no runs").arg(sweep);
-        return rep;
-    }
-
-    // ---- per run ----
-    QList<const EpochTable*> tables;
-    for (const ReportRun& in : input) {
-        const RunRecord& r = in.record;
-        ReportRunRow row;
-        row.runId = r.id;
-        row.strategy = r.strategy;
-        row.state = runStateName(r.state);
-        row.nodes = r.nodes;
-        row.ranksPerNode = r.ranksPerNode;
-        row.world = r.nodes * r.ranksPerNode;
-        row.repetition = r.repetition;
-        for (const QString& w : in.epochs.warnings) rep.warnings << r.id + QStringLiteral(": ") + w;
-        const bool usable = r.state == RunState::Completed || r.state == RunState::Running || r.state == RunState::Requeued;
-        if (!usable) {
-            rep.warnings << QStringLiteral("%1: %2; left out of the averages").arg(r.id, runStateName(r.state));
-        } else if (in.epochs.rows.isEmpty()) {
-            rep.warnings << QStringLiteral("%1: no epochs yet; left out").arg(r.id);
-        } else {
-            if (r.state != RunState::Completed)
-                rep.warnings << QStringLiteral("%1: still %2; its finished epochs are used").arg(r.id, runStateName(r.state));
-            double fullSteps = 0;
-            for (const auto& e : in.epochs.rows)
-                if (std::isfinite(e.steps)) fullSteps = std::max(fullSteps, e.steps);
-            QList<double> wall, samples, steps, compute, comm, data, validation, util;
-            bool noTrainTime = false;
-            for (const auto& e : in.epochs.rows) {
-                if (e.epoch <= options.warmupEpochs || !std::isfinite(e.wallS)) continue;
-                if (std::isfinite(e.steps) && e.steps < fullSteps) {
-                    rep.warnings << QStringLiteral("%1: epoch %2 ran %3 of %4 steps (resumed mid-way); left out")
-                                        .arg(r.id)
-                                        .arg(e.epoch)
-                                        .arg(e.steps)
-                                        .arg(fullSteps);
-                    continue;
-                }
-                // The epoch's time: training alone (train_s), or with validation (wall_s). A file
-                // without train_s (an older trainer) gives wall_s − val_s, or wall_s, said once.
-                double train = e.trainS;
-                if (!std::isfinite(train)) {
-                    noTrainTime = true;
-                    train = std::isfinite(e.valS) ? e.wallS - e.valS : e.wallS;
-                }
-                wall << (options.includeValidation ? e.wallS : train);
-                validation << (std::isfinite(e.valS) ? e.valS : std::max(0.0, e.wallS - train));
-                samples << e.samplesGlobal;
-                steps << e.steps;
-                compute << e.computeS;
-                comm << e.allreduceWaitS;
-                data << e.dataWaitS;
-                util << e.gpuUtilPct;
-            }
-            if (wall.isEmpty()) {
-                rep.warnings << QStringLiteral("%1: only %2 epoch(s), all warm-up (%3 left out); not used")
-                                    .arg(r.id)
-                                    .arg(in.epochs.rows.size())
-                                    .arg(options.warmupEpochs);
-            } else {
-                row.used = true;
-                row.epochsUsed = int(wall.size());
-                row.epochS = mean(wall);
-                row.samplesPerEpoch = mean(samples);
-                row.throughput = row.samplesPerEpoch / row.epochS;
-                row.stepsPerEpoch = mean(steps);
-                row.computeS = mean(compute);
-                row.commS = mean(comm);
-                row.dataS = mean(data);
-                row.validationS = mean(validation);
-                row.gpuUtilPct = mean(util);
-                // What the measured parts of training leave (with validation in epochS, it is apart too).
-                row.otherS = row.epochS - row.computeS - row.commS - row.dataS - (options.includeValidation ? row.validationS : 0.0);
-                if (noTrainTime && !options.includeValidation)
-                    rep.warnings << QStringLiteral("%1: epochs.csv has no train_s; epoch time is wall_s − val_s").arg(r.id);
-                if (std::isfinite(row.stepsPerEpoch) && row.stepsPerEpoch < options.minStepsPerEpoch)
-                    rep.warnings << QStringLiteral(
-                                        "%1: %2 steps per epoch per rank (under %3): timings are dominated by start-up and noise")
-                                        .arg(r.id)
-                                        .arg(row.stepsPerEpoch)
-                                        .arg(options.minStepsPerEpoch);
-            }
-        }
+    const RunRecord& r = in.record;
+    ReportRunRow row;
+    row.runId = r.id;
+    row.strategy = r.strategy;
+    row.state = runStateName(r.state);
+    row.nodes = r.nodes;
+    row.ranksPerNode = r.ranksPerNode;
+    row.world = r.nodes * r.ranksPerNode;
+    row.repetition = r.repetition;
+    for (const QString& w : in.epochs.warnings) warnings << r.id + QStringLiteral(": ") + w;
+    const bool usable = r.state == RunState::Completed || r.state == RunState::Running || r.state == RunState::Requeued;
+    if (!usable) {
+        warnings << QStringLiteral("%1: %2; left out of the averages").arg(r.id, runStateName(r.state));
+    } else if (in.epochs.rows.isEmpty()) {
+        warnings << QStringLiteral("%1: no epochs yet; left out").arg(r.id);
+    } else {
+        if (r.state != RunState::Completed)
+            warnings << QStringLiteral("%1: still %2; its finished epochs are used").arg(r.id, runStateName(r.state));
+        double fullSteps = 0;
+        for (const auto& e : in.epochs.rows)
+            if (std::isfinite(e.steps)) fullSteps = std::max(fullSteps, e.steps);
+        QList<double> wall, samples, steps, compute, comm, data, validation, util;
+        bool noTrainTime = false;
         for (const auto& e : in.epochs.rows) {
-            if (std::isfinite(e.valLoss) && !(e.valLoss >= row.bestValLoss)) row.bestValLoss = e.valLoss;
-            // Energy is the run's whole cost, warm-up included (itwinai reports the total).
-            if (std::isfinite(e.gpuEnergyWh)) row.energyWh = (std::isnan(row.energyWh) ? 0.0 : row.energyWh) + e.gpuEnergyWh;
+            if (e.epoch <= options.warmupEpochs || !std::isfinite(e.wallS)) continue;
+            if (std::isfinite(e.steps) && e.steps < fullSteps) {
+                warnings << QStringLiteral("%1: epoch %2 ran %3 of %4 steps (resumed mid-way); left out")
+                                .arg(r.id)
+                                .arg(e.epoch)
+                                .arg(e.steps)
+                                .arg(fullSteps);
+                continue;
+            }
+            // The epoch's time: training alone (train_s), or with validation (wall_s). A file
+            // without train_s (an older trainer) gives wall_s − val_s, or wall_s, said once.
+            double train = e.trainS;
+            if (!std::isfinite(train)) {
+                noTrainTime = true;
+                train = std::isfinite(e.valS) ? e.wallS - e.valS : e.wallS;
+            }
+            wall << (options.includeValidation ? e.wallS : train);
+            validation << (std::isfinite(e.valS) ? e.valS : std::max(0.0, e.wallS - train));
+            samples << e.samplesGlobal;
+            steps << e.steps;
+            compute << e.computeS;
+            comm << e.allreduceWaitS;
+            data << e.dataWaitS;
+            util << e.gpuUtilPct;
         }
-        rep.runs << row;
-        tables << &in.epochs;
+        if (wall.isEmpty()) {
+            warnings << QStringLiteral("%1: only %2 epoch(s), all warm-up (%3 left out); not used")
+                            .arg(r.id)
+                            .arg(in.epochs.rows.size())
+                            .arg(options.warmupEpochs);
+        } else {
+            row.used = true;
+            row.epochsUsed = int(wall.size());
+            row.epochS = mean(wall);
+            row.samplesPerEpoch = mean(samples);
+            row.throughput = row.samplesPerEpoch / row.epochS;
+            row.stepsPerEpoch = mean(steps);
+            row.computeS = mean(compute);
+            row.commS = mean(comm);
+            row.dataS = mean(data);
+            row.validationS = mean(validation);
+            row.gpuUtilPct = mean(util);
+            // What the measured parts of training leave (with validation in epochS, it is apart too).
+            row.otherS = row.epochS - row.computeS - row.commS - row.dataS - (options.includeValidation ? row.validationS : 0.0);
+            if (noTrainTime && !options.includeValidation)
+                warnings << QStringLiteral("%1: epochs.csv has no train_s; epoch time is wall_s − val_s").arg(r.id);
+            if (std::isfinite(row.stepsPerEpoch) && row.stepsPerEpoch < options.minStepsPerEpoch)
+                warnings << QStringLiteral("%1: %2 steps per epoch per rank (under %3): timings are dominated by start-up and noise")
+                                .arg(r.id)
+                                .arg(row.stepsPerEpoch)
+                                .arg(options.minStepsPerEpoch);
+        }
     }
+    for (const auto& e : in.epochs.rows) {
+        if (std::isfinite(e.valLoss) && !(e.valLoss >= row.bestValLoss)) row.bestValLoss = e.valLoss;
+        // Energy is the run's whole cost, warm-up included (itwinai reports the total).
+        if (std::isfinite(e.gpuEnergyWh)) row.energyWh = (std::isnan(row.energyWh) ? 0.0 : row.energyWh) + e.gpuEnergyWh;
+    }
+    return row;
+}
 
-    // ---- time-to-target ----
+// The target (given, or the lowest validation loss every run reached) and each used run's time to it.
+void timesToTarget(ScalingReport& rep, const QList<ReportRun>& input, const ReportOptions& options)
+{
     if (options.targetLoss) {
         rep.target = *options.targetLoss;
         rep.targetSource = QStringLiteral("given");
@@ -248,7 +240,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         if (!row.used || std::isnan(rep.target)) continue;
         const double start = startOf(input[i].manifest);
         double elapsed = 0;
-        for (const auto& e : tables[i]->rows) {
+        for (const auto& e : input[i].epochs.rows) {
             elapsed += std::isfinite(e.wallS) ? e.wallS : 0;
             if (std::isfinite(e.valLoss) && e.valLoss <= rep.target) {
                 row.timeToTargetS = std::isfinite(start) && std::isfinite(e.tEnd) ? e.tEnd - start : elapsed;
@@ -260,93 +252,85 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         else if (input[i].manifest.contains(QStringLiteral("first_start_utc")))
             rep.warnings << QStringLiteral("%1: was resumed; its time-to-target includes the time it waited to resume").arg(row.runId);
     }
+}
 
-    // ---- groups ----
-    std::map<std::pair<QString, int>, QList<int>> byGroup;
-    int maxRep = 0;
-    for (int i = 0; i < rep.runs.size(); ++i) {
-        maxRep = std::max(maxRep, rep.runs[i].repetition);
-        byGroup[{rep.runs[i].strategy, rep.runs[i].world}] << i;
-    }
-    for (const auto& [key, members] : byGroup) {
-        ReportGroupRow g;
-        g.strategy = key.first;
-        g.world = key.second;
-        QList<double> t, x, s, c, m, d, o, v, st, ttt, en, ut;
-        QList<QMap<QString, QString>> configs;
-        QStringList configIds;
-        for (int i : members) {
-            const auto& row = rep.runs[i];
-            g.nodes = row.nodes;
-            if (!row.used) continue;
-            ++g.repetitions;
-            t << row.epochS;
-            x << row.throughput;
-            s << row.samplesPerEpoch;
-            c << row.computeS;
-            m << row.commS;
-            d << row.dataS;
-            o << row.otherS;
-            v << row.validationS;
-            st << row.stepsPerEpoch;
-            en << row.energyWh;
-            ut << row.gpuUtilPct;
-            if (std::isfinite(row.timeToTargetS)) {
-                ttt << row.timeToTargetS;
-                ++g.reachedTarget;
-            }
-            QMap<QString, QString> cfg = input[i].config;
-            cfg.insert(QStringLiteral("(run) local batch"), QString::number(input[i].record.localBatch));
-            configs << cfg;
-            configIds << row.runId;
+// A (strategy, world size) group over its repetitions: means of the used runs, and warnings for
+// missing repetitions, differing configs and unequal samples.
+ReportGroupRow groupRow(const QString& strategy, int world, const QList<int>& members, const QList<ReportRunRow>& runs,
+                        const QList<ReportRun>& input, int maxRep, QStringList& warnings)
+{
+    ReportGroupRow g;
+    g.strategy = strategy;
+    g.world = world;
+    QList<double> t, x, s, c, m, d, o, v, st, ttt, en, ut;
+    QList<QMap<QString, QString>> configs;
+    QStringList configIds;
+    for (int i : members) {
+        const auto& row = runs[i];
+        g.nodes = row.nodes;
+        if (!row.used) continue;
+        ++g.repetitions;
+        t << row.epochS;
+        x << row.throughput;
+        s << row.samplesPerEpoch;
+        c << row.computeS;
+        m << row.commS;
+        d << row.dataS;
+        o << row.otherS;
+        v << row.validationS;
+        st << row.stepsPerEpoch;
+        en << row.energyWh;
+        ut << row.gpuUtilPct;
+        if (std::isfinite(row.timeToTargetS)) {
+            ttt << row.timeToTargetS;
+            ++g.reachedTarget;
         }
-        if (g.repetitions < maxRep)
-            rep.warnings << QStringLiteral("%1 at %2 ranks: %3 of %4 repetitions have data")
-                                .arg(g.strategy)
-                                .arg(g.world)
-                                .arg(g.repetitions)
-                                .arg(maxRep);
-        if (configs.size() > 1) {
-            const QStringList diff = differingKeys(configs);
-            if (!diff.isEmpty())
-                rep.warnings << QStringLiteral("%1 at %2 ranks: the repetitions' configs differ in %3")
-                                    .arg(g.strategy)
-                                    .arg(g.world)
-                                    .arg(diff.join(QStringLiteral(", ")));
-        }
-        QList<double> sFinite;
-        for (double v : s)
-            if (std::isfinite(v)) sFinite << v;
-        if (!sFinite.isEmpty() && *std::max_element(sFinite.begin(), sFinite.end()) != *std::min_element(sFinite.begin(), sFinite.end()))
-            rep.warnings << QStringLiteral("%1 at %2 ranks: the repetitions processed different numbers of samples per epoch")
-                                .arg(g.strategy)
-                                .arg(g.world);
-        g.epochS = mean(t);
-        g.epochSStd = stddev(t);
-        if (!t.isEmpty()) {
-            g.epochSMin = *std::min_element(t.begin(), t.end());
-            g.epochSMax = *std::max_element(t.begin(), t.end());
-        }
-        g.samplesPerEpoch = mean(s);
-        g.throughput = g.samplesPerEpoch / g.epochS;  // X = global samples per epoch / T̄ (§7.4)
-        g.computeS = mean(c);
-        g.commS = mean(m);
-        g.dataS = mean(d);
-        g.validationS = mean(v);
-        g.stepsPerEpoch = mean(st);
-        g.otherS = mean(o);
-        g.timeToTargetS = mean(ttt);
-        g.energyWh = mean(en);
-        g.gpuUtilPct = mean(ut);
-        rep.groups << g;
+        QMap<QString, QString> cfg = input[i].config;
+        cfg.insert(QStringLiteral("(run) local batch"), QString::number(input[i].record.localBatch));
+        configs << cfg;
+        configIds << row.runId;
     }
-    // Speedup and efficiency against each strategy's smallest world size that has data.
-    QMap<QString, int> baseline;
-    for (int i = 0; i < rep.groups.size(); ++i) {
-        const auto& g = rep.groups[i];
-        if (std::isnan(g.epochS)) continue;
-        if (!baseline.contains(g.strategy) || g.world < rep.groups[baseline.value(g.strategy)].world) baseline.insert(g.strategy, i);
+    if (g.repetitions < maxRep)
+        warnings
+            << QStringLiteral("%1 at %2 ranks: %3 of %4 repetitions have data").arg(g.strategy).arg(g.world).arg(g.repetitions).arg(maxRep);
+    if (configs.size() > 1) {
+        const QStringList diff = differingKeys(configs);
+        if (!diff.isEmpty())
+            warnings << QStringLiteral("%1 at %2 ranks: the repetitions' configs differ in %3")
+                            .arg(g.strategy)
+                            .arg(g.world)
+                            .arg(diff.join(QStringLiteral(", ")));
     }
+    QList<double> sFinite;
+    for (double v : s)
+        if (std::isfinite(v)) sFinite << v;
+    if (!sFinite.isEmpty() && *std::max_element(sFinite.begin(), sFinite.end()) != *std::min_element(sFinite.begin(), sFinite.end()))
+        warnings << QStringLiteral("%1 at %2 ranks: the repetitions processed different numbers of samples per epoch")
+                        .arg(g.strategy)
+                        .arg(g.world);
+    g.epochS = mean(t);
+    g.epochSStd = stddev(t);
+    if (!t.isEmpty()) {
+        g.epochSMin = *std::min_element(t.begin(), t.end());
+        g.epochSMax = *std::max_element(t.begin(), t.end());
+    }
+    g.samplesPerEpoch = mean(s);
+    g.throughput = g.samplesPerEpoch / g.epochS;  // X = global samples per epoch / T̄ (§7.4)
+    g.computeS = mean(c);
+    g.commS = mean(m);
+    g.dataS = mean(d);
+    g.validationS = mean(v);
+    g.stepsPerEpoch = mean(st);
+    g.otherS = mean(o);
+    g.timeToTargetS = mean(ttt);
+    g.energyWh = mean(en);
+    g.gpuUtilPct = mean(ut);
+    return g;
+}
+
+// Weak or strong as launched (the records) and as measured against each strategy's baseline.
+void measuredScaling(ScalingReport& rep, const QList<ReportRun>& input, const QMap<QString, int>& baseline)
+{
     // Weak or strong, from what the runs did: the global batch per step (samples per epoch / steps
     // per epoch) growing with the ranks is weak scaling, staying put is strong.
     for (const auto& in : input)
@@ -372,6 +356,11 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
                                      ? QStringLiteral("grew with the ranks")
                                      : QStringLiteral("neither stayed put nor grew with the ranks"),
                                  rep.scalingMeasured);
+}
+
+// Speedup, ideal and efficiencies against each strategy's baseline group.
+void speedups(ScalingReport& rep, const QMap<QString, int>& baseline)
+{
     QSet<QString> unequalWarned;
     for (auto& g : rep.groups) {
         if (!baseline.contains(g.strategy) || std::isnan(g.epochS)) continue;
@@ -396,6 +385,40 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
                                 .arg(g.world);
         }
     }
+}
+
+}  // namespace
+
+ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& input, const ReportOptions& options)
+{
+    ScalingReport rep;
+    rep.sweep = sweep;
+    rep.warmupEpochs = options.warmupEpochs;
+    rep.includesValidation = options.includeValidation;
+    if (input.isEmpty()) {
+        rep.warnings << QStringLiteral("sweep '%1' has no runs").arg(sweep);
+        return rep;
+    }
+    for (const ReportRun& in : input) rep.runs << runRow(in, options, rep.warnings);
+    timesToTarget(rep, input, options);
+
+    std::map<std::pair<QString, int>, QList<int>> byGroup;
+    int maxRep = 0;
+    for (int i = 0; i < rep.runs.size(); ++i) {
+        maxRep = std::max(maxRep, rep.runs[i].repetition);
+        byGroup[{rep.runs[i].strategy, rep.runs[i].world}] << i;
+    }
+    for (const auto& [key, members] : byGroup)
+        rep.groups << groupRow(key.first, key.second, members, rep.runs, input, maxRep, rep.warnings);
+    // Speedup and efficiency against each strategy's smallest world size that has data.
+    QMap<QString, int> baseline;
+    for (int i = 0; i < rep.groups.size(); ++i) {
+        const auto& g = rep.groups[i];
+        if (std::isnan(g.epochS)) continue;
+        if (!baseline.contains(g.strategy) || g.world < rep.groups[baseline.value(g.strategy)].world) baseline.insert(g.strategy, i);
+    }
+    measuredScaling(rep, input, baseline);
+    speedups(rep, baseline);
     rep.warnings << sharedHostWarnings(input, options.warmupEpochs);
     return rep;
 }
