@@ -81,6 +81,15 @@ ClusterWizard::ClusterWizard(WorkspaceController& controller, const ClusterProfi
     resize(760, 600);
     if (existing) m_base = *existing;
 
+    addConnectionPage(existing);
+    addClusterPage();
+    addSettingsPage();
+    addTrainerPage(existing);
+    addCheckPage();
+}
+
+void ClusterWizard::addConnectionPage(const ClusterProfile* existing)
+{
     // 1. Connection
     auto* conn = new LambdaPage;
     conn->setTitle(tr("Connection"));
@@ -150,7 +159,10 @@ ClusterWizard::ClusterWizard(WorkspaceController& controller, const ClusterProfi
     connect(m_host, &QComboBox::currentTextChanged, conn, &LambdaPage::changed);
     connect(m_auth, &QComboBox::currentIndexChanged, conn, &LambdaPage::changed);
     setPage(ConnectionPage, conn);
+}
 
+void ClusterWizard::addClusterPage()
+{
     // 2. Cluster: connect and read it.
     auto* disc = new LambdaPage;
     disc->setTitle(tr("Connection test and the cluster"));
@@ -173,7 +185,10 @@ ClusterWizard::ClusterWizard(WorkspaceController& controller, const ClusterProfi
     connect(again, &QPushButton::clicked, this, &ClusterWizard::probe);
     connect(this, &ClusterWizard::probeFinished, disc, &LambdaPage::changed);
     setPage(ClusterPage, disc);
+}
 
+void ClusterWizard::addSettingsPage()
+{
     // 3. Job settings, from what the cluster offers.
     auto* set = new LambdaPage;
     set->setTitle(tr("Job settings"));
@@ -221,7 +236,10 @@ ClusterWizard::ClusterWizard(WorkspaceController& controller, const ClusterProfi
     set->complete = [this] { return isSlurmTimeLimit(m_time->text().trimmed()); };
     connect(m_time, &QLineEdit::textChanged, set, &LambdaPage::changed);
     setPage(SettingsPage, set);
+}
 
+void ClusterWizard::addTrainerPage(const ClusterProfile* existing)
+{
     // 4. Trainer, then the profile is written.
     auto* tr_ = new LambdaPage;
     tr_->setTitle(tr("Trainer"));
@@ -251,7 +269,10 @@ ClusterWizard::ClusterWizard(WorkspaceController& controller, const ClusterProfi
     for (QRadioButton* b : {m_preinstalled, m_build, m_prebuilt}) connect(b, &QRadioButton::toggled, tr_, &LambdaPage::changed);
     connect(m_trainerPath, &QLineEdit::textChanged, tr_, &LambdaPage::changed);
     setPage(TrainerPage, tr_);
+}
 
+void ClusterWizard::addCheckPage()
+{
     // 5. Check (and deploy).
     auto* chk = new LambdaPage;
     chk->setTitle(tr("Check"));

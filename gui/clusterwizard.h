@@ -93,6 +93,12 @@ signals:
     void deployFinished(bool ok, const QString& text);
 
 private:
+    // The constructor's pages, in order: each makes its widgets and sets its page.
+    void addConnectionPage(const ClusterProfile* existing);
+    void addClusterPage();
+    void addSettingsPage();
+    void addTrainerPage(const ClusterProfile* existing);
+    void addCheckPage();
     void probe();
     void check();
     void deploy();
