@@ -1,15 +1,15 @@
 // docs_screenshots WORKSPACE OUTDIR: the pictures of docs/gui.md, taken of the real window on a
 // workspace with the demo sweep (packaging/screenshots.sh makes one and runs this), in the light
 // palette and again in a dark one (<name>-dark.png). Not a test: it asserts nothing, it draws.
-#include "compareview.h"
-#include "configeditor.h"
-#include "mainwindow.h"
-#include "runlistmodel.h"
-#include "runview.h"
-#include "scalingview.h"
-#include "serieschart.h"
-#include "welcomepanel.h"
-#include "workspacecontroller.h"
+#include "app/mainwindow.h"
+#include "charts/serieschart.h"
+#include "views/compareview.h"
+#include "views/configeditor.h"
+#include "views/runview.h"
+#include "views/scalingview.h"
+#include "views/welcomepanel.h"
+#include "workspace/runlistmodel.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QApplication>
 #include <QCheckBox>

@@ -6,7 +6,7 @@
 // SCALEDESK_CONCURRENT_SECONDS sets how long the runs write (default 60; 300 for the long check, with
 // QTEST_FUNCTION_TIMEOUT=1200000: QtTest stops a test function after 5 minutes by default).
 #include "runs/runstore.h"
-#include "workspacecontroller.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -4,12 +4,12 @@
 // the run ends, and the window's states must equal the real outcome. Also: the same with a
 // transport that fails one poll in three; Cancel pressed after a run completed; a requeue in a
 // copied workspace.
+#include "app/mainwindow.h"
 #include "config/profiles.h"
-#include "mainwindow.h"
-#include "runlistmodel.h"
-#include "runview.h"
-#include "scalingview.h"
-#include "workspacecontroller.h"
+#include "views/runview.h"
+#include "views/scalingview.h"
+#include "workspace/runlistmodel.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QApplication>
 #include <QDate>

@@ -1,9 +1,9 @@
 // The window's connections ask in dialogs: a passphrase-protected key on the SSH sandbox makes the
 // live poll ask for the passphrase; the dialog is answered as a user would, and the poll goes on.
 // A refused dialog (Cancel) gives a clear error on the status line, and the GUI thread never waits.
-#include "clusterwizard.h"
-#include "launchdialog.h"
-#include "workspacecontroller.h"
+#include "dialogs/clusterwizard.h"
+#include "dialogs/launchdialog.h"
+#include "workspace/workspacecontroller.h"
 
 #include "config/profiles.h"
 #include <QApplication>

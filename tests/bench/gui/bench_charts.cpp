@@ -6,7 +6,7 @@
 //     time / wall time, the only busy thread).
 //
 //   ninja -C build bench-charts
-#include "serieschart.h"
+#include "charts/serieschart.h"
 
 #include <QApplication>
 #include <QChart>

@@ -7,10 +7,10 @@
 // (one repaint of the window plus the events waiting) until the answer is on screen.
 //
 //   ninja -C build bench-coldstart
-#include "configeditor.h"
-#include "mainwindow.h"
-#include "runlistmodel.h"
-#include "workspacecontroller.h"
+#include "app/mainwindow.h"
+#include "views/configeditor.h"
+#include "workspace/runlistmodel.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QListWidget>
 #include <QTabWidget>

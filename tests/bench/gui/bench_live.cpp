@@ -4,10 +4,10 @@
 // polling every 5 s (a fixed-interval poller, as a naive live view would).
 //
 //   ninja -C build bench-live
+#include "charts/serieschart.h"
 #include "config/profiles.h"
-#include "runview.h"
-#include "serieschart.h"
-#include "workspacecontroller.h"
+#include "views/runview.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QApplication>
 #include <QDateTime>

@@ -1,6 +1,6 @@
-#include "chartexport.h"
+#include "charts/chartexport.h"
 
-#include "chartstyle.h"
+#include "charts/chartstyle.h"
 
 #include <QBuffer>
 #include <QChart>

@@ -1,4 +1,4 @@
-#include "welcomepanel.h"
+#include "views/welcomepanel.h"
 
 #include "runs/deploy.h"
 

@@ -1,11 +1,11 @@
-#include "compareview.h"
+#include "views/compareview.h"
 
 #include "analysis/analysisinputs.h"
 #include "analysis/axisticks.h"
 #include "analysis/epochscsv.h"
-#include "chartstyle.h"
-#include "serieschart.h"
-#include "workspacecontroller.h"
+#include "charts/chartstyle.h"
+#include "charts/serieschart.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QCheckBox>
 #include <QComboBox>

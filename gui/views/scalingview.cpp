@@ -1,12 +1,12 @@
-#include "scalingview.h"
+#include "views/scalingview.h"
 
 #include "analysis/analysisinputs.h"
-#include "chartexport.h"
-#include "chartstyle.h"
-#include "headless.h"
-#include "plainmessage.h"
-#include "scalingcharts.h"
-#include "workspacecontroller.h"
+#include "charts/chartexport.h"
+#include "charts/chartstyle.h"
+#include "charts/headless.h"
+#include "charts/scalingcharts.h"
+#include "dialogs/plainmessage.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QChart>
 #include <QChartView>

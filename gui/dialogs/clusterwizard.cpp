@@ -1,10 +1,10 @@
-#include "clusterwizard.h"
+#include "dialogs/clusterwizard.h"
 
 #include "config/profiles.h"
 #include "core/showntext.h"
 #include "runs/clustersession.h"
 #include "runs/deploy.h"
-#include "workspacecontroller.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QComboBox>
 #include <QDir>

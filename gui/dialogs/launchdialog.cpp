@@ -1,13 +1,13 @@
-#include "launchdialog.h"
+#include "dialogs/launchdialog.h"
 
 #include "analysis/axisticks.h"
 #include "analysis/planner.h"
 #include "config/clusterprofile.h"
 #include "config/configresolve.h"
 #include "config/profiles.h"
-#include "pool.h"
 #include "runs/runstore.h"
 #include "runs/sweep.h"
+#include "workspace/pool.h"
 
 #include <QCheckBox>
 #include <QComboBox>

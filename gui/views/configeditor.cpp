@@ -1,9 +1,9 @@
-#include "configeditor.h"
+#include "views/configeditor.h"
 
 #include "config/configcheck.h"
 #include "config/configresolve.h"
 #include "config/profiles.h"
-#include "workspacecontroller.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QCryptographicHash>
 #include <QDir>

@@ -1,7 +1,7 @@
-#include "prompter.h"
+#include "dialogs/prompter.h"
 
 #include "core/showntext.h"
-#include "plainmessage.h"
+#include "dialogs/plainmessage.h"
 
 #include <QApplication>
 #include <QInputDialog>

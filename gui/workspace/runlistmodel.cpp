@@ -1,4 +1,4 @@
-#include "runlistmodel.h"
+#include "workspace/runlistmodel.h"
 
 #include <QColor>
 #include <QMimeData>

@@ -1,6 +1,6 @@
-#include "workspacecontroller.h"
+#include "workspace/workspacecontroller.h"
 
-#include "pool.h"
+#include "workspace/pool.h"
 
 #include "analysis/analysisinputs.h"
 #include "config/configresolve.h"

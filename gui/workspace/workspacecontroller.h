@@ -2,7 +2,7 @@
 
 #include "analysis/planner.h"
 #include "analysis/scalingreport.h"
-#include "prompter.h"
+#include "dialogs/prompter.h"
 #include "runs/clusterprobe.h"
 #include "runs/clustersession.h"
 #include "runs/demo.h"

@@ -1,4 +1,4 @@
-#include "plainmessage.h"
+#include "dialogs/plainmessage.h"
 
 #include "core/showntext.h"
 

@@ -1,4 +1,4 @@
-#include "chartstyle.h"
+#include "charts/chartstyle.h"
 
 #include <QApplication>
 #include <QChart>

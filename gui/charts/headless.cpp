@@ -1,10 +1,10 @@
-#include "headless.h"
+#include "charts/headless.h"
 
 #include "analysis/comparison.h"
-#include "chartexport.h"
-#include "chartstyle.h"
-#include "scalingcharts.h"
-#include "serieschart.h"
+#include "charts/chartexport.h"
+#include "charts/chartstyle.h"
+#include "charts/scalingcharts.h"
+#include "charts/serieschart.h"
 
 #include <QChart>
 #include <QDir>

@@ -1,8 +1,8 @@
-#include "runview.h"
+#include "views/runview.h"
 
-#include "chartstyle.h"
-#include "serieschart.h"
-#include "workspacecontroller.h"
+#include "charts/chartstyle.h"
+#include "charts/serieschart.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QCheckBox>
 #include <QComboBox>

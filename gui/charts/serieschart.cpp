@@ -1,11 +1,11 @@
-#include "serieschart.h"
+#include "charts/serieschart.h"
 
 #include "analysis/axisticks.h"
 #include "analysis/comparison.h"
 #include "analysis/epochscsv.h"
-#include "chartexport.h"
-#include "chartstyle.h"
-#include "plainmessage.h"
+#include "charts/chartexport.h"
+#include "charts/chartstyle.h"
+#include "dialogs/plainmessage.h"
 
 #include <QCategoryAxis>
 #include <QChart>

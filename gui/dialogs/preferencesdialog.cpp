@@ -1,4 +1,4 @@
-#include "preferencesdialog.h"
+#include "dialogs/preferencesdialog.h"
 
 #include <QDialogButtonBox>
 #include <QFormLayout>

@@ -1,7 +1,7 @@
-#include "scalingcharts.h"
+#include "charts/scalingcharts.h"
 
 #include "analysis/axisticks.h"
-#include "chartstyle.h"
+#include "charts/chartstyle.h"
 
 #include <QAreaSeries>
 #include <QBarCategoryAxis>

@@ -1,4 +1,4 @@
-#include "progresspanel.h"
+#include "app/progresspanel.h"
 
 #include <QHBoxLayout>
 #include <QLabel>

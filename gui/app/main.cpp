@@ -1,11 +1,11 @@
 // scaledesk: the window, or with a command (`submit`, `status`, `report`, `demo`, …) the command
 // line. A thin main: everything lives in the gui, cli and backend libraries.
+#include "app/mainwindow.h"
+#include "charts/headless.h"
 #include "cli/cli.h"
-#include "headless.h"
-#include "mainwindow.h"
-#include "preferencesdialog.h"
+#include "dialogs/preferencesdialog.h"
 #include "runs/runstore.h"
-#include "workspacecontroller.h"
+#include "workspace/workspacecontroller.h"
 
 #include <QApplication>
 #include <QIcon>
