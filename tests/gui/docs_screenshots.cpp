@@ -102,6 +102,30 @@ int shoot(const QString& workspace, const QString& out, const QString& suffix)
     return 0;
 }
 
+// A laptop's screen, 1280×800: the Run and Scaling tabs (the six charts in two columns, no
+// horizontal scrolling) as they are at that size.
+int shootLaptop(const QString& workspace, const QString& out)
+{
+    WorkspaceController controller(workspace);
+    MainWindow w(controller);
+    w.resize(1280, 800);
+    w.show();
+    waitUntil([&] { return w.runModel()->rowCount() > 0; });
+    QTableView* table = w.runTable();
+    for (int r = 0; r < table->model()->rowCount(); ++r)
+        if (table->model()->index(r, 0).data(Qt::UserRole).toString().contains(QStringLiteral("ddp-1x2"))) table->selectRow(r);
+    waitUntil([&] { return w.runView()->charts().first()->pointsShown() > 0; });
+    for (const auto& [name, tab] : {std::pair{QStringLiteral("run-view-1280x800"), static_cast<QWidget*>(w.runView())},
+                                    std::pair{QStringLiteral("scaling-view-1280x800"), static_cast<QWidget*>(w.scalingView())}}) {
+        w.tabs()->setCurrentWidget(tab);
+        if (tab == w.scalingView()) waitUntil([&] { return !w.scalingView()->report().runs.isEmpty(); });
+        const QString path = out + QLatin1Char('/') + name + QStringLiteral(".png");
+        w.grab().save(path);
+        std::printf("%s\n", qPrintable(path));
+    }
+    return 0;
+}
+
 int shootWelcome(const QString& out, const QString& suffix)
 {
     QTemporaryDir empty;
@@ -136,5 +160,6 @@ int main(int argc, char** argv)
         if (int rc = shootWelcome(out, suffix); rc != 0) return rc;
         QSettings().clear();
     }
-    return 0;
+    QApplication::setPalette(light);
+    return shootLaptop(workspace, out);
 }
