@@ -20,26 +20,35 @@ namespace {
 
 bool usable(double lo, double hi) { return std::isfinite(lo) && std::isfinite(hi) && hi >= lo; }
 
-double snugUnit(double step);
-
-// The number of multiples of `step` in [lo, hi] (Exact; Snug: once rounded out) or of the
-// enclosing multiples (Extend).
-long tickCount(double lo, double hi, double step, AxisFit fit)
-{
-    if (fit == AxisFit::Snug) {
-        lo = std::floor(lo / snugUnit(step) + 1e-9) * snugUnit(step);
-        hi = std::ceil(hi / snugUnit(step) - 1e-9) * snugUnit(step);
-    }
-    const double a = fit != AxisFit::Extend ? std::ceil(lo / step - 1e-9) : std::floor(lo / step + 1e-9);
-    const double b = fit != AxisFit::Extend ? std::floor(hi / step + 1e-9) : std::ceil(hi / step - 1e-9);
-    return long(b - a) + 1;
-}
-
 // The unit a Snug range rounds out to: a fifth of a 1- or 5-step, half of a 2-step.
 double snugUnit(double step)
 {
     const double mantissa = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
     return std::abs(mantissa - 2.0) < 1e-6 ? step / 2 : step / 5;
+}
+
+// The range an axis of `step` gets for [lo, hi] (Snug: rounded out to snugUnit) and the first
+// and last multiples of `step` it labels: inside the range (Exact, Snug) or enclosing it (Extend).
+struct Multiples {
+    double lo, hi, first, last;
+};
+Multiples multiplesOf(double lo, double hi, double step, AxisFit fit)
+{
+    if (fit == AxisFit::Snug) {
+        const double unit = snugUnit(step);
+        lo = std::floor(lo / unit + 1e-9) * unit;
+        hi = std::ceil(hi / unit - 1e-9) * unit;
+    }
+    const double first = fit != AxisFit::Extend ? std::ceil(lo / step - 1e-9) : std::floor(lo / step + 1e-9);
+    const double last = fit != AxisFit::Extend ? std::floor(hi / step + 1e-9) : std::ceil(hi / step - 1e-9);
+    return {lo, hi, first, last};
+}
+
+// The number of ticks an axis of `step` gets for [lo, hi].
+long tickCount(double lo, double hi, double step, AxisFit fit)
+{
+    const Multiples m = multiplesOf(lo, hi, step, fit);
+    return long(m.last - m.first) + 1;
 }
 
 // The smallest step of `candidates` (ascending) that gives at most maxTicks ticks; the last if none.
@@ -93,17 +102,11 @@ void labelLinear(AxisTicks& out, double step)
 
 AxisTicks ticksAtMultiples(double lo, double hi, double step, AxisFit fit)
 {
+    const Multiples m = multiplesOf(lo, hi, step, fit);
     AxisTicks out;
-    if (fit == AxisFit::Snug) {
-        const double unit = snugUnit(step);
-        lo = std::floor(lo / unit + 1e-9) * unit;
-        hi = std::ceil(hi / unit - 1e-9) * unit;
-    }
-    const double a = fit != AxisFit::Extend ? std::ceil(lo / step - 1e-9) : std::floor(lo / step + 1e-9);
-    const double b = fit != AxisFit::Extend ? std::floor(hi / step + 1e-9) : std::ceil(hi / step - 1e-9);
-    for (double i = a; i <= b; ++i) out.ticks << AxisTick{i * step, QString()};
-    out.lo = fit != AxisFit::Extend ? lo : std::min(lo, a * step);
-    out.hi = fit != AxisFit::Extend ? hi : std::max(hi, b * step);
+    for (double i = m.first; i <= m.last; ++i) out.ticks << AxisTick{i * step, QString()};
+    out.lo = fit != AxisFit::Extend ? m.lo : std::min(m.lo, m.first * step);
+    out.hi = fit != AxisFit::Extend ? m.hi : std::max(m.hi, m.last * step);
     return out;
 }
 
@@ -129,6 +132,19 @@ void thin(AxisTicks& out, int maxTicks, const std::function<bool(const AxisTick&
     for (qsizetype i = 0; i < out.ticks.size(); ++i)
         if (i % k == at) kept << out.ticks[i];
     out.ticks = kept;
+}
+
+// A log axis with fewer than `minTicks` ticks in [lo, hi] (lo > 0) gets linear 1-2-5 values placed
+// on it instead, at a finer step than `maxTicks` asks for where that gives too few.
+void atLeastLinearTicks(AxisTicks& out, double lo, double hi, int maxTicks, int minTicks)
+{
+    for (int m = maxTicks; out.ticks.size() < minTicks && m <= maxTicks + 4; ++m) {
+        AxisTicks lin = linearTicks(lo, hi, m, AxisFit::Exact);
+        QList<AxisTick> positive;
+        for (const AxisTick& t : lin.ticks)
+            if (t.value > 0) positive << t;
+        if (positive.size() > out.ticks.size()) out.ticks = positive;
+    }
 }
 
 }  // namespace
@@ -183,15 +199,8 @@ AxisTicks logTicks(double lo, double hi, int maxTicks, AxisFit fit)
         if (out.ticks.size() > maxTicks) out.ticks = collect({1.0});
     }
     thin(out, maxTicks, [](const AxisTick& t) { return std::abs(std::log10(t.value)) < 1e-9; });
-    // Within a factor of a few: linear 1-2-5 values on the log scale, a finer step where the
-    // asked count gives fewer than three (a value axis has at least three labels).
-    for (int m = maxTicks; out.ticks.size() < 3 && m <= maxTicks + 4; ++m) {
-        AxisTicks lin = linearTicks(lo, hi, m, AxisFit::Exact);
-        QList<AxisTick> pos;
-        for (const AxisTick& t : lin.ticks)
-            if (t.value > 0) pos << t;
-        if (pos.size() > out.ticks.size()) out.ticks = pos;
-    }
+    // Within a factor of a few: linear 1-2-5 values (a value axis has at least three labels).
+    atLeastLinearTicks(out, lo, hi, maxTicks, 3);
     return out;
 }
 
@@ -211,12 +220,8 @@ AxisTicks log2Ticks(double lo, double hi, int maxTicks, int minTicks)
         out.ticks << AxisTick{v, v >= 1 ? QString::number(qint64(v)) : formatNumber(v)};
     }
     thin(out, maxTicks, [](const AxisTick& t) { return t.value == 1; });
-    // Fewer than `minTicks` powers of two (up to a doubling or so): linear 1-2-5 values on the log
-    // scale, a finer step where the asked count gives fewer.
-    for (int m = maxTicks; out.ticks.size() < minTicks && m <= maxTicks + 4; ++m) {
-        AxisTicks lin = linearTicks(out.lo, out.hi, m, AxisFit::Exact);
-        if (lin.ticks.size() > out.ticks.size()) out.ticks = lin.ticks;
-    }
+    // Fewer than `minTicks` powers of two (up to a doubling or so): linear 1-2-5 values.
+    atLeastLinearTicks(out, out.lo, out.hi, maxTicks, minTicks);
     return out;
 }
 
