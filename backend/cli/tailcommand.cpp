@@ -1,4 +1,5 @@
 // scaledesk tail RUN [-f] [--rank N]: a run's log and metric lines as they arrive.
+#include "analysis/axisticks.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/terminal.h"
@@ -25,7 +26,7 @@ QStringList logFiles(const RunRecord& r, int rank)
 }
 
 // A metric as a person reads it: 4 significant digits, "nan" for a missing or non-finite value.
-QString shortNumber(double v) { return std::isfinite(v) ? QString::number(v, 'g', 4) : QStringLiteral("nan"); }
+QString shortNumber(double v) { return std::isfinite(v) ? formatNumber(v, 4) : QStringLiteral("nan"); }
 
 class TailCommand final : public Command {
 public:
