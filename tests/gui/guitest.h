@@ -73,7 +73,6 @@
 
 #include <cmath>
 
-
 namespace scaledesk::gui::test {
 
 // A ddp run of the local profile, in sweep "demo", through the given states.
@@ -91,12 +90,21 @@ inline bool saveLocalRun(const QString& root, const QString& id, int ranks, cons
     return bool((*store)->save(r));
 }
 
-/// QSettings in the test's own folder (the launch dialog and the export folders remember theirs),
-/// never the user's.
-inline void keepSettingsIn(const QTemporaryDir& tmp)
-{
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, tmp.filePath(QStringLiteral("settings")));
-    QSettings::setDefaultFormat(QSettings::NativeFormat);
-}
+/// What every tst_gui_* class derives from: a temporary folder (m_tmp) that also holds QSettings
+/// (the launch dialog and the export folders remember theirs), never the user's, cleared before
+/// each test so that each starts from the dialogs' defaults. Qt Test runs these inherited slots.
+class GuiTestCase : public QObject {
+    Q_OBJECT
+protected:
+    QTemporaryDir m_tmp;
+
+private slots:
+    void initTestCase()
+    {
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_tmp.filePath(QStringLiteral("settings")));
+        QSettings::setDefaultFormat(QSettings::NativeFormat);
+    }
+    void cleanup() { QSettings().clear(); }
+};
 
 }  // namespace scaledesk::gui::test

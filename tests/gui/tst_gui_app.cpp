@@ -1,20 +1,15 @@
-// The main window (gui/app): export folders, the run navigator, the profiles panel, launch and cancel through the lifecycle layer, import, the welcome panel's demo, the keyboard, a run's curves, end to end (a screenshot is written when SCALEDESK_SCREENSHOT_DIR is set).
+// The main window (gui/app): export folders, the run navigator, the profiles panel, launch and
+// cancel through the lifecycle layer, import, the welcome panel's demo, the keyboard, a run's
+// curves, end to end (a screenshot is written when SCALEDESK_SCREENSHOT_DIR is set).
 #include "guitest.h"
 
 using namespace scaledesk;
 using namespace scaledesk::gui;
 using namespace scaledesk::gui::test;
 
-class TestGuiApp : public QObject {
+class TestGuiApp : public GuiTestCase {
     Q_OBJECT
-private:
-    QTemporaryDir m_tmp;
-
 private slots:
-    void initTestCase() { keepSettingsIn(m_tmp); }
-    // Each test starts from the dialogs' defaults.
-    void cleanup() { QSettings().clear(); }
-
     // Export dialogs open in the workspace's exports/ folder, then in the folder of the last export
     // (issue 34 item 10: they opened in the process's current directory).
     void exportDialogsStartInTheExportsFolderThenTheLastOne()

@@ -1,20 +1,16 @@
-// The charts (gui/charts): two points per pixel column with every spike kept, log axes, ticks that read like a plotting library's, the dark palette, exports in every format at a chosen resolution (and an unwritable path named), the report's plots in every format, the reference images, elided titles, a one-point plan.
+// The charts (gui/charts): two points per pixel column with every spike kept, log axes, ticks that
+// read like a plotting library's, the dark palette, exports in every format at a chosen resolution
+// (and an unwritable path named), the report's plots in every format, the reference images, elided
+// titles, a one-point plan.
 #include "guitest.h"
 
 using namespace scaledesk;
 using namespace scaledesk::gui;
 using namespace scaledesk::gui::test;
 
-class TestGuiCharts : public QObject {
+class TestGuiCharts : public GuiTestCase {
     Q_OBJECT
-private:
-    QTemporaryDir m_tmp;
-
 private slots:
-    void initTestCase() { keepSettingsIn(m_tmp); }
-    // Each test starts from the dialogs' defaults.
-    void cleanup() { QSettings().clear(); }
-
     void chartHandsAtMostTwoPointsPerColumnAndKeepsSpikes()
     {
         Series s;

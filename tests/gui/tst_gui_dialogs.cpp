@@ -1,20 +1,14 @@
-// The dialogs (gui/dialogs): the launch dialog (why it cannot launch, one rank per GPU, unique names it remembers, its size), and text from a server shown as plain text.
+// The dialogs (gui/dialogs): the launch dialog (why it cannot launch, one rank per GPU, unique
+// names it remembers, its size), and text from a server shown as plain text.
 #include "guitest.h"
 
 using namespace scaledesk;
 using namespace scaledesk::gui;
 using namespace scaledesk::gui::test;
 
-class TestGuiDialogs : public QObject {
+class TestGuiDialogs : public GuiTestCase {
     Q_OBJECT
-private:
-    QTemporaryDir m_tmp;
-
 private slots:
-    void initTestCase() { keepSettingsIn(m_tmp); }
-    // Each test starts from the dialogs' defaults.
-    void cleanup() { QSettings().clear(); }
-
     void launchDialogSaysWhyItCannotLaunch()
     {
         const QString root = m_tmp.filePath(QStringLiteral("launch-ws"));

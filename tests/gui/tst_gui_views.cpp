@@ -1,20 +1,15 @@
-// The views (gui/views): the Scaling view's reflow, the config editor (validation, resolution, autosave, changes since the newest run), the Run tab's action buttons in every run state, and a long status line.
+// The views (gui/views): the Scaling view's reflow, the config editor (validation, resolution,
+// autosave, changes since the newest run), the Run tab's action buttons in every run state, and a
+// long status line.
 #include "guitest.h"
 
 using namespace scaledesk;
 using namespace scaledesk::gui;
 using namespace scaledesk::gui::test;
 
-class TestGuiViews : public QObject {
+class TestGuiViews : public GuiTestCase {
     Q_OBJECT
-private:
-    QTemporaryDir m_tmp;
-
 private slots:
-    void initTestCase() { keepSettingsIn(m_tmp); }
-    // Each test starts from the dialogs' defaults.
-    void cleanup() { QSettings().clear(); }
-
     // The Scaling view reflows its six charts to the width, 2 columns where two fit and 1 where they
     // do not, never scrolls sideways, and its warnings pane is as tall as its lines (issue 34 item 4).
     void theScalingViewReflowsToItsWidth()

@@ -1,20 +1,14 @@
-// The workspace layer (gui/workspace): the run model (QAbstractItemModelTester, sort by stored values) and a record changed by another process reaching the snapshot.
+// The workspace layer (gui/workspace): the run model (QAbstractItemModelTester, sort by stored
+// values) and a record changed by another process reaching the snapshot.
 #include "guitest.h"
 
 using namespace scaledesk;
 using namespace scaledesk::gui;
 using namespace scaledesk::gui::test;
 
-class TestGuiWorkspace : public QObject {
+class TestGuiWorkspace : public GuiTestCase {
     Q_OBJECT
-private:
-    QTemporaryDir m_tmp;
-
 private slots:
-    void initTestCase() { keepSettingsIn(m_tmp); }
-    // Each test starts from the dialogs' defaults.
-    void cleanup() { QSettings().clear(); }
-
     void runModelPassesTheModelTester()
     {
         RunListModel model;
