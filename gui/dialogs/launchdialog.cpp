@@ -319,8 +319,12 @@ void LaunchDialog::revalidate()
     spec.repetitions = m_reps->value();
     spec.scaling = m_scaling->currentData().toString() == QLatin1String("strong") ? SweepSpec::Scaling::Strong : SweepSpec::Scaling::Weak;
     spec.globalBatch = m_globalBatch->value();
-    int sweepBatch = 0;  // a sweep launched in parts goes on at its runs' per-rank batch
-    if (auto store = RunStore::open(Workspace(m_workspace))) sweepBatch = weakSweepLocalBatch(**store, spec.name);
+    if (!m_storeTried) {
+        m_storeTried = true;
+        if (auto store = RunStore::open(Workspace(m_workspace))) m_store = std::move(*store);
+    }
+    // A sweep launched in parts goes on at its runs' per-rank batch.
+    const int sweepBatch = m_store ? weakSweepLocalBatch(*m_store, spec.name) : 0;
     if (auto ok = fillWeakLocalBatch(spec, m_configFile->text(), m_config->currentText(), sweepBatch); !ok) return fail(ok.error().text());
     auto points = expandSweep(spec);
     if (!points) return fail(points.error().text());

@@ -4,6 +4,8 @@
 
 #include <QDialog>
 
+#include <memory>
+
 class QCheckBox;
 class QComboBox;
 class QDialogButtonBox;
@@ -64,6 +66,10 @@ private:
     void restoreSettings();
     void saveSettings() const;
     QString m_workspace;
+    /// The workspace's run index, opened once on first use (every edit of the form asks it for the
+    /// sweep's runs so far); null where it cannot be opened.
+    std::unique_ptr<RunStore> m_store;
+    bool m_storeTried = false;
     QComboBox* m_profile;
     QLineEdit* m_configFile;
     QComboBox* m_config;
