@@ -118,18 +118,39 @@ QStringList sharedHostWarnings(const QList<ReportRun>& input, int warmupEpochs)
 
 ReportRunRow::ReportRunRow()
     : epochS(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), stepsPerEpoch(kNaN), computeS(kNaN), commS(kNaN), dataS(kNaN), otherS(kNaN),
-      bestValLoss(kNaN), timeToTargetS(kNaN), validationS(kNaN), energyWh(kNaN), gpuUtilPct(kNaN)
+      bestValLoss(kNaN), timeToTargetS(kNaN), validationS(kNaN), energyWh(kNaN), gpuUtilPct(kNaN), computeFraction(kNaN)
 {}
 
 ReportGroupRow::ReportGroupRow()
     : epochS(kNaN), epochSStd(kNaN), epochSMin(kNaN), epochSMax(kNaN), samplesPerEpoch(kNaN), throughput(kNaN), speedup(kNaN),
       throughputSpeedup(kNaN), ideal(kNaN), efficiency(kNaN), strongEfficiency(kNaN), weakEfficiency(kNaN), computeS(kNaN), commS(kNaN),
-      dataS(kNaN), otherS(kNaN), validationS(kNaN), stepsPerEpoch(kNaN), timeToTargetS(kNaN), energyWh(kNaN), gpuUtilPct(kNaN)
+      dataS(kNaN), otherS(kNaN), validationS(kNaN), stepsPerEpoch(kNaN), timeToTargetS(kNaN), energyWh(kNaN), gpuUtilPct(kNaN),
+      computeFraction(kNaN)
 {}
 
 ScalingReport::ScalingReport() : target(kNaN) {}
 
 namespace {
+
+// What an imported itwinai run's manifest says about the whole run: energy (rectangle rule over
+// its sampler's interval), mean utilisation of every sample, and the profiler's computation share,
+// which splits the epoch into computation and "other" as itwinai's computation-vs-other plot does.
+void importedTelemetry(const QJsonObject& manifest, ReportRunRow& row)
+{
+    auto value = [&](const char* key) {
+        const QJsonValue v = manifest.value(QLatin1String(key));
+        return v.isDouble() ? v.toDouble() : kNaN;
+    };
+    if (std::isnan(row.energyWh)) row.energyWh = value("gpu_energy_wh");
+    if (std::isnan(row.gpuUtilPct)) row.gpuUtilPct = value("gpu_util_pct_mean");
+    row.computeFraction = value("computation_fraction");
+    // itwinai's one epoch time has validation in it or not, by version: no part of it is validation.
+    if (manifest.value(QStringLiteral("report_definition")).toString() == QLatin1String("itwinai")) row.validationS = kNaN;
+    if (std::isfinite(row.computeFraction) && std::isnan(row.computeS) && row.used) {
+        row.computeS = row.computeFraction * row.epochS;
+        row.otherS = row.epochS - row.computeS;
+    }
+}
 
 // One run's row: its epochs after warm-up averaged (training time, or with validation), its
 // best validation loss and its energy; what was left out and why goes to `warnings`.
@@ -217,6 +238,7 @@ ReportRunRow runRow(const ReportRun& in, const ReportOptions& options, QStringLi
         // Energy is the run's whole cost, warm-up included (itwinai reports the total).
         if (std::isfinite(e.gpuEnergyWh)) row.energyWh = (std::isnan(row.energyWh) ? 0.0 : row.energyWh) + e.gpuEnergyWh;
     }
+    importedTelemetry(in.manifest, row);
     return row;
 }
 
@@ -262,7 +284,7 @@ ReportGroupRow groupRow(const QString& strategy, int world, const QList<int>& me
     ReportGroupRow g;
     g.strategy = strategy;
     g.world = world;
-    QList<double> t, x, s, c, m, d, o, v, st, ttt, en, ut;
+    QList<double> t, x, s, c, m, d, o, v, st, ttt, en, ut, cf;
     QList<QMap<QString, QString>> configs;
     QStringList configIds;
     for (int i : members) {
@@ -281,6 +303,7 @@ ReportGroupRow groupRow(const QString& strategy, int world, const QList<int>& me
         st << row.stepsPerEpoch;
         en << row.energyWh;
         ut << row.gpuUtilPct;
+        cf << row.computeFraction;
         if (std::isfinite(row.timeToTargetS)) {
             ttt << row.timeToTargetS;
             ++g.reachedTarget;
@@ -325,6 +348,13 @@ ReportGroupRow groupRow(const QString& strategy, int world, const QList<int>& me
     g.timeToTargetS = mean(ttt);
     g.energyWh = mean(en);
     g.gpuUtilPct = mean(ut);
+    g.computeFraction = mean(cf);
+    // An itwinai group's breakdown is its profiler share of the group's epoch time (its repetitions
+    // may not all have profiled), so report.md's columns and the share agree.
+    if (std::isfinite(g.computeFraction) && std::isnan(g.commS) && std::isnan(g.dataS)) {
+        g.computeS = g.computeFraction * g.epochS;
+        g.otherS = g.epochS - g.computeS;
+    }
     return g;
 }
 
@@ -371,6 +401,8 @@ void speedups(ScalingReport& rep, const QMap<QString, int>& baseline)
         g.strongEfficiency = g.speedup / g.ideal;
         g.weakEfficiency = b.epochS / g.epochS;
         g.efficiency = g.throughputSpeedup / g.ideal;
+        // Runs that do not record their samples (itwinai's): the strong-scaling S / (n / n_min).
+        if (std::isnan(g.efficiency)) g.efficiency = g.strongEfficiency;
         // Fixed samples per epoch (strong) or samples ∝ ranks (weak); anything else is suspicious.
         const double ratio = g.samplesPerEpoch / b.samplesPerEpoch;
         if (std::isfinite(ratio) && std::abs(ratio - 1) > 0.01 && std::abs(ratio - g.ideal) > 0.01 * g.ideal &&
@@ -393,14 +425,20 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
 {
     ScalingReport rep;
     rep.sweep = sweep;
-    rep.warmupEpochs = options.warmupEpochs;
+    const bool itwinai = !input.isEmpty() && std::all_of(input.begin(), input.end(), [](const ReportRun& r) {
+        return r.manifest.value(QStringLiteral("report_definition")).toString() == QLatin1String("itwinai");
+    });
+    if (itwinai) rep.definition = QStringLiteral("itwinai");
+    ReportOptions resolved = options;
+    if (resolved.warmupEpochs < 0) resolved.warmupEpochs = itwinai ? 0 : 1;
+    rep.warmupEpochs = resolved.warmupEpochs;
     rep.includesValidation = options.includeValidation;
     if (input.isEmpty()) {
         rep.warnings << QStringLiteral("sweep '%1' has no runs").arg(sweep);
         return rep;
     }
-    for (const ReportRun& in : input) rep.runs << runRow(in, options, rep.warnings);
-    timesToTarget(rep, input, options);
+    for (const ReportRun& in : input) rep.runs << runRow(in, resolved, rep.warnings);
+    timesToTarget(rep, input, resolved);
 
     std::map<std::pair<QString, int>, QList<int>> byGroup;
     int maxRep = 0;
@@ -419,7 +457,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
     }
     measuredScaling(rep, input, baseline);
     speedups(rep, baseline);
-    rep.warnings << sharedHostWarnings(input, options.warmupEpochs);
+    rep.warnings << sharedHostWarnings(input, resolved.warmupEpochs);
     return rep;
 }
 
@@ -495,8 +533,76 @@ TimeShares timeShares(const ReportGroupRow& g, bool includesValidation)
 {
     const double val = std::isfinite(g.validationS) ? g.validationS : 0.0;
     const double e = includesValidation ? g.epochS : g.epochS + val;
-    return TimeShares{g.computeS / e, g.commS / e, g.dataS / e, std::max(0.0, g.otherS / e), val / e};
+    return TimeShares{g.computeS / e, g.commS / e, g.dataS / e, std::isnan(g.otherS) ? kNaN : std::max(0.0, g.otherS / e),
+                      std::isnan(g.validationS) ? kNaN : val / e};
 }
+
+namespace {
+
+// GPU energy, utilisation and the profiler's computation share, where any run has them.
+QStringList energySection(const QList<ReportGroupRow>& groups, const QString& definition)
+{
+    auto any = [&](double ReportGroupRow::*field) {
+        return std::any_of(groups.begin(), groups.end(), [&](const ReportGroupRow& g) { return std::isfinite(g.*field); });
+    };
+    const bool computation = any(&ReportGroupRow::computeFraction);
+    if (!any(&ReportGroupRow::energyWh) && !any(&ReportGroupRow::gpuUtilPct) && !computation) return {};
+    QStringList md{QString(), QStringLiteral("## GPU energy and utilisation"), QString()};
+    md << (definition == QLatin1String("itwinai")
+               ? QStringLiteral("Energy: itwinai's rectangle rule, Σ power (W) × probing interval (s) / 3600 over every sample of every "
+                                "GPU of a run, in Wh; the mean per run over repetitions. Utilisation: the mean of every sample of every "
+                                "GPU, then the mean over repetitions.")
+               : QStringLiteral("Energy: NVML power integrated over each epoch on every rank's GPU, summed over the ranks and the run's "
+                                "epochs (warm-up included), in Wh, as itwinai reports it; the mean over repetitions. Utilisation: "
+                                "NVML's GPU utilisation, the mean over the ranks and the epochs after warm-up."));
+    md << QString()
+       << QStringLiteral("| strategy | ranks | reps | energy per run (Wh) | GPU utilisation |") +
+            (computation ? QStringLiteral(" computation share |") : QString())
+       << QStringLiteral("|---|---|---|---|---|") + (computation ? QStringLiteral("---|") : QString());
+    QList<double> energy, util;
+    for (const auto& g : groups) {
+        energy << g.energyWh;
+        util << g.gpuUtilPct;
+    }
+    const int energyDecimals = columnDecimals(energy), utilDecimals = columnDecimals(util, 3);
+    for (const auto& g : groups)
+        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 |")
+                    .arg(g.strategy)
+                    .arg(g.world)
+                    .arg(g.repetitions)
+                    .arg(fixed(g.energyWh, energyDecimals),
+                         std::isfinite(g.gpuUtilPct) ? fixed(g.gpuUtilPct, utilDecimals) + QStringLiteral(" %") : QStringLiteral("–")) +
+                (computation ? QStringLiteral(" %1 |").arg(pct(g.computeFraction)) : QString());
+    return md;
+}
+
+// How a report of runs imported from itwinai reads them, and where ScaleDesk's own view differs.
+QStringList itwinaiSection(int warmupEpochs)
+{
+    return {QString(),
+            QStringLiteral("## Runs imported from itwinai"),
+            QString(),
+            QStringLiteral("These runs were imported from itwinai's scalability files, and the numbers above follow its report's "
+                           "formulas. Where ScaleDesk's own view differs:"),
+            QString(),
+            warmupEpochs == 0 ? QStringLiteral("- Epoch time averages every epoch, the first included, as itwinai does. ScaleDesk "
+                                               "leaves the first (warm-up) epoch out of its own runs, because it carries start-up "
+                                               "costs; `--warmup 1` reads these runs that way.")
+                              : QStringLiteral("- Epoch time leaves the first %1 epoch(s) out (`--warmup`); itwinai's report averages "
+                                               "every epoch, the first included (`--warmup 0`).")
+                                    .arg(warmupEpochs),
+            QStringLiteral("- Repetitions: itwinai averages every epoch of every run of a strategy and GPU count together; here each "
+                           "run is averaged, then the runs (the same when they ran as many epochs)."),
+            QStringLiteral("- Speedup is against each strategy's smallest GPU count, as in itwinai. itwinai records no sample counts, so "
+                           "efficiency is S / (n / n_min) and throughput and time-to-target are empty."),
+            QStringLiteral("- Energy: itwinai sums the energy of repeated runs; here it is the mean per run (itwinai's figure is this "
+                           "times the repetitions)."),
+            QStringLiteral("- Computation share: the profiler's device time as itwinai computes it, shown as compute and other in the "
+                           "time breakdown. itwinai's own caveat holds: it ignores overlap, so compare GPU counts within a strategy, "
+                           "not strategies.")};
+}
+
+}  // namespace
 
 QString ScalingReport::markdown() const
 {
@@ -517,14 +623,17 @@ QString ScalingReport::markdown() const
                : QStringLiteral("Epoch time is the training time of an epoch (`train_s`; validation, `val_s`, is its own column), as the "
                                 "NERSC trainer's \"Time taken for epoch\" and itwinai's report define it: the mean over each run's "
                                 "epochs after the first %1 (warm-up)"))
-                .arg(warmupEpochs) +
+                .arg(warmupEpochs)
+                .replace(QStringLiteral("epochs after the first 0 (warm-up)"), QStringLiteral("epochs, every one (no warm-up left out)")) +
             QStringLiteral(", then the mean over repetitions (± sample standard deviation). Speedup = T̄(n_min) / T̄(n) against each "
                            "strategy's smallest "
                            "run; ideal = n / n_min; efficiency = X(n) / (X(n_min) · n / n_min) with X the throughput in samples/s "
                            "(it equals the strong-scaling S / (n / n_min) when the samples per epoch are fixed, and the weak-scaling "
-                           "T̄(n_min) / T̄(n) when they grow with n). Time-to-target: wall time from the run's first start to the end "
-                           "of the first epoch whose validation loss is at most %1 (%2).")
-                .arg(num(target), targetSource)
+                           "T̄(n_min) / T̄(n) when they grow with n). ") +
+            (std::isnan(target) ? QStringLiteral("Time-to-target: no run recorded a validation loss.")
+                                : QStringLiteral("Time-to-target: wall time from the run's first start to the end of the first epoch "
+                                                 "whose validation loss is at most %1 (%2).")
+                                      .arg(num(target), targetSource))
        << QString();
     md << QStringLiteral("The breakdown columns are shares of each epoch's training + validation time, as in time_breakdown.png; "
                          "validation (s) is its time per epoch.")
@@ -551,21 +660,8 @@ QString ScalingReport::markdown() const
                        g.reachedTarget ? QStringLiteral("%1 (%2/%3)").arg(num(g.timeToTargetS)).arg(g.reachedTarget).arg(g.repetitions)
                                        : QStringLiteral("not reached"));
     }
-    if (std::any_of(groups.begin(), groups.end(), [](const ReportGroupRow& g) { return std::isfinite(g.energyWh); })) {
-        md << QString() << QStringLiteral("## GPU energy and utilisation") << QString()
-           << QStringLiteral("Energy: NVML power integrated over each epoch on every rank's GPU, summed over the ranks and the run's "
-                             "epochs (warm-up included), in Wh, as itwinai reports it; the mean over repetitions. Utilisation: "
-                             "NVML's GPU utilisation, the mean over the ranks and the epochs after warm-up.")
-           << QString() << QStringLiteral("| strategy | ranks | reps | energy per run (Wh) | GPU utilisation |")
-           << QStringLiteral("|---|---|---|---|---|");
-        for (const auto& g : groups)
-            md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 |")
-                      .arg(g.strategy)
-                      .arg(g.world)
-                      .arg(g.repetitions)
-                      .arg(num(g.energyWh),
-                           std::isfinite(g.gpuUtilPct) ? num(g.gpuUtilPct, 3) + QStringLiteral(" %") : QStringLiteral("–"));
-    }
+    md << energySection(groups, definition);
+    if (definition == QLatin1String("itwinai")) md << itwinaiSection(warmupEpochs);
     md << QString() << QStringLiteral("## Runs") << QString();
     md << QStringLiteral("| run | state | used | epochs | epoch time (s) | best val loss | time-to-target (s) |")
        << QStringLiteral("|---|---|---|---|---|---|---|");

@@ -19,7 +19,9 @@ struct ReportRun {
 };
 
 struct ReportOptions {
-    int warmupEpochs = 1;              ///< the first epochs left out of every average
+    /// The first epochs left out of every average; -1: by the runs' definition: 0 when every run was
+    /// imported from itwinai (its report averages every epoch, the first included), else 1.
+    int warmupEpochs = -1;
     std::optional<double> targetLoss;  ///< time-to-target; default: see ScalingReport::target
     int minStepsPerEpoch = 10;         ///< fewer steps per epoch per rank than this is warned about
     /// Epoch time as training plus validation (wall_s), instead of training alone (train_s, the
@@ -37,6 +39,9 @@ struct ReportRunRow {
     double validationS;  ///< validation time per epoch (val_s), apart from epochS unless includeValidation
     double energyWh;     ///< GPU energy of the whole run (every epoch's gpu_energy_wh, all ranks); NaN without telemetry
     double gpuUtilPct;   ///< mean GPU utilisation over the epochs after warm-up; NaN without telemetry
+    /// The profiler's computation share of an itwinai run (manifest computation_fraction); then
+    /// computeS = computeFraction × epochS and otherS the rest. NaN for ScaleDesk's own runs.
+    double computeFraction;
     ReportRunRow();
 };
 
@@ -57,6 +62,7 @@ struct ReportGroupRow {
     double stepsPerEpoch;                   ///< mean over repetitions
     double timeToTargetS;                   ///< mean over the repetitions that reached the target
     double energyWh, gpuUtilPct;            ///< mean over the repetitions that have telemetry
+    double computeFraction;                 ///< mean over the repetitions (itwinai runs' profiler share)
     int reachedTarget = 0;
     ReportGroupRow();
 };
@@ -76,7 +82,11 @@ TimeShares timeShares(const ReportGroupRow& group, bool includesValidation);
 /// without epochs, failed runs (left out, the gap shown), runs that never reached the target.
 struct ScalingReport {
     QString sweep;
-    int warmupEpochs = 1;
+    int warmupEpochs = 1;  ///< as used (ReportOptions::warmupEpochs resolved)
+    /// "itwinai" when every run was imported from itwinai (manifest report_definition): epochs are
+    /// averaged as its report does (all of them, unless --warmup says otherwise), and report.md says
+    /// where ScaleDesk's view differs. Empty for ScaleDesk's own runs or a mix.
+    QString definition;
     bool includesValidation = false;  ///< epoch time is wall_s (training + validation) rather than train_s
     QString scalingLaunched;          ///< "weak" or "strong" as the sweep was launched (its runs' records), or empty
     QString scalingMeasured;          ///< "weak" (global batch per step ∝ ranks), "strong" (fixed), "mixed", or empty (one size)

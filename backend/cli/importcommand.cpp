@@ -18,7 +18,9 @@ public:
             app.add_subcommand("import",
                                "add runs made elsewhere to the workspace, read-only: a NERSC Python run folder (out.log and logs/ with its "
                                "TensorBoard event files), any TensorBoard log folder (each folder holding events.out.tfevents.* files is "
-                               "one run, every scalar tag kept), or a ScaleDesk run folder copied from elsewhere");
+                               "one run, every scalar tag kept), a ScaleDesk run folder copied from elsewhere, or an itwinai "
+                               "scalability folder (scalability-metrics/ in its PR #262 or run-id layout, or an MLflow file store "
+                               "such as mllogs/mlflow: a run per strategy, GPU count and repetition, in a sweep)");
         m_app->add_option("paths", m_paths, "run folders, log folders, out.log or event files")->required();
         m_app->add_option("--sweep", m_sweep, "put the runs in this sweep, so that `scaledesk report` reads them");
         m_app->add_option(
@@ -26,6 +28,11 @@ public:
             "the run id (one run only; default: a ScaleDesk run folder's name, else the folder's last three names joined by '-')");
         m_app->add_option("--ranks", m_ranks, "the world size of NERSC or TensorBoard runs, which their files do not record (default 1)")
             ->check(CLI::Range(1, 1 << 20));
+        m_app
+            ->add_option("--gpus-per-node", m_gpusPerNode,
+                         "itwinai runs: GPUs per node where the files give only nodes or only GPUs (itwinai's plots assumed 4)")
+            ->check(CLI::Range(1, 1024))
+            ->capture_default_str();
     }
     bool chosen() const override { return m_app->parsed(); }
     int run(Context& ctx) override
@@ -36,6 +43,7 @@ public:
         options.sweep = q(m_sweep);
         options.id = q(m_id);
         options.ranks = m_ranks;
+        options.gpusPerNode = m_gpusPerNode;
         auto imported = importRuns(ctx.store, paths, options, [](const ProgressStep& s) { progress(QStringLiteral("import: "), s); });
         progressDone();
         if (!imported) return fail(imported.error());
@@ -51,6 +59,10 @@ public:
                     .arg(r.id, r.kind, r.source, what.isEmpty() ? QStringLiteral("its files") : what.join(QStringLiteral("; "))));
             for (const QString& w : r.warnings) err(QStringLiteral("warning: %1: %2").arg(r.id, w));
         }
+        QStringList sweeps;
+        for (const ImportedRun& r : *imported)
+            if (!r.sweep.isEmpty() && !sweeps.contains(r.sweep)) sweeps << r.sweep;
+        for (const QString& s : sweeps) out(QStringLiteral("in sweep %1: scaledesk report --sweep %1 --out DIR").arg(s));
         return 0;
     }
 
@@ -58,7 +70,7 @@ private:
     CLI::App* m_app = nullptr;
     std::vector<std::string> m_paths;
     std::string m_sweep, m_id;
-    int m_ranks = 0;
+    int m_ranks = 0, m_gpusPerNode = 4;
 };
 }  // namespace
 

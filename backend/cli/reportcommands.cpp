@@ -39,11 +39,15 @@ public:
         m_app = app.add_subcommand("report", "the scaling report of a sweep: CSV tables, a Markdown summary and the plots");
         m_app->add_option("--sweep", m_sweep, "sweep name")->required();
         m_app->add_option("--out", m_out, "folder for groups.csv, runs.csv and report.md")->required();
-        m_app->add_option("--warmup", m_warmup, "epochs at the start of each run left out of the averages")->capture_default_str();
+        m_app
+            ->add_option("--warmup", m_warmup,
+                         "epochs at the start of each run left out of the averages (default: 1; 0 for runs imported from itwinai, "
+                         "whose report averages every epoch)")
+            ->check(CLI::Range(0, 1 << 20));
         m_app->add_flag("--include-validation", m_includeValidation,
                         "epoch time = training + validation (wall_s); by default it is the training time alone (train_s), as NERSC's "
                         "\"Time taken for epoch\" and itwinai define it, with validation its own column");
-        m_app->add_option("--target", m_target, "validation loss for time-to-target (default: the best every smallest run reached)");
+        m_app->add_option("--target", m_target, "validation loss for time-to-target (default: the lowest loss every run reached)");
         m_app
             ->add_option("--format", m_formats,
                          "comma-separated: csv (groups.csv, runs.csv), md (report.md), png, svg, pdf (the six plots, and "
@@ -75,7 +79,7 @@ public:
 private:
     CLI::App* m_app = nullptr;
     std::string m_sweep, m_out, m_formats = "csv,md";
-    int m_warmup = 1;
+    int m_warmup = -1;
     bool m_includeValidation = false;
     double m_target = std::numeric_limits<double>::quiet_NaN();
 };

@@ -2,6 +2,7 @@
 
 #include "analysis/epochscsv.h"
 #include "eventfile.h"
+#include "runs/itwinaiimport.h"
 
 #include <QDir>
 #include <QDirIterator>
@@ -27,6 +28,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const QString kNersc = QStringLiteral("nersc-python");
 const QString kTensorBoard = QStringLiteral("tensorboard");
 const QString kScaleDesk = QStringLiteral("scaledesk");
+const QString kItwinai = QStringLiteral("itwinai");
 
 bool isEventFile(const QString& name) { return name.startsWith(QLatin1String("events.out.tfevents.")); }
 
@@ -47,20 +49,29 @@ bool isScaleDeskRun(const QString& dir)
 struct Found {
     QString kind, dir;
     QStringList eventFiles;
+    itwinai::Source itwinai{itwinai::Layout::Pr262, {}};  ///< kind itwinai: its layout
 };
 
 // The runs under `path`. A ScaleDesk run folder or a folder with out.log is one run (its logs/
-// belong to it); any other folder with event files is one TensorBoard run.
+// belong to it); an itwinai folder (itwinaiimport.h) holds its runs, and nothing under it is
+// looked at again; any other folder with event files is one TensorBoard run.
 QList<Found> discover(const QString& path)
 {
     QList<Found> out;
     QSet<QString> taken;  // logs/ folders that belong to a NERSC run
+    QStringList covered;  // itwinai folders: their subfolders are theirs
     QStringList dirs{path};
     QDirIterator it(path, QDir::Dirs | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
     while (it.hasNext()) dirs << it.next();
     std::sort(dirs.begin() + 1, dirs.end());
     for (const QString& dir : dirs) {
         if (taken.contains(dir)) continue;
+        if (std::any_of(covered.begin(), covered.end(), [&](const QString& c) { return dir.startsWith(c + QLatin1Char('/')); })) continue;
+        if (const QList<itwinai::Source> sources = itwinai::sourcesAt(dir); !sources.isEmpty()) {
+            for (const itwinai::Source& s : sources) out << Found{kItwinai, s.dir, {}, s};
+            covered << dir;
+            continue;
+        }
         if (QFileInfo(dir).fileName() == QLatin1String("checkpoints")) continue;
         if (isScaleDeskRun(dir)) {
             out << Found{kScaleDesk, dir, {}};
@@ -331,6 +342,126 @@ Expected<Prepared> prepareLogs(const Found& f, const ImportOptions& options)
     return p;
 }
 
+// A name that a run id and a sweep can hold: letters, digits, '.', '_' and '-'.
+QString idPart(const QString& s)
+{
+    QString out = s;
+    for (QChar& c : out)
+        if (!c.isLetterOrNumber() && c != QLatin1Char('.') && c != QLatin1Char('_') && c != QLatin1Char('-')) c = QLatin1Char('_');
+    return out;
+}
+
+// One itwinai run as a ScaleDesk run: epochs.csv from its epoch times, the sampler's energy and
+// utilisation and the profiler's computation share in manifest.json (the report reads them there),
+// epoch records in metrics.jsonl, and the files it came from under itwinai/.
+Prepared prepareItwinaiRun(const itwinai::Run& run, const itwinai::Source& source, const QString& sweep)
+{
+    Prepared p;
+    RunRecord& r = p.record;
+    r.strategy = run.strategy;
+    r.nodes = run.nodes;
+    r.ranksPerNode = run.world / run.nodes;
+    if (run.world % run.nodes != 0) {
+        p.info.warnings << QStringLiteral("%1 GPUs do not divide over %2 nodes; recorded as one node of %1").arg(run.world).arg(run.nodes);
+        r.nodes = 1;
+        r.ranksPerNode = run.world;
+    }
+    r.repetition = run.repetition;
+    r.sweep = sweep;
+    r.id = QStringLiteral("%1-%2-%3x%4-r%5").arg(sweep, idPart(run.strategy)).arg(r.nodes).arg(r.ranksPerNode).arg(run.repetition);
+    p.info.warnings << run.warnings;
+
+    // Epoch records and epochs.csv. The CSV layouts keep no clock: times count from the start.
+    QList<EpochRow> rows;
+    QString metrics;
+    const bool clock = std::isfinite(run.startUnix);
+    double t = clock ? run.startUnix : 0.0;
+    metrics += jsonLine(QJsonObject{{QStringLiteral("kind"), QStringLiteral("event")},
+                                    {QStringLiteral("event"), QStringLiteral("started")},
+                                    {QStringLiteral("step"), 0},
+                                    {QStringLiteral("t"), t}}) +
+        QLatin1Char('\n');
+    for (const itwinai::Run::Epoch& e : run.epochs) {
+        t = std::isfinite(e.endUnix) ? e.endUnix : t + e.seconds;
+        EpochRow row;
+        row.epoch = e.epoch;
+        row.wallS = row.trainS = e.seconds;  // itwinai's epoch time is the one time it has
+        row.tEnd = t;
+        rows << row;
+        metrics += jsonLine(QJsonObject{{QStringLiteral("kind"), QStringLiteral("epoch")},
+                                        {QStringLiteral("epoch"), e.epoch},
+                                        {QStringLiteral("step"), e.epoch},
+                                        {QStringLiteral("t"), t},
+                                        {QStringLiteral("epoch_s"), e.seconds}}) +
+            QLatin1Char('\n');
+    }
+    p.info.epochs = int(rows.size());
+    p.files.insert(QStringLiteral("epochs.csv"), writeEpochsCsv(rows));
+    p.files.insert(QStringLiteral("metrics.jsonl"), metrics.toUtf8());
+
+    QJsonObject m{{QStringLiteral("run_id"), r.id},
+                  {QStringLiteral("strategy"), r.strategy},
+                  {QStringLiteral("world_size"), run.world},
+                  {QStringLiteral("nodes"), r.nodes},
+                  {QStringLiteral("ranks_per_node"), r.ranksPerNode},
+                  {QStringLiteral("repetition"), run.repetition},
+                  {QStringLiteral("status"), QStringLiteral("finished")},
+                  {QStringLiteral("trainer"), QStringLiteral("itwinai (imported)")},
+                  {QStringLiteral("itwinai_layout"), itwinai::layoutName(source.layout)},
+                  {QStringLiteral("report_definition"), QStringLiteral("itwinai")}};
+    auto put = [&](const char* key, double v) {
+        if (std::isfinite(v)) m.insert(QLatin1String(key), v);
+    };
+    put("gpu_energy_wh", run.energyWh);
+    put("gpu_util_pct_mean", run.utilPct);
+    put("gpu_probing_interval_s", run.probingIntervalS);
+    if (run.gpuSamples > 0) m.insert(QStringLiteral("gpu_samples"), run.gpuSamples);
+    put("computation_fraction", run.computeFraction);
+    if (!run.computeDefinition.isEmpty()) m.insert(QStringLiteral("computation_fraction_definition"), run.computeDefinition);
+    if (!run.group.isEmpty()) m.insert(QStringLiteral("itwinai_run"), run.group);
+    if (!run.sourceId.isEmpty()) m.insert(QStringLiteral("mlflow_run_id"), run.sourceId);
+    auto utc = [](double seconds) {
+        return QDateTime::fromMSecsSinceEpoch(qint64(seconds * 1000), QTimeZone::utc()).toUTC().toString(Qt::ISODateWithMs);
+    };
+    if (clock) m.insert(QStringLiteral("start_utc"), utc(run.startUnix));
+    if (std::isfinite(run.endUnix)) m.insert(QStringLiteral("end_utc"), utc(run.endUnix));
+    p.files.insert(QStringLiteral("manifest.json"), QJsonDocument(m).toJson(QJsonDocument::Indented));
+    for (const QString& file : run.files) p.copies.insert(QStringLiteral("itwinai/") + QDir(source.dir).relativeFilePath(file), file);
+    return p;
+}
+
+// Every itwinai run of the found sources, numbered as repetitions across all of them.
+Expected<QList<QPair<Found, Prepared>>> prepareItwinai(const QList<Found>& found, const ImportOptions& options)
+{
+    QList<itwinai::Run> runs;
+    QList<int> sourceOf;
+    QStringList empty;
+    for (int i = 0; i < found.size(); ++i) {
+        auto read = itwinai::readSource(found[i].itwinai, options.gpusPerNode);
+        if (!read) return read.error();
+        if (read->isEmpty()) {  // an MLflow store's other experiments (its "Default") may hold none
+            empty << found[i].dir;
+            continue;
+        }
+        for (const itwinai::Run& r : *read) {
+            runs << r;
+            sourceOf << i;
+        }
+    }
+    if (runs.isEmpty())
+        return Error{ErrorCode::ImportSource,
+                     QStringLiteral("%1 with no epoch times (no epochtime_*.csv row, no epoch_time_s metric)")
+                         .arg(itwinai::layoutName(found.first().itwinai.layout)),
+                     found.first().dir};
+    for (const QString& dir : empty) runs.first().warnings << QStringLiteral("%1: no epoch times; nothing imported from it").arg(dir);
+    itwinai::assignRepetitions(runs);
+    const QString sweep = options.sweep.isEmpty() ? kItwinai : options.sweep;
+    QList<QPair<Found, Prepared>> out;
+    for (int i = 0; i < runs.size(); ++i)
+        out << qMakePair(found[sourceOf[i]], prepareItwinaiRun(runs[i], found[sourceOf[i]].itwinai, sweep));
+    return out;
+}
+
 Status writeFile(const QString& path, const QByteArray& bytes)
 {
     if (!QDir().mkpath(QFileInfo(path).absolutePath()))
@@ -472,37 +603,54 @@ Expected<QList<ImportedRun>> importRuns(RunStore& store, const QStringList& path
                 raw};
         found << here;
     }
-    if (!options.id.isEmpty() && found.size() != 1)
-        return Error{ErrorCode::Usage, QStringLiteral("--id names one run, and %1 were found").arg(found.size()), QString()};
-
     // 2. Read and convert every run, in memory.
-    QList<Prepared> prepared;
-    QSet<QString> ids;
+    QList<QPair<Found, Prepared>> candidates;
+    QList<Found> itwinaiFound;
     for (int i = 0; i < found.size(); ++i) {
         const Found& f = found[i];
         if (progress) progress(ProgressStep(QStringLiteral("reading %1").arg(f.dir), i, found.size(), true));
+        if (f.kind == kItwinai) {
+            itwinaiFound << f;
+            continue;
+        }
         auto p = f.kind == kScaleDesk ? prepareScaleDesk(f) : prepareLogs(f, options);
         if (!p) return p.error();
-        if (!options.id.isEmpty()) p->record.id = options.id;
+        candidates << qMakePair(f, std::move(*p));
+    }
+    if (!itwinaiFound.isEmpty()) {
+        auto runs = prepareItwinai(itwinaiFound, options);
+        if (!runs) return runs.error();
+        candidates << *runs;
+    }
+    if (!options.id.isEmpty() && candidates.size() != 1)
+        return Error{ErrorCode::Usage, QStringLiteral("--id names one run, and %1 were found").arg(candidates.size()), QString()};
+    QList<Prepared> prepared;
+    QSet<QString> ids;
+    for (auto& [f, p] : candidates) {
+        if (!options.id.isEmpty()) p.record.id = options.id;
         QString why;
-        if (!RunStore::validRunId(p->record.id, &why)) return Error{ErrorCode::RunId, why, f.dir};
-        if (store.exists(p->record.id) || QFileInfo::exists(store.workspace().runDir(p->record.id)))
+        if (!RunStore::validRunId(p.record.id, &why)) return Error{ErrorCode::RunId, why, f.dir};
+        const QString retry = f.kind == kItwinai
+            ? QStringLiteral("import with another --sweep (its runs are <sweep>-<strategy>-<nodes>x<GPUs per node>-r<repetition>)")
+            : QStringLiteral("import with --id");
+        if (store.exists(p.record.id) || QFileInfo::exists(store.workspace().runDir(p.record.id)))
             return Error{ErrorCode::RunExists,
-                         QStringLiteral("a run with the id '%1' is in the workspace already; import with --id").arg(p->record.id), f.dir};
-        if (ids.contains(p->record.id))
+                         QStringLiteral("a run with the id '%1' is in the workspace already; %2").arg(p.record.id, retry), f.dir};
+        if (ids.contains(p.record.id))
             return Error{ErrorCode::RunExists,
-                         QStringLiteral("two runs would get the id '%1'; import them one at a time with --id").arg(p->record.id), f.dir};
-        ids.insert(p->record.id);
-        RunRecord& r = p->record;
-        r.sweep = options.sweep;
+                         QStringLiteral("two runs would get the id '%1'; import them one at a time with --id").arg(p.record.id), f.dir};
+        ids.insert(p.record.id);
+        RunRecord& r = p.record;
+        if (!options.sweep.isEmpty()) r.sweep = options.sweep;
         r.originKind = f.kind;
         r.originPath = f.dir;
         if (r.strategy.isEmpty()) r.strategy = QStringLiteral("unknown");
         r.transition(RunState::Completed, QStringLiteral("imported from %1 (%2)").arg(f.dir, f.kind));
-        p->info.id = r.id;
-        p->info.kind = f.kind;
-        p->info.source = f.dir;
-        prepared << std::move(*p);
+        p.info.id = r.id;
+        p.info.kind = f.kind;
+        p.info.source = f.dir;
+        p.info.sweep = r.sweep;
+        prepared << std::move(p);
     }
 
     // 3. Write them.

@@ -396,7 +396,7 @@ private slots:
         QVERIFY(near(group(rep, QStringLiteral("ddp"), 2)->gpuUtilPct, (65 + 55) / 2.0));
         QVERIFY(rep.runsCsv().section(QLatin1Char('\n'), 1, 1).endsWith(QStringLiteral(",15,85")));
         QVERIFY(rep.markdown().contains(QStringLiteral("## GPU energy and utilisation")));
-        QVERIFY(rep.markdown().contains(QStringLiteral("| ddp | 2 | 2 | 9 | 60 % |")));
+        QVERIFY(rep.markdown().contains(QStringLiteral("| ddp | 2 | 2 | 9.000 | 60.0 % |")));
 
         const ScalingReport none = buildScalingReport(QStringLiteral("s"), sweep());
         QVERIFY(std::isnan(none.runs[0].energyWh) && std::isnan(none.groups[0].gpuUtilPct));
