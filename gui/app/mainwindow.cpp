@@ -387,11 +387,13 @@ void MainWindow::buildWelcome()
         m_controller.importRuns({dir}, {});
     });
     connect(m_welcome, &WelcomePanel::importRequested, importAction, &QAction::trigger);
-    connect(&m_controller, &WorkspaceController::importFinished, this, [this](bool ok, const QString& text, const QStringList& ids) {
-        if (ok && !ids.isEmpty()) m_selectWhenListed = ids.first();
-        if (!ok) plainMessage(this, QMessageBox::Warning, tr("Import failed"), text);
-        statusBar()->showMessage(text, 30000);
-    });
+    connect(&m_controller, &WorkspaceController::importFinished, this,
+            [this](bool ok, const QString& text, const QStringList& ids, const QString& sweep) {
+                if (ok && !ids.isEmpty()) m_selectWhenListed = ids.first();
+                if (ok && !sweep.isEmpty()) m_scaling->followSweep(sweep);  // an itwinai import's sweep: its report at once
+                if (!ok) plainMessage(this, QMessageBox::Warning, tr("Import failed"), text);
+                statusBar()->showMessage(text, 30000);
+            });
     m_actions.welcome = new QAction(tr("Welcome"), this);
     connect(m_actions.welcome, &QAction::triggered, this, [this] { m_central->setCurrentWidget(m_welcome); });
 }

@@ -27,7 +27,12 @@ QColor strategyColor(const QString& strategy)
     if (strategy == QLatin1String("ddp")) return kPalette[0];
     if (strategy == QLatin1String("fused")) return kPalette[1];
     if (strategy == QLatin1String("zero1")) return kPalette[2];
-    return kPalette[3 + stableIndex(strategy) % 5];
+    // itwinai's strategies, apart from the blue of ddp they are often plotted beside.
+    if (strategy == QLatin1String("horovod")) return kPalette[5];
+    if (strategy == QLatin1String("deepspeed")) return kPalette[3];
+    // Any other name: reddish purple, vermillion or sky blue (not yellow, faint on white, nor grey, "other").
+    static const int others[] = {3, 5, 4};
+    return kPalette[others[stableIndex(strategy) % 3]];
 }
 
 QColor runColor(const QString& runId) { return kPalette[stableIndex(runId) % 6]; }  // not yellow (faint on white) or grey ("other")

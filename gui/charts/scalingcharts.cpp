@@ -25,6 +25,15 @@
 namespace scaledesk::gui {
 
 namespace {
+
+// A line of text in the middle of the plot area, kept there as the chart resizes.
+void centredNote(QChart* chart, const QString& text)
+{
+    auto* note = new QGraphicsSimpleTextItem(text, chart);
+    QObject::connect(chart, &QChart::plotAreaChanged, chart,
+                     [note](const QRectF& area) { note->setPos(area.center() - note->boundingRect().center()); });
+}
+
 struct Line {
     QList<const ReportGroupRow*> rows;
 };
@@ -130,12 +139,10 @@ public:
     double ylo() const { return m_ylo; }
     double yhi() const { return m_yhi; }
     // Ranks on log2 along x; y from `yTicks` (given the lines' y range).
-    void finish(const QString& yTitle, const std::function<AxisTicks(double, double)>& yTicks)
+    void finish(const QString& yTitle, const std::function<AxisTicks(double, double)>& yTicks, const QString& empty = {})
     {
-        if (m_points.empty()) {  // no data at all: say so instead of drawing 0–1 axes
-            auto* none = new QGraphicsSimpleTextItem(QObject::tr("No data yet"), m_chart);
-            QObject::connect(m_chart, &QChart::plotAreaChanged, m_chart,
-                             [none](const QRectF& area) { none->setPos(area.center() - none->boundingRect().center()); });
+        if (m_points.empty()) {  // no data at all: say so (or why) instead of drawing 0–1 axes
+            centredNote(m_chart, empty.isEmpty() ? QObject::tr("No data yet") : empty);
             return;
         }
         QCategoryAxis* x = tickedAxis(QObject::tr("Ranks (GPUs or CPU ranks)"), log2Ticks(m_xlo, m_xhi, 8), Scale::Log2);
@@ -428,7 +435,10 @@ QChart* throughputChart(const ScalingReport& rep)
         auto* ideal = plot.line(strategy + QStringLiteral(" ideal"), strategyColor(strategy), Qt::DashLine, 1);
         for (const auto* g : line.rows) plot.add(ideal, g->world, base->throughput * g->world / base->world);
     }
-    plot.finish(QStringLiteral("Samples per second"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
+    const bool timed = std::any_of(rep.groups.begin(), rep.groups.end(), [](const ReportGroupRow& g) { return std::isfinite(g.epochS); });
+    plot.finish(
+        QStringLiteral("Samples per second"), [](double lo, double hi) { return logTicks(lo, hi, 6); },
+        timed ? QStringLiteral("No samples per epoch: these runs do not record them") : QString());
     return chart;
 }
 
@@ -477,6 +487,11 @@ QChart* breakdownChart(const ScalingReport& rep)
 QChart* timeToTargetChart(const ScalingReport& rep)
 {
     auto* chart = new QChart;
+    if (std::isnan(rep.target)) {  // no run has a validation loss: no target to reach
+        styleChart(chart, QStringLiteral("Time to a validation loss"));
+        centredNote(chart, rep.groups.isEmpty() ? QStringLiteral("No data yet") : QStringLiteral("No run recorded a validation loss"));
+        return chart;
+    }
     QStringList never;
     auto* series = new QBarSeries;
     QStringList categories;

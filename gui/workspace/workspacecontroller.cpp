@@ -745,7 +745,7 @@ void WorkspaceController::importRuns(const QStringList& paths, const ImportOptio
     QPointer<WorkspaceController> self(this);
     struct Outcome {
         bool ok = false;
-        QString text;
+        QString text, sweep;
         QStringList ids;
     };
     onPool<Outcome>(
@@ -770,6 +770,7 @@ void WorkspaceController::importRuns(const QStringList& paths, const ImportOptio
             QStringList lines, warnings;
             for (const ImportedRun& r : *imported) {
                 o.ids << r.id;
+                if (o.sweep.isEmpty()) o.sweep = r.sweep;
                 lines << QStringLiteral("%1 (%2)").arg(r.id, r.kind);
                 for (const QString& w : r.warnings) warnings << r.id + QStringLiteral(": ") + w;
             }
@@ -781,7 +782,7 @@ void WorkspaceController::importRuns(const QStringList& paths, const ImportOptio
         [this, task](const Outcome& o) {
             endTask(task);
             if (o.ok) refresh();
-            emit importFinished(o.ok, o.text, o.ids);
+            emit importFinished(o.ok, o.text, o.ids, o.sweep);
         });
 }
 

@@ -169,8 +169,9 @@ signals:
     void taskProgress(const QString& task, const QString& text, qint64 done, qint64 total);
     void taskEnded(const QString& task);
     void demoFinished(bool ok, const QString& text);
-    /// An import ended: the runs it added (empty on failure) and what to tell the user.
-    void importFinished(bool ok, const QString& text, const QStringList& runIds);
+    /// An import ended: the runs it added (empty on failure), the sweep the first of them is in
+    /// (empty when none), and what to tell the user.
+    void importFinished(bool ok, const QString& text, const QStringList& runIds, const QString& sweep);
     /// The demo launched its next run.
     void demoRunLaunched(const QString& runId);
     /// Each check as "✔ what: detail" or "✘ …".

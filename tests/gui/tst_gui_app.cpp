@@ -363,6 +363,36 @@ private slots:
 #endif
     }
 
+    // An itwinai folder imported from the window: its runs land in the sweep "itwinai", and the
+    // Scaling tab follows that sweep and reports it without any user action (as `scaledesk report`).
+    void importOfItwinaiRunsShowsTheirScalingReport()
+    {
+        const QString source = QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/backend/runs/data/itwinai/pr262/scalability-metrics");
+        WorkspaceController controller(m_tmp.filePath(QStringLiteral("ws-itwinai")));
+        MainWindow w(controller);
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy finished(&controller, &WorkspaceController::importFinished);
+        controller.importRuns({source}, {});
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 30000);
+        QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
+        QCOMPARE(finished.at(0).at(3).toString(), QStringLiteral("itwinai"));
+        QTRY_COMPARE(w.scalingView()->currentSweep(), QStringLiteral("itwinai"));
+        QTRY_COMPARE_WITH_TIMEOUT(w.scalingView()->report().groups.size(), 4, 30000);
+        const ScalingReport& rep = w.scalingView()->report();
+        QCOMPARE(rep.definition, QStringLiteral("itwinai"));
+        QVERIFY2(rep.warnings.isEmpty(), qPrintable(rep.warnings.join(QLatin1Char('\n'))));
+        QCOMPARE(w.scalingView()->chartCount(), 6);
+        const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR");
+        if (!shots.isEmpty()) {
+            QTRY_VERIFY(!w.welcomeShown());
+            w.tabs()->setCurrentWidget(w.scalingView());
+            QTest::qWait(300);
+            w.grab().save(shots + QStringLiteral("/itwinai-import.png"));
+        }
+    }
+
     // File → Import… (and the welcome panel's button) imports the NERSC tutorial's run through the
     // backend's importRuns: it appears in the navigator as imported, is selected, its curves show,
     // and every run action is disabled with the reason.
