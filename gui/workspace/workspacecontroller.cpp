@@ -2,23 +2,13 @@
 
 #include "workspace/pool.h"
 
-#include "analysis/analysisinputs.h"
-#include "config/configresolve.h"
 #include "config/profiles.h"
 #include "runs/clusterprobe.h"
 #include "runs/deploy.h"
-#include "runs/runpoller.h"
-
-#include <QFutureWatcher>
-#include <QMap>
-#include <QTime>
-#include <QtConcurrent>
 
 namespace scaledesk::gui {
 
 namespace {
-RunSnapshot snapshotOf(const Workspace& ws, const RunRecord& r) { return RunSnapshot{r, readRunManifest(ws.runDir(r.id))}; }
-
 QString actionName(RunAction a)
 {
     switch (a) {
@@ -29,33 +19,29 @@ QString actionName(RunAction a)
     return QString();
 }
 
-struct IndexRead {
-    QList<RunSummary> runs;
-    QString error;
-};
-
-struct LoadedRun {
-    MirrorReader* reader = nullptr;
-    std::optional<RunSnapshot> snapshot;
-};
-
 }  // namespace
 
 WorkspaceController::WorkspaceController(const QString& root, QObject* parent)
-    : QObject(parent), m_workspace(root), m_prompter(new Prompter(this))
+    : QObject(parent), m_workspace(root), m_prompter(new Prompter(this)), m_loops(std::make_unique<ProfileLoops>(m_workspace, *m_prompter))
 {
     qRegisterMetaType<scaledesk::Error>();
-    m_clock.start();
     m_timer.setSingleShot(true);
     connect(&m_timer, &QTimer::timeout, this, &WorkspaceController::tick);
-    m_nextIndexRead = m_pollSettings.idleMs;
+    connect(m_loops.get(), &ProfileLoops::polled, this, [this](const PollResult& result) {
+        takeSnapshots(result.runs);
+        emit runsUpdated(result.polled);
+    });
+    connect(m_loops.get(), &ProfileLoops::profileState, this, &WorkspaceController::profileState);
+    connect(m_loops.get(), &ProfileLoops::message, this, &WorkspaceController::message);
+    connect(m_loops.get(), &ProfileLoops::timingChanged, this, &WorkspaceController::schedule);
+    m_nextIndexRead = m_loops->settings().idleMs;
     refresh();
 }
 
 WorkspaceController::~WorkspaceController()
 {
-    m_prompter->close();                               // a worker waiting for an answer gives up now
-    for (auto& [name, l] : m_loops) delete l.session;  // each waits for its running operation
+    m_prompter->close();  // a worker waiting for an answer gives up now
+    m_loops.reset();      // each session waits for its running operation
 }
 
 const RunSnapshot* WorkspaceController::snapshot(const QString& runId) const
@@ -105,15 +91,7 @@ void WorkspaceController::loadRun(const QString& runId)
     m_tasks.insert(task, [stop] { *stop = true; });
     // The reader is touched by the pool thread only until the result is handed over.
     onPool<LoadedRun>(
-        this,
-        [ws, runId, progress, stop] {
-            LoadedRun out;
-            out.reader = new MirrorReader(ws.runDir(runId));
-            out.reader->read({}, progress, [stop] { return stop->load(); });
-            if (auto store = RunStore::open(ws))
-                if (auto r = (*store)->load(runId)) out.snapshot = snapshotOf(ws, *r);
-            return out;
-        },
+        this, [ws, runId, progress, stop] { return readRun(ws, runId, progress, [stop] { return stop->load(); }); },
         [this, runId, task](LoadedRun loaded) {
             std::unique_ptr<MirrorReader> reader(loaded.reader);
             m_loading.remove(runId);
@@ -129,16 +107,7 @@ void WorkspaceController::refresh()
     const int generation = ++m_indexGeneration;
     const Workspace ws = m_workspace;
     onPool<IndexRead>(
-        this,
-        [ws] {
-            IndexRead out;
-            auto store = RunStore::open(ws);
-            if (!store)
-                out.error = store.error().text();
-            else
-                out.runs = (*store)->list();
-            return out;
-        },
+        this, [ws] { return readIndex(ws); },
         [this, generation](const IndexRead& read) {
             if (generation != m_indexGeneration) return;  // a newer read is on its way
             m_openError = read.error;
@@ -172,40 +141,17 @@ QStringList WorkspaceController::activeProfiles() const
     return profiles;
 }
 
-WorkspaceController::Loop* WorkspaceController::loop(const QString& profileName, QString* error)
-{
-    Loop& l = m_loops[profileName];
-    if (l.session) return &l;
-    auto p = findProfile(m_workspace, profileName);
-    if (!p) {
-        *error = p.error().text();
-        return nullptr;
-    }
-    l.local = p->isLocal();
-    l.schedule.setSettings(pollSettingsFor(l));
-    // Host keys, passphrases and 2FA codes are asked in dialogs while the worker waits.
-    ProfileConnection pc = connectProfile(*p, m_prompter->callbacks(profileName));
-    std::unique_ptr<Transport> transport = std::move(pc.transport);
-    if (m_wrapTransport) transport = m_wrapTransport(std::move(transport));
-    // The scheduler was made over the unwrapped transport; make it again over the one in use.
-    std::unique_ptr<Scheduler> scheduler = makeScheduler(*p, *transport);
-    l.session = new ClusterSession(std::move(transport), std::move(scheduler));
-    return &l;
-}
-
 void WorkspaceController::setPollSettings(const PollScheduler::Settings& settings) { applyPollSettings(settings, true); }
 
 void WorkspaceController::applyPollSettings(const PollScheduler::Settings& settings, bool exact)
 {
-    m_pollSettings = settings;
-    m_exactPollSettings = exact;
-    for (auto& [name, l] : m_loops) l.schedule.setSettings(pollSettingsFor(l));
+    m_loops->setSettings(settings, exact);
     schedule();
 }
 
 void WorkspaceController::setPollIntervals(int activeMs, int maxIdleMs)
 {
-    PollScheduler::Settings s = m_pollSettings;
+    PollScheduler::Settings s = m_loops->settings();
     s.growingMs = activeMs;
     s.fastMs = qMin<qint64>(1000, activeMs);
     s.idleMs = maxIdleMs;
@@ -214,16 +160,11 @@ void WorkspaceController::setPollIntervals(int activeMs, int maxIdleMs)
     applyPollSettings(s, false);
 }
 
-ProfileStatus WorkspaceController::profileStatus(const QString& profile) const
-{
-    auto it = m_loops.find(profile);
-    return it == m_loops.end() ? ProfileStatus() : it->second.status;
-}
+ProfileStatus WorkspaceController::profileStatus(const QString& profile) const { return m_loops->status(profile); }
 
 void WorkspaceController::pollNow()
 {
-    const qint64 now = m_clock.elapsed();
-    for (const QString& p : activeProfiles()) m_loops[p].schedule.kick(now);
+    for (const QString& p : activeProfiles()) m_loops->kick(p);
     refresh();
     tick();
 }
@@ -232,14 +173,7 @@ void WorkspaceController::reloadSnapshots(const QStringList& runIds)
 {
     const Workspace ws = m_workspace;
     onPool<QList<RunSnapshot>>(
-        this,
-        [ws, runIds] {
-            QList<RunSnapshot> out;
-            if (auto store = RunStore::open(ws))
-                for (const QString& id : runIds)
-                    if (auto r = (*store)->load(id)) out << snapshotOf(ws, *r);
-            return out;
-        },
+        this, [ws, runIds] { return readSnapshots(ws, runIds); },
         [this, runIds](const QList<RunSnapshot>& runs) {
             takeSnapshots(runs);
             emit runsUpdated(runIds);
@@ -248,129 +182,21 @@ void WorkspaceController::reloadSnapshots(const QStringList& runIds)
 
 void WorkspaceController::schedule()
 {
-    const qint64 now = m_clock.elapsed();
+    const qint64 now = m_loops->now();
     qint64 next = m_nextIndexRead;
-    for (const QString& p : activeProfiles()) {
-        auto it = m_loops.find(p);
-        next = qMin(next, it == m_loops.end() ? now : it->second.schedule.nextAt());
-    }
+    for (const QString& p : activeProfiles()) next = qMin(next, m_loops->nextAt(p));
     m_timer.start(int(qBound(qint64(0), next - now, qint64(60000))));
 }
 
 void WorkspaceController::tick()
 {
-    const qint64 now = m_clock.elapsed();
+    const qint64 now = m_loops->now();
     if (now >= m_nextIndexRead) {
-        m_nextIndexRead = now + m_pollSettings.idleMs;  // runs launched elsewhere (the command line)
+        m_nextIndexRead = now + m_loops->settings().idleMs;  // runs launched elsewhere (the command line)
         refresh();
     }
-    for (const QString& profile : activeProfiles()) {
-        Loop& l = m_loops[profile];
-        if (l.schedule.stuck(now)) {
-            // The session's thread is stuck in the poll: the poll's result is dropped and polls go
-            // on over a fresh session. What the user asked for on the old one (a launch, a cancel)
-            // is never dropped: it runs when the stuck call returns, and reports as usual.
-            ClusterSession* old = l.session;
-            l.session = nullptr;
-            if (l.poll) l.poll->cancel();
-            if (old) {
-                const int waiting = old->pending() - (l.poll ? 1 : 0);
-                if (waiting > 0)
-                    emit message(tr("profile %1: %n operation(s) wait for the connection that stopped answering; they run when it "
-                                    "answers",
-                                    nullptr, waiting)
-                                     .arg(profile));
-                connect(old, &ClusterSession::idle, old, &QObject::deleteLater);
-                if (old->pending() == 0) old->deleteLater();
-            }
-            l.poll.clear();
-            l.schedule.abandon(now);
-            l.status.polledOk = false;
-            l.status.failures = l.schedule.failures();
-            l.status.lastError = tr("no answer in %1 s; connecting again").arg(m_pollSettings.timeoutMs / 1000);
-            l.status.lastErrorAt = QDateTime::currentDateTime();
-            emit profileState(profile, false, l.status.lastError);
-            continue;
-        }
-        if (l.schedule.due(now)) startPoll(profile, l);
-    }
+    m_loops->tick(activeProfiles(), m_runs);
     schedule();
-}
-
-void WorkspaceController::startPoll(const QString& profile, Loop& l)
-{
-    const qint64 now = m_clock.elapsed();
-    QStringList ids;
-    for (const RunSummary& s : m_runs)
-        if (s.profile == profile && isActive(s.state)) ids << s.id;
-    l.schedule.queued(now);
-    ++l.status.polls;
-    QString error;
-    if (!loop(profile, &error)) {
-        l.schedule.finished(now, PollScheduler::Outcome{false});
-        l.status.polledOk = false;
-        l.status.failures = l.schedule.failures();
-        l.status.lastError = error;
-        l.status.lastErrorAt = QDateTime::currentDateTime();
-        emit profileState(profile, false, error);
-        return;
-    }
-    const Workspace ws = m_workspace;
-    RemoteOperation* op =
-        l.session->run(QStringLiteral("poll %1").arg(profile), [ws, ids](Transport& t, Scheduler& s, const auto&, const auto&) {
-            auto store = RunStore::forThisThread(ws);
-            if (!store) return Expected<QVariant>(store.error());
-            RunPoller poller(**store, t, s);
-            auto report = poller.poll(ids);
-            if (!report) return Expected<QVariant>(report.error());
-            PollResult out;
-            out.polled = ids;
-            out.changed = report->changed;
-            out.bytesNew = report->bytesNew;
-            out.problems = report->problems;
-            for (const QString& id : ids)
-                if (auto r = (*store)->load(id)) out.runs << snapshotOf(ws, *r);
-            return Expected<QVariant>(QVariant::fromValue(out));
-        });
-    l.poll = op;
-    // The stuck clock counts from the poll's start, not from when it was queued behind a launch.
-    connect(op, &RemoteOperation::started, this, [this, profile, op = QPointer<RemoteOperation>(op)] {
-        Loop& l = m_loops[profile];
-        if (op && l.poll == op) {
-            l.schedule.started(m_clock.elapsed());
-            schedule();
-        }
-    });
-    connect(op, &RemoteOperation::succeeded, this, [this, profile](const QVariant& v) {
-        const PollResult result = v.value<PollResult>();
-        Loop& l = m_loops[profile];
-        takeSnapshots(result.runs);
-        PollScheduler::Outcome o;
-        o.grew = result.bytesNew > 0;
-        o.changed = !result.changed.isEmpty();
-        for (const RunSnapshot& s : result.runs) {
-            o.running = o.running || s.record.state == RunState::Running;
-            o.active = o.active || isActive(s.record.state);
-        }
-        l.schedule.finished(m_clock.elapsed(), o);
-        l.status.polledOk = true;
-        l.status.failures = 0;
-        l.status.lastOk = QDateTime::currentDateTime();
-        for (const QString& p : result.problems) emit message(p);
-        emit profileState(profile, true, tr("polled at %1").arg(l.status.lastOk.toString(QStringLiteral("HH:mm:ss"))));
-        emit runsUpdated(result.polled);
-    });
-    connect(op, &RemoteOperation::failed, this, [this, profile](const Error& e) {
-        Loop& l = m_loops[profile];
-        l.schedule.finished(m_clock.elapsed(), PollScheduler::Outcome{false});
-        l.status.polledOk = false;
-        l.status.failures = l.schedule.failures();
-        l.status.lastError = e.text();
-        l.status.lastErrorAt = QDateTime::currentDateTime();
-        emit message(tr("profile %1: %2").arg(profile, e.text()));
-        emit profileState(profile, false, e.text());
-    });
-    connect(op, &RemoteOperation::finished, this, [this] { schedule(); });
 }
 
 void WorkspaceController::takeSnapshots(const QList<RunSnapshot>& runs)
@@ -409,8 +235,8 @@ void WorkspaceController::act(const QString& runId, RunAction action, bool confi
         return;
     }
     QString error;
-    Loop* l = loop(snap->record.profile, &error);
-    if (!l) {
+    ClusterSession* session = m_loops->session(snap->record.profile, &error);
+    if (!session) {
         emit message(error);
         emit actionFinished(runId, action, false, error);
         return;
@@ -418,7 +244,7 @@ void WorkspaceController::act(const QString& runId, RunAction action, bool confi
     const Workspace ws = m_workspace;
     const QString what = actionName(action);
     emit message(tr("%1: %2…").arg(runId, what));
-    RemoteOperation* op = l->session->run(what, [ws, runId, action, confirmed](Transport& t, Scheduler& s, const auto&, const auto&) {
+    RemoteOperation* op = session->run(what, [ws, runId, action, confirmed](Transport& t, Scheduler& s, const auto&, const auto&) {
         auto store = RunStore::forThisThread(ws);
         if (!store) return Expected<QVariant>(store.error());
         RunActions actions(**store, t, s);
@@ -436,7 +262,7 @@ void WorkspaceController::act(const QString& runId, RunAction action, bool confi
         emit message(text);
         emit actionFinished(runId, action, true, text);
         emit runsUpdated({runId});
-        m_loops[profile].schedule.kick(m_clock.elapsed());
+        m_loops->kick(profile);
         schedule();
     });
     connect(op, &RemoteOperation::failed, this, [this, runId, action, what](const Error& e) {
@@ -460,23 +286,23 @@ void WorkspaceController::launch(const LaunchRequest& request) { startLaunch(req
 RemoteOperation* WorkspaceController::startLaunch(const LaunchRequest& request)
 {
     QString error;
-    Loop* l = loop(request.profile.name, &error);
-    if (!l) {
+    ClusterSession* session = m_loops->session(request.profile.name, &error);
+    if (!session) {
         emit message(error);
         emit launchFinished(false, error);
         return nullptr;
     }
     const Workspace ws = m_workspace;
     RemoteOperation* op =
-        l->session->run(QStringLiteral("launch"),
-                        [ws, request](Transport& t, Scheduler& s, const ClusterSession::Progress& progress, const RemoteOperation& self) {
-                            auto store = RunStore::forThisThread(ws);
-                            if (!store) return Expected<QVariant>(store.error());
-                            RunActions actions(**store, t, s);
-                            auto r = actions.launch(request, progress, [&self] { return self.cancelRequested(); });
-                            if (!r) return Expected<QVariant>(r.error());
-                            return Expected<QVariant>(QVariant::fromValue(*r));
-                        });
+        session->run(QStringLiteral("launch"),
+                     [ws, request](Transport& t, Scheduler& s, const ClusterSession::Progress& progress, const RemoteOperation& self) {
+                         auto store = RunStore::forThisThread(ws);
+                         if (!store) return Expected<QVariant>(store.error());
+                         RunActions actions(**store, t, s);
+                         auto r = actions.launch(request, progress, [&self] { return self.cancelRequested(); });
+                         if (!r) return Expected<QVariant>(r.error());
+                         return Expected<QVariant>(QVariant::fromValue(*r));
+                     });
     const QString profile = request.profile.name;
     const QString task = QStringLiteral("launch-%1").arg(++m_launches);
     QPointer<RemoteOperation> guard(op);
@@ -491,7 +317,7 @@ RemoteOperation* WorkspaceController::startLaunch(const LaunchRequest& request)
         const LaunchResult r = v.value<LaunchResult>();
         QList<RunSnapshot> snaps;
         for (const RunRecord& rec : r.submitted()) snaps << RunSnapshot{rec, QJsonObject()};
-        m_loops[profile].schedule.kick(m_clock.elapsed());
+        m_loops->kick(profile);
         takeSnapshots(snaps);
         emit message(r.summary());
         emit launchFinished(r.complete(), r.summary());
@@ -623,8 +449,8 @@ RemoteOperation* WorkspaceController::startDeploy(ClusterSession& session, const
 void WorkspaceController::deploy(const QString& profileName)
 {
     QString error;
-    Loop* l = loop(profileName, &error);
-    if (!l) {
+    ClusterSession* session = m_loops->session(profileName, &error);
+    if (!session) {
         emit deployFinished(profileName, false, error);
         return;
     }
@@ -633,7 +459,7 @@ void WorkspaceController::deploy(const QString& profileName)
         emit deployFinished(profileName, false, p.error().text());
         return;
     }
-    RemoteOperation* op = startDeploy(*l->session, *p);
+    RemoteOperation* op = startDeploy(*session, *p);
     const QString task = QStringLiteral("deploy:") + profileName;
     QPointer<RemoteOperation> guard(op);
     startTask(task, tr("Deploying the trainer to %1").arg(profileName), [guard] {
@@ -658,13 +484,13 @@ QString WorkspaceController::checkLine(const ProfileCheck& c)
 void WorkspaceController::testProfile(const QString& profileName)
 {
     QString error;
-    Loop* l = loop(profileName, &error);
+    ClusterSession* session = m_loops->session(profileName, &error);
     auto p = findProfile(m_workspace, profileName);
-    if (!l || !p) {
+    if (!session || !p) {
         emit profileTested(profileName, false, {QStringLiteral("✘ ") + (p ? error : p.error().text())});
         return;
     }
-    RemoteOperation* op = l->session->run(QStringLiteral("test"), [profile = *p](Transport& t, Scheduler&, const auto&, const auto&) {
+    RemoteOperation* op = session->run(QStringLiteral("test"), [profile = *p](Transport& t, Scheduler&, const auto&, const auto&) {
         QStringList lines;
         bool ok = true;
         for (const ProfileCheck& c : scaledesk::testProfile(t, profile, false)) {
@@ -683,10 +509,7 @@ void WorkspaceController::testProfile(const QString& profileName)
 
 void WorkspaceController::forgetProfile(const QString& profile)
 {
-    auto it = m_loops.find(profile);
-    if (it == m_loops.end()) return;
-    delete it->second.session;  // waits for a running operation
-    m_loops.erase(it);
+    m_loops->forget(profile);
     schedule();
 }
 
@@ -700,16 +523,7 @@ void WorkspaceController::loadReport(const QString& sweep, const ReportOptions& 
         endTask(task);
     });
     onPool<ScalingReport>(
-        this,
-        [ws, sweep, options] {
-            auto store = RunStore::open(ws);
-            if (!store) {
-                ScalingReport failed;
-                failed.warnings << store.error().text();
-                return failed;
-            }
-            return loadSweepReport(**store, sweep, options);
-        },
+        this, [ws, sweep, options] { return readReport(ws, sweep, options); },
         [this, sweep, task, dropped](const ScalingReport& report) {
             if (*dropped) return;
             endTask(task);
@@ -723,14 +537,7 @@ void WorkspaceController::loadPlan(const QString& sweep)
     const QString task = QStringLiteral("plan:%1:%2").arg(sweep).arg(++m_reports);
     startTask(task, tr("Fitting the scaling model to %1").arg(sweep), {});
     onPool<std::pair<Plan, QString>>(
-        this,
-        [ws, sweep]() -> std::pair<Plan, QString> {
-            auto store = RunStore::open(ws);
-            if (!store) return {Plan(), store.error().text()};
-            auto plan = planForSweep(**store, sweep, 1, {}, PlanOptions());
-            if (!plan) return {Plan(), plan.error().text()};
-            return {*plan, QString()};
-        },
+        this, [ws, sweep] { return readPlan(ws, sweep); },
         [this, sweep, task](const std::pair<Plan, QString>& result) {
             endTask(task);
             emit planReady(sweep, result.first, result.second);
@@ -743,43 +550,16 @@ void WorkspaceController::importRuns(const QStringList& paths, const ImportOptio
     const QString task = QStringLiteral("import");
     startTask(task, tr("Importing %1").arg(paths.join(QStringLiteral(", "))), {});
     QPointer<WorkspaceController> self(this);
-    struct Outcome {
-        bool ok = false;
-        QString text, sweep;
-        QStringList ids;
-    };
-    onPool<Outcome>(
+    onPool<ImportOutcome>(
         this,
         [ws, paths, options, self, task] {
-            Outcome o;
-            auto store = RunStore::open(ws);
-            if (!store) {
-                o.text = store.error().text();
-                return o;
-            }
-            auto imported = scaledesk::importRuns(**store, paths, options, [self, task](const ProgressStep& s) {
+            return importInto(ws, paths, options, [self, task](const ProgressStep& s) {
                 QMetaObject::invokeMethod(self, [self, task, s] {
                     if (self) emit self->taskProgress(task, s.text, s.done, s.total);
                 });
             });
-            if (!imported) {
-                o.text = imported.error().text();
-                return o;
-            }
-            o.ok = true;
-            QStringList lines, warnings;
-            for (const ImportedRun& r : *imported) {
-                o.ids << r.id;
-                if (o.sweep.isEmpty()) o.sweep = r.sweep;
-                lines << QStringLiteral("%1 (%2)").arg(r.id, r.kind);
-                for (const QString& w : r.warnings) warnings << r.id + QStringLiteral(": ") + w;
-            }
-            o.text = QObject::tr("Imported %1").arg(lines.join(QStringLiteral(", ")));
-            if (!warnings.isEmpty())
-                o.text += QObject::tr(" (%n warning(s): %1)", nullptr, int(warnings.size())).arg(warnings.join(QStringLiteral("; ")));
-            return o;
         },
-        [this, task](const Outcome& o) {
+        [this, task](const ImportOutcome& o) {
             endTask(task);
             if (o.ok) refresh();
             emit importFinished(o.ok, o.text, o.ids, o.sweep);
@@ -790,19 +570,7 @@ void WorkspaceController::findLatestRun(const QString& configFile, const QString
 {
     const Workspace ws = m_workspace;
     onPool<ConfigBaseline>(
-        this,
-        [ws, configFile, configName] {
-            ConfigBaseline b;
-            auto store = RunStore::open(ws);
-            if (store) b.runId = (*store)->latestRunOf(configFile, configName);
-            if (b.runId.isEmpty()) return b;
-            auto values = resolvedConfig(ws.runDir(b.runId) + QStringLiteral("/config.yaml"), configName);
-            if (values)
-                b.values = *values;
-            else
-                b.error = values.error().text();
-            return b;
-        },
+        this, [ws, configFile, configName] { return readLatestRun(ws, configFile, configName); },
         [this, configFile, configName](const ConfigBaseline& b) { emit latestRunFound(configFile, configName, b); });
 }
 

@@ -1,23 +1,13 @@
 #pragma once
 
-#include "analysis/planner.h"
-#include "analysis/scalingreport.h"
-#include "dialogs/prompter.h"
 #include "runs/clusterprobe.h"
-#include "runs/clustersession.h"
 #include "runs/demo.h"
-#include "runs/importer.h"
-#include "runs/mirrorreader.h"
-#include "runs/pollscheduler.h"
 #include "runs/runactions.h"
-#include "runs/runstore.h"
+#include "workspace/profileloops.h"
+#include "workspace/workspacereads.h"
 
-#include <QDateTime>
-#include <QElapsedTimer>
 #include <QHash>
-#include <QJsonObject>
 #include <QObject>
-#include <QPointer>
 #include <QSet>
 #include <QTimer>
 
@@ -28,39 +18,6 @@
 
 namespace scaledesk::gui {
 
-/// A run as the window shows it: its record and its trainer's manifest, as last read off the GUI thread.
-struct RunSnapshot {
-    RunRecord record;
-    QJsonObject manifest;
-};
-
-/// What one poll of a profile brought back (read on the profile's session thread).
-struct PollResult {
-    QStringList polled;
-    QStringList changed;  ///< runs whose state changed
-    quint64 bytesNew = 0;
-    QStringList problems;
-    QList<RunSnapshot> runs;  ///< every polled run after the poll
-};
-
-/// A profile's live poll, for the Profiles panel and the tests.
-struct ProfileStatus {
-    bool polledOk = false;  ///< the last poll worked
-    QString lastError;      ///< why the last failed poll failed (kept after a recovery, with its time)
-    QDateTime lastErrorAt;
-    QDateTime lastOk;  ///< when a poll last worked
-    int polls = 0;
-    int failures = 0;  ///< failed polls in a row
-};
-
-/// The newest run launched from a config, and the config as that run resolved it (its run
-/// folder's config.yaml): what the editor's "changes since" list compares with.
-struct ConfigBaseline {
-    QString runId;  ///< empty: no run was launched from this config yet
-    QMap<QString, QString> values;
-    QString error;  ///< the run's config.yaml could not be resolved
-};
-
 /// The workspace behind the window. It holds what the views show (the run list, each shown run's
 /// record and manifest, each shown run's parsed mirror) and does all the work off the GUI thread:
 /// - every remote action and every poll runs on its profile's ClusterSession thread, through the
@@ -68,8 +25,10 @@ struct ConfigBaseline {
 ///   (and under its lock);
 /// - reads that grow with the workspace or a file (the run index, a run's first read, reports, the
 ///   latest run of a config) run on a pool thread;
-/// - each profile with active runs has its own PollScheduler: a next poll is always scheduled, one
-///   poll is in flight at a time, and a stuck one is abandoned (with a fresh session after it).
+/// - each profile with active runs has its own poll loop (ProfileLoops): a next poll is always
+///   scheduled, one poll is in flight at a time, and a stuck one is abandoned (with a fresh session
+///   after it);
+/// - the pool-thread reads are workspacereads.h's functions.
 /// Results come back by signal as typed values.
 class WorkspaceController : public QObject {
     Q_OBJECT
@@ -144,8 +103,8 @@ public:
 
     ProfileStatus profileStatus(const QString& profile) const;
     /// Tests: wraps the transport of every session made from now on (to inject faults).
-    using TransportWrapper = std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>)>;
-    void setTransportWrapper(TransportWrapper wrapper) { m_wrapTransport = std::move(wrapper); }
+    using TransportWrapper = ProfileLoops::TransportWrapper;
+    void setTransportWrapper(TransportWrapper wrapper) { m_loops->setTransportWrapper(std::move(wrapper)); }
     /// Tests: the poll timing (fast window, intervals, timeout) of every profile, exactly as given
     /// (setPollIntervals and the defaults go through PollSettings::forProfile).
     void setPollSettings(const PollScheduler::Settings& settings);
@@ -180,16 +139,7 @@ signals:
     void latestRunFound(const QString& configFile, const QString& configName, const scaledesk::gui::ConfigBaseline& baseline);
 
 private:
-    struct Loop {
-        ClusterSession* session = nullptr;
-        PollScheduler schedule;
-        QPointer<RemoteOperation> poll;
-        ProfileStatus status;
-        bool local = false;  ///< the local profile (its own poll intervals)
-    };
-    Loop* loop(const QString& profile, QString* error);
     void tick();
-    void startPoll(const QString& profile, Loop& l);
     void schedule();
     /// Reads these runs' records again (another process changed them) and shows them.
     void reloadSnapshots(const QStringList& runIds);
@@ -206,22 +156,14 @@ private:
     Workspace m_workspace;
     QString m_openError;
     Prompter* m_prompter;  // a child: outlives the sessions, which ~WorkspaceController deletes
-    std::map<QString, Loop> m_loops;
+    std::unique_ptr<ProfileLoops> m_loops;
     QList<RunSummary> m_runs;
     QHash<QString, RunSnapshot> m_snapshots;
     std::map<QString, std::unique_ptr<MirrorReader>> m_readers;
     QSet<QString> m_loading;
     QTimer m_timer;
-    QElapsedTimer m_clock;
-    PollScheduler::Settings m_pollSettings;
-    bool m_exactPollSettings = false;  ///< set by setPollSettings (tests): no per-profile change
-    PollScheduler::Settings pollSettingsFor(const Loop& l) const
-    {
-        return m_exactPollSettings ? m_pollSettings : m_pollSettings.forProfile(l.local);
-    }
-    qint64 m_nextIndexRead = 0;
+    qint64 m_nextIndexRead = 0;  ///< on m_loops' clock
     int m_indexGeneration = 0;
-    TransportWrapper m_wrapTransport;
     QHash<QString, std::function<void()>> m_tasks;  ///< running tasks and how each is cancelled
     int m_launches = 0;
     int m_reports = 0;
@@ -235,7 +177,5 @@ private:
 
 }  // namespace scaledesk::gui
 
-Q_DECLARE_METATYPE(scaledesk::gui::PollResult)
-Q_DECLARE_METATYPE(scaledesk::gui::RunSnapshot)
 Q_DECLARE_METATYPE(scaledesk::LaunchResult)
 Q_DECLARE_METATYPE(scaledesk::RunAction)
