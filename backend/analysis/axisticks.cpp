@@ -314,4 +314,15 @@ QString formatDuration(double seconds)
     return formatNumber(seconds / 3600, 3) + QStringLiteral(" h");
 }
 
+QString formatWithRange(double value, double low, double high, const QString& unit)
+{
+    if (!std::isfinite(value)) return formatNumber(value);
+    const double half = (high - low) / 2;
+    if (!(half > 0) || !std::isfinite(half)) return formatNumber(value, 3) + unit;
+    const int decimals = std::clamp(1 - int(std::floor(std::log10(half))), 0, 6);
+    auto at = [&](double x) { return QString::number(x, 'f', decimals); };
+    if (at(low) == at(high)) return at(value) + unit;
+    return QStringLiteral("%1%2 (%3–%4)").arg(at(value), unit, at(low), at(high));
+}
+
 }  // namespace scaledesk

@@ -1,5 +1,7 @@
 #include "analysis/planner.h"
 
+#include "analysis/plangaps.h"
+
 #include "analysis/axisticks.h"
 #include "analysis/epochscsv.h"
 #include "analysis/metrics.h"
@@ -95,6 +97,60 @@ double trainingTimeToTarget(const PlanRunInput& r, double target)
 
 // Whole epochs until the one whose validation sees the target: ⌈epochs⌉, at least one; inf stays.
 double wholeEpochs(double epochs) { return std::isfinite(epochs) ? std::max(1.0, std::ceil(epochs - 1e-9)) : epochs; }
+// Whether a run scaled better than linearly: its throughput per rank above the base run's.
+bool measuredSuperlinear(const std::vector<PlanRunInput>& used, const PlanRunInput& base)
+{
+    const double baseX = base.samplesPerEpoch / base.epochS;
+    for (const PlanRunInput& r : used)
+        if (r.ranks > base.ranks && std::isfinite(r.epochS) && r.samplesPerEpoch / r.epochS > baseX * r.ranks / base.ranks) return true;
+    return false;
+}
+
+// The base point's efficiency is 1 by definition (no range); elsewhere the range stops at 100 %
+// unless a run measured superlinear scaling, and says so.
+void boundEfficiency(PlanPoint& p, const Plan& plan, bool superlinear)
+{
+    if (p.ranks == plan.baseRanks && p.nodes == 1) {
+        p.speedup = p.efficiency = p.efficiencyLow = p.efficiencyHigh = 1.0;
+        return;
+    }
+    if (superlinear) return;
+    if (!(p.efficiencyHigh <= 1.0)) {
+        p.efficiencyHigh = 1.0;
+        p.efficiencyClipped = true;
+    }
+    p.efficiency = std::min(p.efficiency, 1.0);
+    p.efficiencyLow = std::min(p.efficiencyLow, 1.0);
+}
+
+// A point that rests on something never measured: no numbers, only what to measure.
+void unmeasured(PlanPoint& p)
+{
+    for (double* v : {&p.stepS,
+                      &p.computeS,
+                      &p.exposedCommS,
+                      &p.epochS,
+                      &p.epochLowS,
+                      &p.epochHighS,
+                      &p.throughput,
+                      &p.speedup,
+                      &p.efficiency,
+                      &p.efficiencyLow,
+                      &p.efficiencyHigh,
+                      &p.nodeHours,
+                      &p.gpuHours,
+                      &p.cost,
+                      &p.epochsToTarget,
+                      &p.epochsToTargetLow,
+                      &p.epochsToTargetHigh,
+                      &p.timeToTargetS,
+                      &p.timeToTargetLowS,
+                      &p.timeToTargetHighS,
+                      &p.nodeHoursToTarget})
+        *v = kNaN;
+    p.efficiencyClipped = false;
+}
+
 }  // namespace
 
 PlanRunInput::PlanRunInput()
@@ -250,10 +306,11 @@ Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int war
     if (!inputs) return inputs.error();
     QList<CommSample> bench;
     QStringList sources;
+    QString profile;
+    for (const RunSummary& r : store.list(sweep))
+        if (!r.profile.isEmpty()) profile = r.profile;
+    if (options.profile.isEmpty()) options.profile = profile;
     if (benchmarkFiles.isEmpty()) {
-        QString profile;
-        for (const RunSummary& r : store.list(sweep))
-            if (!r.profile.isEmpty()) profile = r.profile;
         if (!profile.isEmpty()) {
             auto calibration = loadCalibration(store, profile, &sources);
             if (!calibration) return calibration.error();
@@ -528,15 +585,15 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                                .arg(fitted->acrossNodesMeasured()
                                         ? QStringLiteral("; across nodes: α = %1 s, β = %2 GB/s")
                                               .arg(formatNumber(fitted->alphaInterS), formatNumber(fitted->betaInterBytesPerS / 1e9))
-                                        : QStringLiteral("; across nodes not measured (the within-node values stand in)"))
+                                        : QStringLiteral("; across nodes: not measured (a prediction across nodes says so)"))
                                .arg(formatNumber(100.0 * fitted->relativeRms))
                                .arg(from.join(QStringLiteral(" and ")));
             if (const QString curve = measuredCurveText(*fitted); !curve.isEmpty())
                 plan.inputs << QStringLiteral("allreduce: %1").arg(curve);
         }
     } else if (needComm) {
-        return planError(QStringLiteral(
-            "no allreduce measured: give a `scaledesk-train bench-comm` file (--comm), or include runs of more than one rank"));
+        plan.warnings << QStringLiteral("no collective timed (no calibration and no run of more than one rank): the predictions of "
+                                        "more than one rank are not measured; `scaledesk calibrate` times them");
     }
     // ZeRO-1's two collectives, where the benchmark timed them.
     for (auto [op, name, into] : {std::tuple{CommSample::Op::ReduceScatter, "reduce-scatter", &plan.model.reduceScatter},
@@ -700,6 +757,7 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                            .arg(firsts);
     }
 
+    const bool superlinear = measuredSuperlinear(used, *base);
     for (const QString& s : strategies) {
         for (int nodes : options.nodes) {
             PlanPoint p;
@@ -726,6 +784,7 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
             p.gpuHours = e.epochS * options.epochs * p.ranks / 3600.0;
             p.cost = p.gpuHours * options.gpuHourPrice;
             p.extrapolated = p.ranks > 8 * measuredMax;
+            boundEfficiency(p, plan, superlinear);
             p.globalBatch = e.globalBatch;
             if (std::isfinite(options.targetLoss)) {
                 const double target = options.targetLoss, perEpoch = plan.baseSamplesPerEpoch;
@@ -756,6 +815,11 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
             // X(n) / (X(n0) · n/n0), as the scaling report defines it, against the measured base.
             if (n > 0 && std::isfinite(base->epochS) && plan.baseLocalBatch == base->localBatch)
                 p.measuredEfficiency = throughput / n / (base->samplesPerEpoch / base->epochS * p.ranks / base->ranks);
+            for (const PlanGap& g : planGaps(plan.model, s, p.ranks, nodes, options.profile)) {
+                p.notMeasured << g.what;
+                p.measureWith << g.command;
+            }
+            if (!p.notMeasured.isEmpty()) unmeasured(p);
             plan.points << p;
         }
     }
@@ -796,11 +860,13 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
 
 QString Plan::csv() const
 {
-    QStringList lines{QStringLiteral("strategy,nodes,ranks,local_batch,step_s,compute_s,exposed_comm_s,epoch_s,epoch_low_s,epoch_high_s,"
-                                     "throughput_samples_s,speedup,efficiency,efficiency_low,efficiency_high,node_hours,gpu_hours,cost,"
-                                     "measured_epoch_s,measured_efficiency,extrapolated,global_batch,epochs_to_target,"
-                                     "epochs_to_target_low,epochs_to_target_high,time_to_target_s,time_to_target_low_s,"
-                                     "time_to_target_high_s,node_hours_to_target,measured_time_to_target_s,target_beyond_curve")};
+    QStringList lines{
+        QStringLiteral("strategy,nodes,ranks,local_batch,step_s,compute_s,exposed_comm_s,epoch_s,epoch_low_s,epoch_high_s,"
+                       "throughput_samples_s,speedup,efficiency,efficiency_low,efficiency_high,node_hours,gpu_hours,cost,"
+                       "measured_epoch_s,measured_efficiency,extrapolated,global_batch,epochs_to_target,"
+                       "epochs_to_target_low,epochs_to_target_high,time_to_target_s,time_to_target_low_s,"
+                       "time_to_target_high_s,node_hours_to_target,measured_time_to_target_s,target_beyond_curve,efficiency_clipped,"
+                       "not_measured,measure_with")};
     for (const PlanPoint& p : points)
         lines << QStringList{csvField(p.strategy),
                              QString::number(p.nodes),
@@ -832,7 +898,10 @@ QString Plan::csv() const
                              csvNumber(p.timeToTargetHighS),
                              csvNumber(p.nodeHoursToTarget),
                              csvNumber(p.measuredTimeToTargetS),
-                             std::isfinite(targetLoss) ? (p.targetBeyondCurve ? QStringLiteral("yes") : QStringLiteral("no")) : QString()}
+                             std::isfinite(targetLoss) ? (p.targetBeyondCurve ? QStringLiteral("yes") : QStringLiteral("no")) : QString(),
+                             p.efficiencyClipped ? QStringLiteral("yes") : QStringLiteral("no"),
+                             csvField(p.notMeasured.join(QStringLiteral("; "))),
+                             csvField(p.measureWith.join(QStringLiteral("; ")))}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -847,16 +916,28 @@ QString Plan::markdown() const
     md << QStringLiteral("| strategy | nodes | ranks | epoch | range | efficiency | speedup | node-hours%1 | measured | |")
               .arg(cost ? QStringLiteral(" | cost") : QString())
        << QStringLiteral("|---|---|---|---|---|---|---|---|%1---|---|").arg(cost ? QStringLiteral("---|") : QString());
-    for (const PlanPoint& p : points)
-        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5–%6 | %7 % (%8–%9) | %10 | %11%12 | %13 | %14 |")
+    for (const PlanPoint& p : points) {
+        if (!p.notMeasured.isEmpty()) {  // no number the model only guessed
+            md << QStringLiteral("| %1 | %2 | %3 | not measured | | | | |%4 %5 | %6 |")
+                      .arg(p.strategy)
+                      .arg(p.nodes)
+                      .arg(p.ranks)
+                      .arg(cost ? QStringLiteral(" |") : QString(),
+                           std::isfinite(p.measuredEpochS) ? formatDuration(p.measuredEpochS) : QStringLiteral("–"),
+                           p.notMeasured.join(QStringLiteral("; ")));
+            continue;
+        }
+        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5–%6 | %7%8 | %9 | %10%11 | %12 | %13 |")
                   .arg(p.strategy)
                   .arg(p.nodes)
                   .arg(p.ranks)
-                  .arg(formatDuration(p.epochS), formatDuration(p.epochLowS), formatDuration(p.epochHighS), num(100 * p.efficiency),
-                       num(100 * p.efficiencyLow), num(100 * p.efficiencyHigh), num(p.speedup), num(p.nodeHours))
+                  .arg(formatDuration(p.epochS), formatDuration(p.epochLowS), formatDuration(p.epochHighS),
+                       formatWithRange(100 * p.efficiency, 100 * p.efficiencyLow, 100 * p.efficiencyHigh, QStringLiteral(" %")),
+                       p.efficiencyClipped ? QStringLiteral(", clipped at 100 %") : QString(), num(p.speedup), num(p.nodeHours))
                   .arg(cost ? QStringLiteral(" | ") + num(p.cost) : QString())
                   .arg(std::isfinite(p.measuredEpochS) ? formatDuration(p.measuredEpochS) : QStringLiteral("–"))
                   .arg(p.extrapolated ? QStringLiteral("extrapolated") : QString());
+    }
     if (std::isfinite(targetLoss)) {
         auto time = [](double v) { return std::isinf(v) ? QStringLiteral("never") : formatDuration(v); };
         md << QString() << QStringLiteral("## Time to a validation loss of %1").arg(formatNumber(targetLoss)) << QString()
@@ -871,6 +952,20 @@ QString Plan::markdown() const
                            std::isfinite(p.measuredTimeToTargetS) ? formatDuration(p.measuredTimeToTargetS) : QStringLiteral("–"))
                       .arg(p.targetBeyondCurve ? QStringLiteral("beyond the measured curve") : QString());
     }
+    QStringList commands;
+    for (const PlanPoint& p : points)
+        for (const QString& c : p.measureWith)
+            if (!commands.contains(c)) commands << c;
+    if (!commands.isEmpty()) {
+        md << QString() << QStringLiteral("## What to measure") << QString()
+           << QStringLiteral("The points marked \"not measured\" need timings the model does not have; these commands take them:")
+           << QString();
+        for (const QString& c : commands) md << QStringLiteral("- `%1`").arg(c);
+    }
+    if (std::any_of(points.begin(), points.end(), [](const PlanPoint& p) { return p.efficiencyClipped; }))
+        md << QString()
+           << QStringLiteral("An efficiency range marked \"clipped\" reached past 100 %: it is cut there, since no run of the sweep "
+                             "scaled better than linearly.");
     md << QString() << QStringLiteral("## Where the numbers come from") << QString();
     for (const QString& i : inputs) md << QStringLiteral("- ") + i;
     if (!warnings.isEmpty()) {
@@ -910,6 +1005,7 @@ Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, cons
     // Each point's strategy at its nodes and ranks per node.
     std::map<int, QSet<int>> shapes;
     PlanOptions o;
+    o.profile = profile;
     for (const RunPoint& p : points) {
         shapes[p.ranksPerNode].insert(p.nodes);
         if (!o.strategies.contains(p.strategy)) o.strategies << p.strategy;

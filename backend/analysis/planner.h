@@ -64,6 +64,7 @@ struct PlanOptions {
     /// The batch to predict at (a launch's): weak scaling, the local batch per rank; strong, the
     /// global batch. NaN: the base run's.
     double localBatch, globalBatch;
+    QString profile;  ///< named in the commands that would measure what is missing (PlanPoint::measureWith)
     PlanOptions();
 };
 
@@ -77,6 +78,12 @@ struct PlanPoint {
     double measuredEpochS;      ///< a run of the sweep at this point (mean over its repetitions), else NaN
     double measuredEfficiency;  ///< its efficiency against the measured base run (the report's definition), else NaN
     bool extrapolated = false;  ///< more than 8× the largest rank count measured
+    /// What this prediction needs that was never measured (plangaps.h), and the commands that
+    /// measure it. Not empty: the point has no predicted numbers (NaN), only these.
+    QStringList notMeasured, measureWith;
+    /// The efficiency range reached past 100 % and was cut there: no run measured superlinear
+    /// scaling. (The base point's efficiency is 1 by definition, with no range.)
+    bool efficiencyClipped = false;
     /// With a target loss: the global batch; the epochs the curve takes to reach the target
     /// (samples to target / samples per epoch, and its range from the curve's ±2σ); the training
     /// time until the epoch whose validation reaches it, ⌈epochs⌉ × epoch + the runs' first-epoch

@@ -26,6 +26,16 @@ namespace scaledesk::gui {
 
 namespace {
 
+// A line of text under the plot (room made for it), kept there as the chart resizes.
+void bottomNote(QChart* chart, const QString& text)
+{
+    auto* note = new QGraphicsSimpleTextItem(text, chart);
+    note->setBrush(chart->titleBrush());
+    chart->setMargins(QMargins(6, 6, 6, 6 + int(note->boundingRect().height()) + 4));
+    QObject::connect(chart, &QChart::plotAreaChanged, chart,
+                     [chart, note] { note->setPos(chart->plotArea().left(), chart->size().height() - note->boundingRect().height() - 6); });
+}
+
 // A line of text in the middle of the plot area, kept there as the chart resizes.
 void centredNote(QChart* chart, const QString& text)
 {
@@ -287,6 +297,22 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
             sub += QObject::tr("; beyond %1 ranks extrapolated").arg(8 * plan.measuredMaxRanks);
             break;
         }
+    // The points not drawn, said under each plot: "ddp, fused at 2, 4 node(s)".
+    QString unmeasuredNote;
+    {
+        QStringList strategies;
+        QList<int> nodeCounts;
+        for (const PlanPoint& p : plan.points)
+            if (!p.notMeasured.isEmpty()) {
+                if (!strategies.contains(p.strategy)) strategies << p.strategy;
+                if (!nodeCounts.contains(p.nodes)) nodeCounts << p.nodes;
+            }
+        QStringList nodes;
+        for (int n : nodeCounts) nodes << QString::number(n);
+        if (!strategies.isEmpty())
+            unmeasuredNote = QObject::tr("Not measured, not drawn: %1 at %2 node(s); plan.md says what to measure")
+                                 .arg(strategies.join(QStringLiteral(", ")), nodes.join(QStringLiteral(", ")));
+    }
     // The sweep's measured points as dots, where a run had the point.
     auto measured = [&](Plot& plot, const std::function<double(const PlanPoint&)>& value) {
         std::map<QString, QScatterSeries*> dots;
@@ -301,6 +327,7 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
     {
         auto* chart = new QChart;
         styleChart(chart, QObject::tr("Predicted epoch time%1, ±2σ").arg(sub));
+        if (!unmeasuredNote.isEmpty()) bottomNote(chart, unmeasuredNote);
         Plot plot(chart, Scale::Log10);
         addPredictions(
             plot, plan, [](const PlanPoint& p) { return p.epochS; }, [](const PlanPoint& p) { return p.epochLowS; },
@@ -312,15 +339,28 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
     {
         auto* chart = new QChart;
         styleChart(chart, QObject::tr("Predicted scaling efficiency%1, ±2σ").arg(sub));
+        if (!unmeasuredNote.isEmpty()) bottomNote(chart, unmeasuredNote);
         Plot plot(chart, Scale::Linear);
         addPredictions(
             plot, plan, [](const PlanPoint& p) { return 100 * p.efficiency; }, [](const PlanPoint& p) { return 100 * p.efficiencyLow; },
             [](const PlanPoint& p) { return 100 * p.efficiencyHigh; });
         measured(plot, [](const PlanPoint& p) { return 100 * p.measuredEfficiency; });
-        if (!plot.empty()) {
+        // Ranges cut at 100 % (no run scaled superlinearly): a triangle on the line marks each.
+        QScatterSeries* clips = nullptr;
+        for (const PlanPoint& p : plan.points)
+            if (p.efficiencyClipped) {
+                if (!clips) {
+                    clips = plot.dots(referenceColor(), QObject::tr("range clipped at 100 %"));
+                    clips->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
+                    clips->setMarkerSize(11);
+                }
+                plot.add(clips, p.ranks, 100);
+            }
+        if (!plot.empty()) {  // across the axis, also where one size alone is drawn
             auto* full = plot.line(QStringLiteral("100 %"), referenceColor(), Qt::DotLine, 1);
-            plot.add(full, plot.xlo(), 100);
-            plot.add(full, plot.xhi(), 100);
+            const bool one = plot.xlo() == plot.xhi();
+            plot.add(full, one ? plot.xlo() / 2 : plot.xlo(), 100);
+            plot.add(full, one ? plot.xhi() * 2 : plot.xhi(), 100);
         }
         plot.finish(QObject::tr("Efficiency (%)"), [](double lo, double hi) {
             return linearTicks(std::min(0.0, lo), std::max(110.0, hi * 1.05), 6, AxisFit::Exact, lo >= 0);
@@ -330,6 +370,7 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
     {
         auto* chart = new QChart;
         styleChart(chart, QObject::tr("Predicted node-hours for %1 epoch(s)%2, ±2σ").arg(formatNumber(plan.epochs), sub));
+        if (!unmeasuredNote.isEmpty()) bottomNote(chart, unmeasuredNote);
         Plot plot(chart, Scale::Log10);
         addPredictions(
             plot, plan, [](const PlanPoint& p) { return p.nodeHours; },
@@ -521,14 +562,7 @@ QChart* timeToTargetChart(const ScalingReport& rep)
                QStringLiteral("Time to validation loss %1 (%2)")
                    .arg(formatNumber(rep.target), rep.targetGiven ? QStringLiteral("given") : QStringLiteral("every run reached it")));
     // Groups that never got there: named under the plot, where there is room for all of them.
-    if (!never.isEmpty()) {
-        auto* note = new QGraphicsSimpleTextItem(QStringLiteral("Not reached: ") + never.join(QStringLiteral(", ")), chart);
-        note->setBrush(chart->titleBrush());
-        chart->setMargins(QMargins(6, 6, 6, 6 + int(note->boundingRect().height()) + 4));
-        QObject::connect(chart, &QChart::plotAreaChanged, chart, [chart, note] {
-            note->setPos(chart->plotArea().left(), chart->size().height() - note->boundingRect().height() - 6);
-        });
-    }
+    if (!never.isEmpty()) bottomNote(chart, QStringLiteral("Not reached: ") + never.join(QStringLiteral(", ")));
     auto* x = new QBarCategoryAxis;
     x->append(categories);
     double top = 0;

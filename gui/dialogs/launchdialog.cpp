@@ -26,6 +26,7 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTextDocument>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -35,6 +36,16 @@
 namespace scaledesk::gui {
 
 namespace {
+// A point's efficiency: 100 % at the base (by definition), else its range, "≤ 100 %" where the
+// range was clipped there.
+QString efficiencyText(const PlanPoint& p, const Plan& plan)
+{
+    if (p.ranks == plan.baseRanks && p.nodes == 1) return QObject::tr("100 % (the base)");
+    QString text = formatWithRange(100 * p.efficiency, 100 * p.efficiencyLow, 100 * p.efficiencyHigh, QStringLiteral(" %"));
+    if (p.efficiencyClipped) text += QObject::tr(", clipped at 100 %");
+    return text;
+}
+
 // Node-hours as a person reads them: 3 significant digits in plain decimals, "< 0.001" below
 // (a laptop-sized prediction printed "9.81e-05").
 QString nodeHoursText(double h)
@@ -383,23 +394,66 @@ void LaunchDialog::predict()
                                               "<th>%4</th>%5</tr>")
                                    .arg(tr("strategy"), tr("nodes × ranks"), tr("epoch"), tr("efficiency"),
                                         local ? QString() : QStringLiteral("<th>%1</th>").arg(tr("node-hours / epoch")));
-                for (const PlanPoint& p : plan.points)
-                    html += QStringLiteral("<tr><td>%1</td><td align='right'>%2 × %3</td><td align='right'>%4 s (%5–%6)</td>"
-                                           "<td align='right'>%7 %%8</td>%9</tr>")
-                                .arg(p.strategy.toHtmlEscaped())
-                                .arg(p.nodes)
-                                .arg(p.ranks / std::max(1, p.nodes))
-                                .arg(formatNumber(p.epochS, 3), formatNumber(p.epochLowS, 3), formatNumber(p.epochHighS, 3),
-                                     formatNumber(100 * p.efficiency, 3), p.extrapolated ? tr(" (extrapolated)") : QString(),
-                                     local ? QString() : QStringLiteral("<td align='right'>%1</td>").arg(nodeHoursText(p.nodeHours)));
+                QStringList measure;
+                for (const PlanPoint& p : plan.points) {
+                    const QString shape = QStringLiteral("<tr><td>%1</td><td align='right'>%2 × %3</td>")
+                                              .arg(p.strategy.toHtmlEscaped())
+                                              .arg(p.nodes)
+                                              .arg(p.ranks / std::max(1, p.nodes));
+                    if (!p.notMeasured.isEmpty()) {  // no number the model only guessed: what to measure instead
+                        QStringList fresh;           // each command once, in the first row that needs it
+                        for (const QString& c : p.measureWith)
+                            if (!measure.contains(c)) fresh << c;
+                        measure << fresh;
+                        const QString how = fresh.isEmpty()
+                            ? QString()
+                            : QStringLiteral("<br>") + tr("measure it: %1").arg(fresh.join(QStringLiteral("; "))).toHtmlEscaped();
+                        html += shape +
+                            QStringLiteral("<td colspan='%1'><i>%2</i>%3</td></tr>")
+                                .arg(local ? 2 : 3)
+                                .arg(tr("not measured: %1").arg(p.notMeasured.join(QStringLiteral("; "))).toHtmlEscaped(), how);
+                        continue;
+                    }
+                    html += shape +
+                        QStringLiteral("<td align='right'>%1</td><td align='right'>%2%3</td>%4</tr>")
+                            .arg(formatWithRange(p.epochS, p.epochLowS, p.epochHighS, QStringLiteral(" s")), efficiencyText(p, plan),
+                                 p.extrapolated ? tr(" (extrapolated)") : QString(),
+                                 local ? QString()
+                                       : QStringLiteral("<td align='right'>%1</td>").arg(nodeHoursText(p.nodeHours).toHtmlEscaped()));
+                }
+                html += QStringLiteral("</table>");
                 html +=
-                    QStringLiteral("</table><span style='color:#777'>%1</span>")
+                    QStringLiteral("<span style='color:#777'>%1</span>")
                         .arg((plan.inputs.value(0) + (plan.warnings.isEmpty() ? QString() : QStringLiteral("; ") + plan.warnings.first()))
                                  .toHtmlEscaped());
                 m_prediction->setText(html);
             }
+            QTimer::singleShot(0, this, &LaunchDialog::fitHeight);  // once the layout has the new text
             emit predictionUpdated();
         });
+}
+
+void LaunchDialog::fitHeight()
+{
+    // Grow to show the whole prediction (within the screen); never shrink under the user.
+    if (!isVisible()) return;
+    // QLabel under-reports the height of rich text with a table whose cells wrap: lay the text out
+    // at the label's width and ask for that.
+    QTextDocument doc;
+    doc.setDefaultFont(m_prediction->font());
+    doc.setHtml(m_prediction->text());
+    doc.setTextWidth(m_prediction->contentsRect().width());
+    m_prediction->setMinimumHeight(int(std::ceil(doc.size().height())));
+    layout()->activate();
+    const QRect screen = this->screen() ? this->screen()->availableGeometry() : QRect(0, 0, 1280, 720);
+    const int want = layout()->hasHeightForWidth() ? layout()->totalHeightForWidth(width()) : sizeHint().height();
+    if (want > height()) resize(width(), std::min(want, screen.height() - 40));
+}
+
+void LaunchDialog::showEvent(QShowEvent* e)
+{
+    QDialog::showEvent(e);
+    QTimer::singleShot(0, this, &LaunchDialog::fitHeight);
 }
 
 QString LaunchDialog::prediction() const

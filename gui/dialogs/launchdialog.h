@@ -53,7 +53,11 @@ signals:
     /// The prediction was (re)computed for the form as it is now.
     void predictionUpdated();
 
+protected:
+    void showEvent(QShowEvent* e) override;
+
 private:
+    void fitHeight();
     void revalidate();
     /// Starts the prediction of m_points on a pool thread (the newest request wins).
     void predict();

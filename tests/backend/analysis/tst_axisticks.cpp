@@ -267,6 +267,18 @@ private slots:
         QCOMPARE(formatDuration(750), QStringLiteral("12.5 min"));
         QCOMPARE(formatDuration(11700), QStringLiteral("3.25 h"));
     }
+
+    // A value and its range to the digits the range supports (two significant digits of the
+    // half-width), the range left out where it would not show (issue 36: no "99.7 % ± 0.05").
+    void rangesShowTheDigitsTheySupport()
+    {
+        QCOMPARE(formatWithRange(94.1, 79.37, 100, QStringLiteral(" %")), QStringLiteral("94 % (79–100)"));
+        QCOMPARE(formatWithRange(1.3218, 1.0812, 1.5734, QStringLiteral(" s")), QStringLiteral("1.32 s (1.08–1.57)"));
+        QCOMPARE(formatWithRange(99.7, 99.68, 99.72, QStringLiteral(" %")), QStringLiteral("99.700 % (99.680–99.720)"));
+        QCOMPARE(formatWithRange(0.13, 0.13, 0.13), QStringLiteral("0.13"));
+        QCOMPARE(formatWithRange(1234.4, 900, 1600), QStringLiteral("1234 (900–1600)"));
+        QCOMPARE(formatWithRange(std::nan(""), 1, 2), QStringLiteral("–"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAxisTicks)

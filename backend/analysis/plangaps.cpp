@@ -1,0 +1,36 @@
+#include "analysis/plangaps.h"
+
+#include <QStringList>
+
+#include <algorithm>
+
+namespace scaledesk {
+
+QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ranks, int nodes, const QString& profile)
+{
+    QList<PlanGap> gaps;
+    if (ranks <= 1) return gaps;
+    const int perNode = std::max(1, ranks / std::max(1, nodes));
+    auto calibrate = [&](int nodeCount, const QString& extra) {
+        QStringList c{QStringLiteral("scaledesk calibrate")};
+        if (!profile.isEmpty()) c << QStringLiteral("--profile ") + profile;
+        c << QStringLiteral("--nodes %1 --ranks-per-node %2").arg(nodeCount).arg(perNode);
+        if (!extra.isEmpty()) c << extra;
+        return c.join(QLatin1Char(' '));
+    };
+    const bool zero1 = strategy == QLatin1String("zero1");
+    if (model.comm.samples == 0 && !(zero1 && model.reduceScatter.samples > 0 && model.allgather.samples > 0)) {
+        gaps << PlanGap{QStringLiteral("communication (no collective timed: no calibration and no run of more than one rank)"),
+                        calibrate(nodes > 1 ? 2 : 1, {})};
+        return gaps;  // the rest needs this first
+    }
+    if (nodes > 1 && !model.comm.acrossNodesMeasured())
+        gaps << PlanGap{QStringLiteral("communication across nodes (only within a node was timed)"), calibrate(2, {})};
+    if (zero1 && (model.reduceScatter.samples == 0 || model.allgather.samples == 0))
+        gaps << PlanGap{QStringLiteral("zero1's reduce-scatter and allgather (not timed; a library's can be far slower than half an "
+                                       "allreduce)"),
+                        calibrate(std::min(nodes, 2), QStringLiteral("--ops reduce_scatter,allgather"))};
+    return gaps;
+}
+
+}  // namespace scaledesk
