@@ -336,30 +336,39 @@ Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int war
     return plan;
 }
 
-Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& timings,
-                        const QStringList& benchmarkSources, const PlanOptions& options)
-{
-    Plan plan;
-    // The collectives as training meets them (after compute, no barrier) where they were so timed.
-    // The allreduces timed behind compute are no timing of a collective: kept aside for ddp's overlap.
-    int barrierLeftOut = 0;
-    QList<CommSample> alone;
-    for (const CommSample& c : timings)
-        if (c.overlapped)
-            plan.model.overlapSamples << c;
-        else
-            alone << c;
-    const QList<CommSample> benchmark = preferAfterCompute(alone, &barrierLeftOut);
-    plan.sweep = sweep;
-    std::vector<PlanRunInput> used;
-    for (const PlanRunInput& r : runs)
-        if (r.steps > 0 && r.computeS > 0 && r.localBatch > 0 && r.samplesPerEpoch > 0) used.push_back(r);
-    if (used.empty())
-        return planError(
-            QStringLiteral("no run of sweep '%1' has step records with a compute time, a local batch and samples per epoch to fit")
-                .arg(sweep));
-    if (options.nodes.isEmpty()) return planError(QStringLiteral("no node counts to predict (--nodes)"));
+namespace {
 
+// What makePlan's parts share while they build one plan, in the order makePlan calls them.
+struct PlanFit {
+    PlanFit(Plan& p, const QString& sw, const std::vector<PlanRunInput>& all, const std::vector<PlanRunInput>& fitted,
+            const QList<CommSample>& bench, const QStringList& sources, const PlanOptions& o, int barriers)
+        : plan(p), sweep(sw), runs(all), used(fitted), benchmark(bench), benchmarkSources(sources), options(o), barrierLeftOut(barriers)
+    {}
+    Plan& plan;
+    const QString& sweep;
+    const std::vector<PlanRunInput>& runs;  ///< every run (the learning curve reads them all)
+    const std::vector<PlanRunInput>& used;  ///< the runs with step records to fit
+    const QList<CommSample>& benchmark;     ///< the collectives as training meets them where so timed
+    const QStringList& benchmarkSources;
+    const PlanOptions& options;
+    int barrierLeftOut = 0;
+    ComputeModel compute;                    ///< fitCompute
+    double gradientBytes = 0;                ///< layoutStrategies
+    QStringList strategies;                  ///< layoutStrategies
+    int rpn = 1;                             ///< fitCollectives: ranks per node predicted
+    bool needComm = false;                   ///< fitCollectives: some point has more than one rank
+    int measuredMax = 1;                     ///< chooseBase
+    const PlanRunInput* base = nullptr;      ///< chooseBase
+    double sigmaCompute = 0, sigmaComm = 0;  ///< bandWidths
+    double sigmaLoss = 0, startupS = 0;      ///< fitCurve
+};
+
+// Compute: affine in the local batch, from every run, each as it would compute alone.
+Status fitComputePart(PlanFit& f)
+{
+    Plan& plan = f.plan;
+    const std::vector<PlanRunInput>& used = f.used;
+    const QList<CommSample>& benchmark = f.benchmark;
     // Compute: affine in the local batch, from every run, each as it would compute alone (its
     // compute over the contention of its layout, where the benchmark measured it).
     plan.model.cpuRanks = std::all_of(used.begin(), used.end(), [](const PlanRunInput& r) { return r.cpu; });
@@ -381,6 +390,7 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     auto compute = fitCompute(computeSamples);
     if (!compute) return compute.error();
     plan.model.compute = *compute;
+    f.compute = *compute;
     plan.inputs << QStringLiteral("compute per step: %1 + %2 s per sample of the local batch, fitted on %3 run(s) at local batch(es) %4%5")
                        .arg(formatNumber(compute->fixedS), formatNumber(compute->perSampleS))
                        .arg(used.size())
@@ -419,7 +429,15 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                                       "times it): every rank computes as the runs did");
     }
 
-    // The arrival wait: what the after-compute timings spent in the collectives beyond the last rank in.
+    return Done{};
+}
+
+// The arrival wait: what the after-compute timings spent in the collectives beyond the last rank in.
+void describeArrivalWait(PlanFit& f)
+{
+    Plan& plan = f.plan;
+    const QList<CommSample>& benchmark = f.benchmark;
+    const int barrierLeftOut = f.barrierLeftOut;
     struct WaitLayout {
         int timings = 0;
         double computeS = 0;
@@ -451,8 +469,15 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
         plan.inputs << QStringLiteral("collectives timed behind a barrier, the ranks' arrival wait not measured "
                                       "(bench-comm --after_compute times them as training meets them)");
     }
+}
 
-    // Gradients, buckets and overlap by strategy.
+// The gradients' size, and each strategy's buckets and overlap.
+Status layoutStrategies(PlanFit& f)
+{
+    Plan& plan = f.plan;
+    const std::vector<PlanRunInput>& used = f.used;
+    const PlanOptions& options = f.options;
+    const QString& sweep = f.sweep;
     double gradientBytes = 0;
     for (const PlanRunInput& r : used)
         if (std::isfinite(r.gradientBytes)) gradientBytes = std::max(gradientBytes, r.gradientBytes);
@@ -541,6 +566,20 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                                   .arg(s, buckets, cpuRule));
     }
 
+    f.gradientBytes = gradientBytes;
+    f.strategies = strategies;
+    return Done{};
+}
+
+// The allreduce (and zero1's collectives) fitted to the benchmark and the multi-rank runs' steps.
+Status fitCollectives(PlanFit& f)
+{
+    Plan& plan = f.plan;
+    const std::vector<PlanRunInput>& used = f.used;
+    const QList<CommSample>& benchmark = f.benchmark;
+    const PlanOptions& options = f.options;
+    const QStringList& benchmarkSources = f.benchmarkSources;
+    const double gradientBytes = f.gradientBytes;
     // The allreduce: the benchmark's timings, and each multi-rank run's per-step communication as
     // its buckets' allreduces, less the arrival wait its steps paid where that was measured (the
     // model adds it once a step).
@@ -557,10 +596,12 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
         comm << CommSample{r.ranks, r.nodes, gradientBytes / k, collectives / k};
         commRuns << r.runId;
     }
-    int rpn = options.ranksPerNode;
+    int& rpn = f.rpn;
+    rpn = options.ranksPerNode;
     for (const PlanRunInput& r : used)
         if (options.ranksPerNode <= 0) rpn = std::max(rpn, std::max(1, r.ranks / std::max(1, r.nodes)));
-    bool needComm = false;
+    bool& needComm = f.needComm;
+    needComm = false;
     for (int n : options.nodes) needComm = needComm || n * rpn > 1;
     int allreduces = 0;
     for (const CommSample& c : comm) allreduces += c.op == CommSample::Op::Allreduce;
@@ -612,9 +653,18 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
         if (const QString curve = measuredCurveText(*fitted); !curve.isEmpty())
             plan.inputs << QStringLiteral("%1: %2").arg(QLatin1String(name), curve);
     }
-    // The sizes the strategies send, and whether the benchmark timed them: where a curve steps
-    // (a library changing algorithm) between the two sizes it timed around one, interpolating
-    // cannot say where the step lies, so the exact sizes are asked for.
+    return Done{};
+}
+
+// The sizes the strategies send, and whether the benchmark timed them: where a curve steps (a
+// library changing algorithm) between the two sizes it timed around one, interpolating cannot say
+// where the step lies, so the exact sizes are asked for.
+void checkSizesSent(PlanFit& f)
+{
+    Plan& plan = f.plan;
+    const QStringList& strategies = f.strategies;
+    const double gradientBytes = f.gradientBytes;
+    const bool needComm = f.needComm;
     {
         QList<QPair<QString, double>> sent;  // (collective, bytes)
         for (const QString& s : strategies) {
@@ -660,6 +710,15 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                                             "(bench-comm --sizes, in 'Where the numbers come from')")
                                  .arg(step);
     }
+}
+
+// The largest rank count measured, the base point (the smallest run), weak or strong, and the batch asked for.
+void chooseBase(PlanFit& f)
+{
+    Plan& plan = f.plan;
+    const std::vector<PlanRunInput>& used = f.used;
+    const QList<CommSample>& benchmark = f.benchmark;
+    const PlanOptions& options = f.options;
     int measuredMax = 1;
     for (const PlanRunInput& r : used) measuredMax = std::max(measuredMax, r.ranks);
     for (const CommSample& c : benchmark) measuredMax = std::max(measuredMax, c.ranks);
@@ -702,8 +761,17 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                                   : QStringLiteral("predicted at global batch %1, as asked").arg(formatNumber(options.globalBatch)));
     }
 
-    // σ of a step: the compute fit's residuals, or the measured epochs' spread where the fit has
-    // too few points to leave any; the allreduce fit's residuals.
+    f.measuredMax = measuredMax;
+    f.base = base;
+}
+
+// σ of a step: the compute fit's residuals, or the measured epochs' spread where the fit has too
+// few points to leave any; the allreduce fit's residuals.
+void bandWidths(PlanFit& f)
+{
+    Plan& plan = f.plan;
+    const std::vector<PlanRunInput>& used = f.used;
+    const ComputeModel* compute = &f.compute;
     double cv = 0;
     for (const PlanRunInput& r : used)
         if (std::isfinite(r.epochCv)) cv = std::max(cv, r.epochCv);
@@ -715,7 +783,18 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                                                   : QStringLiteral("the measured epochs' spread"))
                        .arg(formatNumber(100 * sigmaComm));
 
-    // The learning curve, for time-to-target: every run's validation losses (warm-up included).
+    f.sigmaCompute = sigmaCompute;
+    f.sigmaComm = sigmaComm;
+}
+
+// The learning curve, for time-to-target: every run's validation losses (warm-up included).
+Status fitCurve(PlanFit& f)
+{
+    Plan& plan = f.plan;
+    const std::vector<PlanRunInput>& runs = f.runs;
+    const std::vector<PlanRunInput>& used = f.used;
+    const PlanOptions& options = f.options;
+    const QString& sweep = f.sweep;
     plan.targetLoss = options.targetLoss;
     double sigmaLoss = 0, startupS = 0;
     if (std::isfinite(options.targetLoss)) {
@@ -757,72 +836,91 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                            .arg(firsts);
     }
 
-    const bool superlinear = measuredSuperlinear(used, *base);
-    for (const QString& s : strategies) {
-        for (int nodes : options.nodes) {
-            PlanPoint p;
-            p.strategy = s;
-            p.nodes = nodes;
-            p.ranks = nodes * rpn;
-            const EpochPrediction e = plan.model.epoch(s, p.ranks, nodes, plan.weak, plan.baseRanks, plan.baseLocalBatch,
-                                                       plan.baseSamplesPerEpoch, options.epochs);
-            const StepPrediction st = plan.model.step(s, p.ranks, nodes, e.localBatch);
-            p.localBatch = e.localBatch;
-            p.stepS = st.stepS;
-            p.computeS = st.computeS;
-            p.exposedCommS = st.exposedS;
-            p.epochS = e.epochS;
-            const double sigma = e.steps * std::hypot(sigmaCompute * (st.computeS + st.dataS), sigmaComm * st.exposedS);
-            p.epochLowS = std::max(0.0, e.epochS - 2 * sigma);
-            p.epochHighS = e.epochS + 2 * sigma;
-            p.throughput = e.throughput;
-            p.speedup = e.speedup;
-            p.efficiency = e.efficiency;
-            p.efficiencyLow = e.efficiency * e.epochS / p.epochHighS;
-            p.efficiencyHigh = p.epochLowS > 0 ? e.efficiency * e.epochS / p.epochLowS : kNaN;
-            p.nodeHours = e.nodeHours;
-            p.gpuHours = e.epochS * options.epochs * p.ranks / 3600.0;
-            p.cost = p.gpuHours * options.gpuHourPrice;
-            p.extrapolated = p.ranks > 8 * measuredMax;
-            boundEfficiency(p, plan, superlinear);
-            p.globalBatch = e.globalBatch;
-            if (std::isfinite(options.targetLoss)) {
-                const double target = options.targetLoss, perEpoch = plan.baseSamplesPerEpoch;
-                p.epochsToTarget = plan.curve.samplesTo(target, e.globalBatch) / perEpoch;
-                p.epochsToTargetLow = plan.curve.samplesTo(target / std::max(1e-9, 1 - 2 * sigmaLoss), e.globalBatch) / perEpoch;
-                p.epochsToTargetHigh = plan.curve.samplesTo(target / (1 + 2 * sigmaLoss), e.globalBatch) / perEpoch;
-                p.timeToTargetS = wholeEpochs(p.epochsToTarget) * e.epochS + startupS;
-                p.timeToTargetLowS = wholeEpochs(p.epochsToTargetLow) * p.epochLowS + startupS;
-                p.timeToTargetHighS = wholeEpochs(p.epochsToTargetHigh) * p.epochHighS + startupS;
-                p.nodeHoursToTarget = p.timeToTargetS * nodes / 3600.0;
-                p.targetBeyondCurve = p.epochsToTarget * perEpoch > plan.curve.maxSamples * (1 + 1e-9);
-            }
-            double sum = 0, throughput = 0, toTarget = 0;
-            int n = 0, reached = 0;
-            for (const PlanRunInput& r : used)
-                if ((r.strategy == s || r.ranks == 1) && r.ranks == p.ranks && r.nodes == nodes && std::isfinite(r.epochS) &&
-                    std::abs(r.localBatch - e.localBatch) <= 1e-9 * e.localBatch) {
-                    sum += r.epochS;
-                    throughput += r.samplesPerEpoch / r.epochS;
-                    ++n;
-                    if (const double t = trainingTimeToTarget(r, options.targetLoss); std::isfinite(t)) {
-                        toTarget += t;
-                        ++reached;
-                    }
-                }
-            p.measuredEpochS = n > 0 ? sum / n : kNaN;
-            p.measuredTimeToTargetS = reached > 0 ? toTarget / reached : kNaN;
-            // X(n) / (X(n0) · n/n0), as the scaling report defines it, against the measured base.
-            if (n > 0 && std::isfinite(base->epochS) && plan.baseLocalBatch == base->localBatch)
-                p.measuredEfficiency = throughput / n / (base->samplesPerEpoch / base->epochS * p.ranks / base->ranks);
-            for (const PlanGap& g : planGaps(plan.model, s, p.ranks, nodes, options.profile)) {
-                p.notMeasured << g.what;
-                p.measureWith << g.command;
-            }
-            if (!p.notMeasured.isEmpty()) unmeasured(p);
-            plan.points << p;
-        }
+    f.sigmaLoss = sigmaLoss;
+    f.startupS = startupS;
+    return Done{};
+}
+
+// One predicted point: the model's epoch and step at it, its band, time-to-target, what the runs
+// measured there, its efficiency bounds and what it would need that was never measured.
+PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool superlinear)
+{
+    const Plan& plan = f.plan;
+    const std::vector<PlanRunInput>& used = f.used;
+    const PlanOptions& options = f.options;
+    const PlanRunInput* base = f.base;
+    const int rpn = f.rpn, measuredMax = f.measuredMax;
+    const double sigmaCompute = f.sigmaCompute, sigmaComm = f.sigmaComm, sigmaLoss = f.sigmaLoss, startupS = f.startupS;
+    PlanPoint p;
+    p.strategy = s;
+    p.nodes = nodes;
+    p.ranks = nodes * rpn;
+    const EpochPrediction e =
+        plan.model.epoch(s, p.ranks, nodes, plan.weak, plan.baseRanks, plan.baseLocalBatch, plan.baseSamplesPerEpoch, options.epochs);
+    const StepPrediction st = plan.model.step(s, p.ranks, nodes, e.localBatch);
+    p.localBatch = e.localBatch;
+    p.stepS = st.stepS;
+    p.computeS = st.computeS;
+    p.exposedCommS = st.exposedS;
+    p.epochS = e.epochS;
+    const double sigma = e.steps * std::hypot(sigmaCompute * (st.computeS + st.dataS), sigmaComm * st.exposedS);
+    p.epochLowS = std::max(0.0, e.epochS - 2 * sigma);
+    p.epochHighS = e.epochS + 2 * sigma;
+    p.throughput = e.throughput;
+    p.speedup = e.speedup;
+    p.efficiency = e.efficiency;
+    p.efficiencyLow = e.efficiency * e.epochS / p.epochHighS;
+    p.efficiencyHigh = p.epochLowS > 0 ? e.efficiency * e.epochS / p.epochLowS : kNaN;
+    p.nodeHours = e.nodeHours;
+    p.gpuHours = e.epochS * options.epochs * p.ranks / 3600.0;
+    p.cost = p.gpuHours * options.gpuHourPrice;
+    p.extrapolated = p.ranks > 8 * measuredMax;
+    boundEfficiency(p, plan, superlinear);
+    p.globalBatch = e.globalBatch;
+    if (std::isfinite(options.targetLoss)) {
+        const double target = options.targetLoss, perEpoch = plan.baseSamplesPerEpoch;
+        p.epochsToTarget = plan.curve.samplesTo(target, e.globalBatch) / perEpoch;
+        p.epochsToTargetLow = plan.curve.samplesTo(target / std::max(1e-9, 1 - 2 * sigmaLoss), e.globalBatch) / perEpoch;
+        p.epochsToTargetHigh = plan.curve.samplesTo(target / (1 + 2 * sigmaLoss), e.globalBatch) / perEpoch;
+        p.timeToTargetS = wholeEpochs(p.epochsToTarget) * e.epochS + startupS;
+        p.timeToTargetLowS = wholeEpochs(p.epochsToTargetLow) * p.epochLowS + startupS;
+        p.timeToTargetHighS = wholeEpochs(p.epochsToTargetHigh) * p.epochHighS + startupS;
+        p.nodeHoursToTarget = p.timeToTargetS * nodes / 3600.0;
+        p.targetBeyondCurve = p.epochsToTarget * perEpoch > plan.curve.maxSamples * (1 + 1e-9);
     }
+    double sum = 0, throughput = 0, toTarget = 0;
+    int n = 0, reached = 0;
+    for (const PlanRunInput& r : used)
+        if ((r.strategy == s || r.ranks == 1) && r.ranks == p.ranks && r.nodes == nodes && std::isfinite(r.epochS) &&
+            std::abs(r.localBatch - e.localBatch) <= 1e-9 * e.localBatch) {
+            sum += r.epochS;
+            throughput += r.samplesPerEpoch / r.epochS;
+            ++n;
+            if (const double t = trainingTimeToTarget(r, options.targetLoss); std::isfinite(t)) {
+                toTarget += t;
+                ++reached;
+            }
+        }
+    p.measuredEpochS = n > 0 ? sum / n : kNaN;
+    p.measuredTimeToTargetS = reached > 0 ? toTarget / reached : kNaN;
+    // X(n) / (X(n0) · n/n0), as the scaling report defines it, against the measured base.
+    if (n > 0 && std::isfinite(base->epochS) && plan.baseLocalBatch == base->localBatch)
+        p.measuredEfficiency = throughput / n / (base->samplesPerEpoch / base->epochS * p.ranks / base->ranks);
+    for (const PlanGap& g : planGaps(plan.model, s, p.ranks, nodes, options.profile)) {
+        p.notMeasured << g.what;
+        p.measureWith << g.command;
+    }
+    if (!p.notMeasured.isEmpty()) unmeasured(p);
+    return p;
+}
+
+// What the plan as a whole should warn about: the target never reached or beyond the curve, the
+// batch's effect unmeasured, extrapolation.
+void planWarnings(PlanFit& f)
+{
+    Plan& plan = f.plan;
+    const PlanOptions& options = f.options;
+    const int measuredMax = f.measuredMax;
     if (std::isfinite(options.targetLoss)) {
         bool never = false, beyond = false, otherBatch = false;
         for (const PlanPoint& p : plan.points) {
@@ -855,6 +953,47 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
                                  .arg(measuredMax);
             break;
         }
+}
+
+}  // namespace
+
+Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& timings,
+                        const QStringList& benchmarkSources, const PlanOptions& options)
+{
+    Plan plan;
+    // The collectives as training meets them (after compute, no barrier) where they were so timed.
+    // The allreduces timed behind compute are no timing of a collective: kept aside for ddp's overlap.
+    int barrierLeftOut = 0;
+    QList<CommSample> alone;
+    for (const CommSample& c : timings)
+        if (c.overlapped)
+            plan.model.overlapSamples << c;
+        else
+            alone << c;
+    const QList<CommSample> benchmark = preferAfterCompute(alone, &barrierLeftOut);
+    plan.sweep = sweep;
+    std::vector<PlanRunInput> used;
+    for (const PlanRunInput& r : runs)
+        if (r.steps > 0 && r.computeS > 0 && r.localBatch > 0 && r.samplesPerEpoch > 0) used.push_back(r);
+    if (used.empty())
+        return planError(
+            QStringLiteral("no run of sweep '%1' has step records with a compute time, a local batch and samples per epoch to fit")
+                .arg(sweep));
+    if (options.nodes.isEmpty()) return planError(QStringLiteral("no node counts to predict (--nodes)"));
+
+    PlanFit f(plan, sweep, runs, used, benchmark, benchmarkSources, options, barrierLeftOut);
+    if (auto ok = fitComputePart(f); !ok) return ok.error();
+    describeArrivalWait(f);
+    for (auto part : {layoutStrategies, fitCollectives})
+        if (auto ok = part(f); !ok) return ok.error();
+    checkSizesSent(f);
+    chooseBase(f);
+    bandWidths(f);
+    if (auto ok = fitCurve(f); !ok) return ok.error();
+    const bool superlinear = measuredSuperlinear(used, *f.base);
+    for (const QString& s : f.strategies)
+        for (int nodes : options.nodes) plan.points << predictPoint(f, s, nodes, superlinear);
+    planWarnings(f);
     return plan;
 }
 
