@@ -277,7 +277,9 @@ void timesToTarget(ScalingReport& rep, const QList<ReportRun>& input, const Repo
 }
 
 // A (strategy, world size) group over its repetitions: means of the used runs, and warnings for
-// missing repetitions, differing configs and unequal samples.
+// missing repetitions, differing configs and unequal samples. `maxRep`: the repetitions a launched
+// sweep planned for every group; 0 for imported runs (itwinai's), where a group has the runs that
+// were made and only those left out are missing.
 ReportGroupRow groupRow(const QString& strategy, int world, const QList<int>& members, const QList<ReportRunRow>& runs,
                         const QList<ReportRun>& input, int maxRep, QStringList& warnings)
 {
@@ -313,9 +315,13 @@ ReportGroupRow groupRow(const QString& strategy, int world, const QList<int>& me
         configs << cfg;
         configIds << row.runId;
     }
-    if (g.repetitions < maxRep)
-        warnings
-            << QStringLiteral("%1 at %2 ranks: %3 of %4 repetitions have data").arg(g.strategy).arg(g.world).arg(g.repetitions).arg(maxRep);
+    const int expected = maxRep > 0 ? maxRep : int(members.size());
+    if (g.repetitions < expected)
+        warnings << QStringLiteral("%1 at %2 ranks: %3 of %4 repetitions have data")
+                        .arg(g.strategy)
+                        .arg(g.world)
+                        .arg(g.repetitions)
+                        .arg(expected);
     if (configs.size() > 1) {
         const QStringList diff = differingKeys(configs);
         if (!diff.isEmpty())
@@ -447,7 +453,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
         byGroup[{rep.runs[i].strategy, rep.runs[i].world}] << i;
     }
     for (const auto& [key, members] : byGroup)
-        rep.groups << groupRow(key.first, key.second, members, rep.runs, input, maxRep, rep.warnings);
+        rep.groups << groupRow(key.first, key.second, members, rep.runs, input, itwinai ? 0 : maxRep, rep.warnings);
     // Speedup and efficiency against each strategy's smallest world size that has data.
     QMap<QString, int> baseline;
     for (int i = 0; i < rep.groups.size(); ++i) {
