@@ -110,7 +110,8 @@ bool measuredSuperlinear(const std::vector<PlanRunInput>& used, const PlanRunInp
 // unless a run measured superlinear scaling, and says so.
 void boundEfficiency(PlanPoint& p, const Plan& plan, bool superlinear)
 {
-    if (p.ranks == plan.baseRanks && p.nodes == 1) {
+    p.base = p.ranks == plan.baseRanks && p.nodes == 1;
+    if (p.base) {
         p.speedup = p.efficiency = p.efficiencyLow = p.efficiencyHigh = 1.0;
         return;
     }

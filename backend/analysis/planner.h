@@ -84,6 +84,7 @@ struct PlanPoint {
     /// The efficiency range reached past 100 % and was cut there: no run measured superlinear
     /// scaling. (The base point's efficiency is 1 by definition, with no range.)
     bool efficiencyClipped = false;
+    bool base = false;  ///< the base point (the smallest run's ranks, one node): efficiency 1 by definition
     /// With a target loss: the global batch; the epochs the curve takes to reach the target
     /// (samples to target / samples per epoch, and its range from the curve's ±2σ); the training
     /// time until the epoch whose validation reaches it, ⌈epochs⌉ × epoch + the runs' first-epoch

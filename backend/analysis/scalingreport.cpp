@@ -132,6 +132,12 @@ ScalingReport::ScalingReport() : target(kNaN) {}
 
 namespace {
 
+// A run imported from itwinai (manifest report_definition), whose report follows itwinai's formulas.
+bool itwinaiDefined(const QJsonObject& manifest)
+{
+    return manifest.value(QStringLiteral("report_definition")).toString() == QLatin1String("itwinai");
+}
+
 // What an imported itwinai run's manifest says about the whole run: energy (rectangle rule over
 // its sampler's interval), mean utilisation of every sample, and the profiler's computation share,
 // which splits the epoch into computation and "other" as itwinai's computation-vs-other plot does.
@@ -145,7 +151,7 @@ void importedTelemetry(const QJsonObject& manifest, ReportRunRow& row)
     if (std::isnan(row.gpuUtilPct)) row.gpuUtilPct = value("gpu_util_pct_mean");
     row.computeFraction = value("computation_fraction");
     // itwinai's one epoch time has validation in it or not, by version: no part of it is validation.
-    if (manifest.value(QStringLiteral("report_definition")).toString() == QLatin1String("itwinai")) row.validationS = kNaN;
+    if (itwinaiDefined(manifest)) row.validationS = kNaN;
     if (std::isfinite(row.computeFraction) && std::isnan(row.computeS) && row.used) {
         row.computeS = row.computeFraction * row.epochS;
         row.otherS = row.epochS - row.computeS;
@@ -431,9 +437,8 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
 {
     ScalingReport rep;
     rep.sweep = sweep;
-    const bool itwinai = !input.isEmpty() && std::all_of(input.begin(), input.end(), [](const ReportRun& r) {
-        return r.manifest.value(QStringLiteral("report_definition")).toString() == QLatin1String("itwinai");
-    });
+    const bool itwinai =
+        !input.isEmpty() && std::all_of(input.begin(), input.end(), [](const ReportRun& r) { return itwinaiDefined(r.manifest); });
     if (itwinai) rep.definition = QStringLiteral("itwinai");
     ReportOptions resolved = options;
     if (resolved.warmupEpochs < 0) resolved.warmupEpochs = itwinai ? 0 : 1;
@@ -623,14 +628,15 @@ QString ScalingReport::markdown() const
                            : scalingMeasured.isEmpty()                  ? QStringLiteral("needs two sizes to tell")
                                                                         : QStringLiteral("neither stays put nor grows with the ranks"))
            << QString();
+    const QString averaged = warmupEpochs > 0 ? QStringLiteral("epochs after the first %1 (warm-up)").arg(warmupEpochs)
+                                              : QStringLiteral("epochs, every one (no warm-up left out)");
     md << (includesValidation
                ? QStringLiteral("Epoch time is training plus validation (`wall_s`, `--include-validation`): the mean over each run's "
-                                "epochs after the first %1 (warm-up)")
+                                "%1")
                : QStringLiteral("Epoch time is the training time of an epoch (`train_s`; validation, `val_s`, is its own column), as the "
                                 "NERSC trainer's \"Time taken for epoch\" and itwinai's report define it: the mean over each run's "
-                                "epochs after the first %1 (warm-up)"))
-                .arg(warmupEpochs)
-                .replace(QStringLiteral("epochs after the first 0 (warm-up)"), QStringLiteral("epochs, every one (no warm-up left out)")) +
+                                "%1"))
+                .arg(averaged) +
             QStringLiteral(", then the mean over repetitions (± sample standard deviation). Speedup = T̄(n_min) / T̄(n) against each "
                            "strategy's smallest "
                            "run; ideal = n / n_min; efficiency = X(n) / (X(n_min) · n / n_min) with X the throughput in samples/s "

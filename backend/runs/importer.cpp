@@ -67,8 +67,8 @@ QList<Found> discover(const QString& path)
     for (const QString& dir : dirs) {
         if (taken.contains(dir)) continue;
         if (std::any_of(covered.begin(), covered.end(), [&](const QString& c) { return dir.startsWith(c + QLatin1Char('/')); })) continue;
-        if (const QList<itwinai::Source> sources = itwinai::sourcesAt(dir); !sources.isEmpty()) {
-            for (const itwinai::Source& s : sources) out << Found{kItwinai, s.dir, {}, s};
+        if (const auto source = itwinai::sourceAt(dir)) {
+            out << Found{kItwinai, dir, {}, *source};
             covered << dir;
             continue;
         }

@@ -395,19 +395,16 @@ QString layoutName(Layout layout)
     return {};
 }
 
-QList<Source> sourcesAt(const QString& dir)
+std::optional<Source> sourceAt(const QString& dir)
 {
     const QDir d(dir);
     if (QFileInfo(d.filePath(QStringLiteral("epoch-time"))).isDir()) {
         const bool unified = QFileInfo(d.filePath(QStringLiteral("computation-data"))).isDir() ||
             (d.dirName() != QLatin1String("scalability-metrics") && !QFileInfo(d.filePath(QStringLiteral("communication-data"))).isDir());
-        return {Source{unified ? Layout::Unified : Layout::Pr262, dir}};
+        return Source{unified ? Layout::Unified : Layout::Pr262, dir};
     }
-    if (mlflow::isExperimentDir(dir)) return {Source{Layout::MLflow, dir}};
-    QList<Source> out;
-    for (const QString& sub : d.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
-        if (!sub.startsWith(QLatin1Char('.')) && mlflow::isExperimentDir(d.filePath(sub))) out << Source{Layout::MLflow, d.filePath(sub)};
-    return out;
+    if (mlflow::isExperimentDir(dir)) return Source{Layout::MLflow, dir};
+    return std::nullopt;
 }
 
 Expected<QList<Run>> readSource(const Source& source, int gpusPerNode)

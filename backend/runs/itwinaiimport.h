@@ -7,6 +7,7 @@
 #include <QStringList>
 
 #include <limits>
+#include <optional>
 
 namespace scaledesk::itwinai {
 
@@ -22,11 +23,11 @@ struct Source {
     QString dir;  ///< the folder that holds epoch-time/, or the MLflow experiment folder
 };
 
-/// The itwinai sources at `dir` itself: a folder with an epoch-time/ subfolder is one (Unified when
-/// it has computation-data/ or is not named scalability-metrics: a run id's folder; else Pr262), an
-/// MLflow experiment folder is one, and an MLflow store (a folder of experiments) is one per
-/// experiment. Empty when `dir` is none of them.
-QList<Source> sourcesAt(const QString& dir);
+/// The itwinai source that `dir` itself is: a folder with an epoch-time/ subfolder (Unified when it
+/// has computation-data/ or is not named scalability-metrics: a run id's folder; else Pr262), or
+/// an MLflow experiment folder (a store's experiments are its subfolders: a walk finds each).
+/// Nothing when `dir` is neither.
+std::optional<Source> sourceAt(const QString& dir);
 
 constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 

@@ -38,9 +38,9 @@ namespace scaledesk::gui {
 namespace {
 // A point's efficiency: 100 % at the base (by definition), else its range, "≤ 100 %" where the
 // range was clipped there.
-QString efficiencyText(const PlanPoint& p, const Plan& plan)
+QString efficiencyText(const PlanPoint& p)
 {
-    if (p.ranks == plan.baseRanks && p.nodes == 1) return QObject::tr("100 % (the base)");
+    if (p.base) return QObject::tr("100 % (the base)");
     QString text = formatWithRange(100 * p.efficiency, 100 * p.efficiencyLow, 100 * p.efficiencyHigh, QStringLiteral(" %"));
     if (p.efficiencyClipped) text += QObject::tr(", clipped at 100 %");
     return text;
@@ -416,7 +416,7 @@ void LaunchDialog::predict()
                     }
                     html += shape +
                         QStringLiteral("<td align='right'>%1</td><td align='right'>%2%3</td>%4</tr>")
-                            .arg(formatWithRange(p.epochS, p.epochLowS, p.epochHighS, QStringLiteral(" s")), efficiencyText(p, plan),
+                            .arg(formatWithRange(p.epochS, p.epochLowS, p.epochHighS, QStringLiteral(" s")), efficiencyText(p),
                                  p.extrapolated ? tr(" (extrapolated)") : QString(),
                                  local ? QString()
                                        : QStringLiteral("<td align='right'>%1</td>").arg(nodeHoursText(p.nodeHours).toHtmlEscaped()));
