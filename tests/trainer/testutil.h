@@ -37,6 +37,8 @@ int spawnProcess(const std::vector<std::string>& argv, const std::string& cwd, c
                  const std::vector<std::string>& extraEnv = {});
 /// Waits for a spawned process: its exit code, or 128 + signal.
 int waitExit(int pid);
+/// Whether a running process ignores `signal` (the SigIgn mask of /proc/PID/status); false when it cannot be read.
+bool ignoresSignal(int pid, int signal);
 
 /// The records of metrics.jsonl in `runDir` whose "kind" is `kind`, in file order.
 std::vector<nlohmann::json> metricsRecords(const std::string& runDir, const std::string& kind);

@@ -343,6 +343,8 @@ TEST_F(Dist, ADeadRankIsNamedWithinTheTimeout)
     while (std::chrono::steady_clock::now() < deadline &&
            readFile(path("dead/metrics.jsonl")).find("\"kind\":\"step\"") == std::string::npos)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // A write to the dead rank's socket must come back as an error, not kill rank 0 by SIGPIPE (exit 141).
+    EXPECT_TRUE(ignoresSignal(pids[0], SIGPIPE));
     kill(pids[1], SIGKILL);
     const auto killed = std::chrono::steady_clock::now();
     EXPECT_EQ(waitExit(pids[0]), 1);

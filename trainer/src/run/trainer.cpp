@@ -675,6 +675,10 @@ void installStopSignals()
     sigemptyset(&action.sa_mask);
     sigaction(SIGUSR1, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
+    // A write to a dead peer's socket (Gloo's pairs, the rendezvous store) must be an error that the
+    // communicator reports, naming the silent rank, not a SIGPIPE that kills this rank without a word.
+    // Python ignores SIGPIPE at start-up, so every PyTorch script runs this way.
+    signal(SIGPIPE, SIG_IGN);
 }
 
 void recordFailure(const RunPlan& plan, const std::string& message)

@@ -79,7 +79,8 @@ int runTraining(const TrainOptions& options, RunPlan plan, RunLog& log);
 /// Records a `failed` event in metrics.jsonl and the manifest when the run had started.
 void recordFailure(const RunPlan& plan, const std::string& message);
 
-/// Installs the SIGUSR1/SIGTERM handlers that ask the loop to checkpoint and stop.
+/// Installs the SIGUSR1/SIGTERM handlers that ask the loop to checkpoint and stop, and ignores SIGPIPE
+/// so that a dead peer's socket is a reported error, not a silent death.
 void installStopSignals();
 
 }  // namespace scaledesk::train
