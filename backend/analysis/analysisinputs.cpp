@@ -40,6 +40,8 @@ QMap<QString, QString> loadRunConfig(const Workspace& ws, const RunRecord& r, QS
         // (its values as the log printed them), else nothing to say.
         return nerscLogConfig(readRunManifest(ws.runDir(r.id)).value(QStringLiteral("nersc_config")).toObject());
     }
+    // A run of the user's own code has no named config: its run definition (run.yaml) and manifest say what ran.
+    if (r.task == QLatin1String("command")) return {};
     if (!QFileInfo::exists(file)) file = r.configFile;
     auto cfg = resolvedConfig(file, r.configName);
     if (!cfg) {

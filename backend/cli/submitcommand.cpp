@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <QDateTime>
+#include <QFileInfo>
 
 #include <numeric>
 
@@ -35,6 +36,18 @@ Expected<QList<int>> intList(const std::string& s, const char* option)
     return v;
 }
 
+// A command that takes {local_batch} needs one: weak scaling's per-rank batch (--local-batch) or
+// strong scaling's split of --global-batch. A command run has no config to take it from.
+Status checkCommandBatch(const CommandRun& command, const SweepSpec& spec)
+{
+    if (!usesPlaceholder(command, QStringLiteral("local_batch")) || spec.scaling == SweepSpec::Scaling::Strong || spec.localBatch > 0)
+        return Done{};
+    return Error{ErrorCode::Usage,
+                 QStringLiteral("the command takes {local_batch}: give --local-batch N (weak scaling) or --scaling strong "
+                                "--global-batch N"),
+                 command.file};
+}
+
 class SubmitCommand final : public Command {
 public:
     void add(CLI::App& app, SharedOptions& shared) override
@@ -45,14 +58,20 @@ public:
         s->add_option("--config-file", m_configFile,
                       "YAML of named configs (default: the workspace's configs/unet.yaml, which the window's config editor edits; "
                       "the first use copies the shipped one there)");
-        s->add_option("--config", m_config, "named config, e.g. cpu-tiny")->required();
+        auto* config = s->add_option("--config", m_config, "named config, e.g. cpu-tiny");
+        auto* run = s->add_option("--run", m_run,
+                                  "a run definition (YAML with `command`): run your own training code instead of scaledesk-train; "
+                                  "--strategies then picks among its variants (docs/own-code.md)");
+        config->excludes(run);
+        run->excludes(config);
         s->add_option("--name", m_name, "run id of a single run (default: <config>-<UTC time>)");
         s->add_option("--sweep", m_sweep, "sweep name: run every point of nodes x ranks x strategies x repetitions");
         s->add_option("--nodes", m_nodes, "node counts, comma-separated")->capture_default_str();
         s->add_option("--ranks-per-node", m_ranks,
                       "ranks per node, comma-separated (default: one per GPU on a profile with slurm.gpus_per_node, else 1; "
                       "a GPU profile takes at most its GPUs per node)");
-        s->add_option("--strategies", m_strategies, "ddp, fused, zero1; comma-separated")->capture_default_str();
+        s->add_option("--strategies", m_strategies,
+                      "ddp, fused, zero1; comma-separated (default ddp; with --run: the definition's variants, default all)");
         s->add_option("--repetitions", m_reps, "repetitions of each point")->capture_default_str();
         s->add_option("--scaling", m_scaling, "weak (global batch = ranks x local) or strong (fixed --global-batch)")
             ->check(CLI::IsMember({"weak", "strong"}))
@@ -106,7 +125,20 @@ private:
     {
         auto p = findProfile(ctx.ws, q(m_profile));
         if (!p) return p.error();
-        auto configs = m_configFile.empty() ? workspaceConfigFile(ctx.ws) : Expected<QString>(q(m_configFile));
+        CommandRun command;
+        if (!m_run.empty()) {
+            auto loaded = loadCommandRun(q(m_run));
+            if (!loaded) return loaded.error();
+            command = *loaded;
+        } else if (m_config.empty()) {
+            return Error{ErrorCode::Usage,
+                         QStringLiteral("give --config NAME (a named config of scaledesk-train) or --run FILE (a run definition of "
+                                        "your own code)"),
+                         QString()};
+        }
+        auto configs = command.isSet() ? Expected<QString>(QString())
+            : m_configFile.empty()     ? workspaceConfigFile(ctx.ws)
+                                       : Expected<QString>(q(m_configFile));
         if (!configs) return configs.error();
         const QString configFile = *configs;
         LaunchRequest req;
@@ -120,12 +152,18 @@ private:
         spec.nodes = *nodes;
         spec.ranksPerNode = *ranks;
         spec.strategies = q(m_strategies).split(QLatin1Char(','), Qt::SkipEmptyParts);
+        if (m_strategies.empty()) spec.strategies = command.isSet() ? command.variantNames() : QStringList{QStringLiteral("ddp")};
+        spec.variants = command.variantNames();
         spec.repetitions = m_reps;
         spec.scaling = m_scaling == "strong" ? SweepSpec::Scaling::Strong : SweepSpec::Scaling::Weak;
         spec.globalBatch = m_globalBatch;
         spec.localBatch = m_localBatch;
-        const int sweepBatch = weakSweepLocalBatch(ctx.store, q(m_sweep));
-        if (auto ok = fillWeakLocalBatch(spec, configFile, q(m_config), sweepBatch); !ok) return ok.error();
+        const int sweepBatch = command.isSet() ? 0 : weakSweepLocalBatch(ctx.store, q(m_sweep));
+        if (command.isSet()) {
+            if (auto ok = checkCommandBatch(command, spec); !ok) return ok.error();
+        } else if (auto ok = fillWeakLocalBatch(spec, configFile, q(m_config), sweepBatch); !ok) {
+            return ok.error();
+        }
         if (sweepBatch > 0 && spec.scaling == SweepSpec::Scaling::Weak)
             err(spec.localBatch == sweepBatch
                     ? QStringLiteral("scaledesk: sweep %1 goes on at local batch %2, as its runs so far (weak scaling)")
@@ -159,18 +197,28 @@ private:
             RunPoint pt = expanded->first();
             pt.sweep.clear();
             pt.scaling.clear();
+            const QString base = command.isSet() ? QFileInfo(command.file).completeBaseName() : q(m_config);
             pt.runId = m_name.empty()
-                ? QStringLiteral("%1-%2").arg(q(m_config), QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")))
+                ? QStringLiteral("%1-%2").arg(base, QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")))
                 : q(m_name);
             req.points = {pt};
         }
         req.options.configFile = configFile;
         req.options.configName = q(m_config);
+        req.options.command = command;
         for (const auto& a : m_trainerArgs) req.options.trainerArgs << q(a);
         req.options.dataDir = q(m_data);
         req.makeData = m_makeData;
         req.onFailure = m_onFailure == "stop" ? OnSubmitFailure::Stop : OnSubmitFailure::Continue;
-        if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) return ok.error();
+        if (command.isSet()) {
+            if (!m_trainerArgs.empty() || !m_data.empty() || m_makeData)
+                return Error{ErrorCode::Usage,
+                             QStringLiteral("--run: trainer flags, --data and --make-data are for scaledesk-train; give your code's "
+                                            "arguments in the run definition"),
+                             command.file};
+        } else if (auto ok = RunSubmitter::checkConfig(req.options.configFile, req.options.configName); !ok) {
+            return ok.error();
+        }
         return req;
     }
 
@@ -196,8 +244,8 @@ private:
     }
 
     CLI::App* m_app = nullptr;
-    std::string m_profile = "local", m_configFile, m_config, m_name, m_sweep;
-    std::string m_nodes = "1", m_ranks, m_strategies = "ddp", m_scaling = "weak", m_data, m_time, m_onFailure = "continue";
+    std::string m_profile = "local", m_configFile, m_config, m_run, m_name, m_sweep;
+    std::string m_nodes = "1", m_ranks, m_strategies, m_scaling = "weak", m_data, m_time, m_onFailure = "continue";
     int m_reps = 1, m_globalBatch = 0, m_localBatch = 0, m_timeout = 0;
     bool m_dryRun = false, m_makeData = false, m_wait = false;
     std::vector<std::string> m_trainerArgs;

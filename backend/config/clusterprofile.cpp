@@ -1,4 +1,5 @@
 #include "config/clusterprofile.h"
+#include "config/yamllocation.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -14,12 +15,6 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-QString where(const QString& file, const YAML::Mark& mark)
-{
-    if (mark.is_null()) return file;
-    return file + QStringLiteral(":%1:%2").arg(mark.line + 1).arg(mark.column + 1);
-}
-
 struct Failure {
     Error error;
 };
@@ -29,7 +24,7 @@ public:
     explicit Reader(QString file) : m_file(std::move(file)) {}
     [[noreturn]] void fail(const YAML::Node& n, const QString& key, const QString& what) const
     {
-        throw Failure{Error{ErrorCode::ProfileInvalid, QStringLiteral("key '%1': %2").arg(key, what), where(m_file, n.Mark())}};
+        throw Failure{Error{ErrorCode::ProfileInvalid, QStringLiteral("key '%1': %2").arg(key, what), yamlLocation(m_file, n.Mark())}};
     }
     QString string(const YAML::Node& n, const QString& key) const
     {
@@ -153,7 +148,7 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
     try {
         root = YAML::LoadFile(path.toStdString());
     } catch (const YAML::Exception& e) {
-        return Error{ErrorCode::ProfileYaml, QStringLiteral("malformed YAML: ") + q(e.msg), where(path, e.mark)};
+        return Error{ErrorCode::ProfileYaml, QStringLiteral("malformed YAML: ") + q(e.msg), yamlLocation(path, e.mark)};
     }
     ClusterProfile p;
     bool haveKind = false;
@@ -235,7 +230,7 @@ Expected<ClusterProfile> loadClusterProfile(const QString& path)
     } catch (const Failure& f) {
         return f.error;
     } catch (const YAML::Exception& e) {
-        return Error{ErrorCode::ProfileYaml, q(e.msg), where(path, e.mark)};
+        return Error{ErrorCode::ProfileYaml, q(e.msg), yamlLocation(path, e.mark)};
     }
     return p;
 }

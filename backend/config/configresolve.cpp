@@ -1,4 +1,5 @@
 #include "config/configresolve.h"
+#include "config/yamllocation.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -26,11 +27,6 @@ struct Budget {
                                       " values (aliases nested inside aliases?); refused");
     }
 };
-
-QString where(const QString& file, const YAML::Mark& m)
-{
-    return m.is_null() ? file : QStringLiteral("%1:%2:%3").arg(file).arg(m.line + 1).arg(m.column + 1);
-}
 
 // The top-level name whose node is `node` (anchors make merge sources the same node).
 QString ownerOf(const YAML::Node& root, const YAML::Node& node)
@@ -129,13 +125,14 @@ Expected<QMap<QString, ConfigValue>> resolvedConfigWithSources(const QString& ya
         const YAML::Node cfg = root[name.toStdString()];
         if (!cfg) return Error{ErrorCode::ConfigInvalid, QStringLiteral("no config named '%1'").arg(name), yamlPath};
         if (!cfg.IsMap())
-            return Error{ErrorCode::ConfigInvalid, QStringLiteral("config '%1' is not a mapping").arg(name), where(yamlPath, cfg.Mark())};
+            return Error{ErrorCode::ConfigInvalid, QStringLiteral("config '%1' is not a mapping").arg(name),
+                         yamlLocation(yamlPath, cfg.Mark())};
         QMap<QString, ConfigValue> out;
         Budget budget;
         flatten(root, cfg, name, QString(), out, 0, budget);
         return out;
     } catch (const YAML::Exception& e) {
-        return Error{ErrorCode::ConfigYaml, QString::fromStdString(e.msg), where(yamlPath, e.mark)};
+        return Error{ErrorCode::ConfigYaml, QString::fromStdString(e.msg), yamlLocation(yamlPath, e.mark)};
     }
 }
 
@@ -166,7 +163,7 @@ Expected<QMap<QString, QStringList>> configParents(const QString& yamlPath)
         }
         return out;
     } catch (const YAML::Exception& e) {
-        return Error{ErrorCode::ConfigYaml, QString::fromStdString(e.msg), where(yamlPath, e.mark)};
+        return Error{ErrorCode::ConfigYaml, QString::fromStdString(e.msg), yamlLocation(yamlPath, e.mark)};
     }
 }
 
@@ -180,7 +177,7 @@ Expected<QStringList> configNames(const QString& yamlPath)
         for (auto it = root.begin(); it != root.end(); ++it) names << QString::fromStdString(it->first.Scalar());
         return names;
     } catch (const YAML::Exception& e) {
-        return Error{ErrorCode::ConfigYaml, QString::fromStdString(e.msg), where(yamlPath, e.mark)};
+        return Error{ErrorCode::ConfigYaml, QString::fromStdString(e.msg), yamlLocation(yamlPath, e.mark)};
     }
 }
 

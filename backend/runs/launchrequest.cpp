@@ -11,7 +11,8 @@ namespace scaledesk {
 
 JobRequest jobRequest(const ClusterProfile& profile, const RunPoint& point, const SubmitOptions& o, const QString& remoteRoot)
 {
-    JobRequest r{profile, point, o.configName, o.trainerPath, o.trainerArgs, o.dataDir};
+    JobRequest r{profile, point, o.configName, o.trainerPath, o.trainerArgs, o.dataDir, o.command, QString()};
+    if (!remoteRoot.isEmpty()) r.runDir = remoteRoot + QStringLiteral("/runs/") + point.runId;
     if (!remoteRoot.isEmpty() && r.dataDir.startsWith(remoteRoot + QLatin1Char('/')))
         r.dataDir = QDir(remoteRoot + QStringLiteral("/runs/") + point.runId).relativeFilePath(r.dataDir);
     return r;
@@ -23,7 +24,9 @@ QString previewScript(const LaunchRequest& r, const RunPoint& point)
     if (o.trainerPath.isEmpty()) o.trainerPath = r.profile.trainerDeploy ? QStringLiteral("<deployed trainer>") : r.profile.trainerPath;
     if (r.makeData) o.dataDir = r.profile.remoteRoot + QStringLiteral("/data/generated");
     LocalTransport unused;  // rendering only; nothing is run
-    return makeScheduler(r.profile, unused)->renderScript(jobRequest(r.profile, point, o, QString()));
+    JobRequest job = jobRequest(r.profile, point, o, QString());
+    job.runDir = r.profile.remoteRoot + QStringLiteral("/runs/") + point.runId;
+    return makeScheduler(r.profile, unused)->renderScript(job);
 }
 
 bool launchTrains(const LaunchRequest& r)

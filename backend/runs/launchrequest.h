@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/clusterprofile.h"
+#include "config/commandrun.h"
 #include "core/error.h"
 #include "runs/runrecord.h"
 #include "runs/sweep.h"
@@ -21,6 +22,7 @@ struct SubmitOptions {
     QString trainerPath;      ///< scaledesk-train on the far side
     QStringList trainerArgs;  ///< extra trainer flags
     QString dataDir;          ///< far-side folder the run's `data` links to (optional)
+    CommandRun command;       ///< a run of the user's own code (points of task "command"); configFile is then empty
 };
 
 /// What to do with the rest of a sweep when one of its points fails to submit.

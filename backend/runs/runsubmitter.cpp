@@ -64,6 +64,23 @@ Expected<QString> RunSubmitter::remoteRunDir(const ClusterProfile& profile, cons
     return m_remoteRoot + QStringLiteral("/runs/") + runId;
 }
 
+Status RunSubmitter::placeCommandFiles(const RunRecord& rec, const CommandRun& command)
+{
+    // The definition as it was launched, in the mirror and beside the run; and the metrics module
+    // the command imports (the job script puts the run folder on PYTHONPATH).
+    QFile definition(command.file);
+    if (!definition.open(QIODevice::ReadOnly)) return Error{ErrorCode::ConfigMissing, definition.errorString(), command.file};
+    const QByteArray definitionBytes = definition.readAll();
+    QSaveFile local(m_store.workspace().runDir(rec.id) + QStringLiteral("/run.yaml"));
+    if (!local.open(QIODevice::WriteOnly) || local.write(definitionBytes) != definitionBytes.size() || !local.commit())
+        return Error{ErrorCode::StoreIo, QStringLiteral("cannot write the run's definition: ") + local.errorString(), local.fileName()};
+    if (auto ok = m_transport.writeFile(rec.remoteDir + QStringLiteral("/run.yaml"), definitionBytes); !ok) return ok;
+    QFile module(QStringLiteral(":/scaledesk/python/scaledesk_metrics.py"));
+    if (!module.open(QIODevice::ReadOnly))
+        return Error{ErrorCode::StoreIo, QStringLiteral("the metrics module is missing from this build"), module.fileName()};
+    return m_transport.writeFile(rec.remoteDir + QStringLiteral("/scaledesk_metrics.py"), module.readAll());
+}
+
 SubmitOutcome RunSubmitter::submitPoint(const ClusterProfile& profile, const RunPoint& point, const SubmitOptions& o)
 {
     using Kind = SubmitOutcome::Kind;
@@ -137,6 +154,8 @@ SubmitOutcome RunSubmitter::submitPoint(const ClusterProfile& profile, const Run
     if (auto ok = m_transport.makeDirs(rec.remoteDir); !ok) return fail(ok.error());
     if (withConfig)
         if (auto ok = m_transport.writeFile(rec.remoteDir + QStringLiteral("/config.yaml"), configBytes); !ok) return fail(ok.error());
+    if (o.command.isSet())
+        if (auto ok = placeCommandFiles(rec, o.command); !ok) return fail(ok.error());
     const QString script = m_scheduler.renderScript(jobRequest(profile, point, o, m_remoteRoot));
     if (auto ok = m_transport.writeFile(rec.remoteDir + QLatin1Char('/') + m_scheduler.scriptName(), script.toUtf8(), 0755); !ok)
         return fail(ok.error());
@@ -158,7 +177,7 @@ Expected<LaunchResult> RunSubmitter::submit(const LaunchRequest& req, const Prog
         if (progress) progress(m);
     };
     SubmitOptions o = req.options;
-    if (o.trainerPath.isEmpty()) {
+    if (o.trainerPath.isEmpty() && !o.command.isSet()) {
         auto trainer = profileTrainer(m_transport, req.profile);
         if (!trainer) return trainer.error();
         o.trainerPath = *trainer;

@@ -52,6 +52,8 @@ private:
     /// with the reason.
     SubmitOutcome submitPoint(const ClusterProfile& profile, const RunPoint& point, const SubmitOptions& options);
     SubmitOutcome resubmit(const RunRecord& rec);
+    /// A command run's files in its folder (run.yaml, also in the mirror; scaledesk_metrics.py).
+    Status placeCommandFiles(const RunRecord& rec, const CommandRun& command);
     /// <remote_root>/runs/<run id>, absolute on the far side.
     Expected<QString> remoteRunDir(const ClusterProfile& profile, const QString& runId);
     RunStore& m_store;

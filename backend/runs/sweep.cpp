@@ -36,9 +36,13 @@ Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec)
         return invalid(QStringLiteral("name"), QStringLiteral("'%1' must be 1-64 letters, digits, '.', '_' or '-'").arg(spec.name));
     if (auto ok = checkSweepCounts(spec); !ok) return ok.error();
     if (spec.strategies.isEmpty()) return invalid(QStringLiteral("strategies"), QStringLiteral("give at least one"));
-    for (const auto& s : spec.strategies)
-        if (s != QLatin1String("ddp") && s != QLatin1String("fused") && s != QLatin1String("zero1"))
+    for (const auto& s : spec.strategies) {
+        if (!spec.variants.isEmpty() && !spec.variants.contains(s))
+            return invalid(QStringLiteral("strategies"),
+                           QStringLiteral("the run definition has no variant '%1' (%2)").arg(s, spec.variants.join(QStringLiteral(", "))));
+        if (spec.variants.isEmpty() && s != QLatin1String("ddp") && s != QLatin1String("fused") && s != QLatin1String("zero1"))
             return invalid(QStringLiteral("strategies"), QStringLiteral("unknown strategy '%1' (ddp, fused, zero1)").arg(s));
+    }
     if (spec.scaling == SweepSpec::Scaling::Strong && spec.globalBatch < 1)
         return invalid(QStringLiteral("global batch"), QStringLiteral("strong scaling needs a fixed global batch"));
 
@@ -53,6 +57,7 @@ Expected<QList<RunPoint>> expandSweep(const SweepSpec& spec)
                     p.nodes = nodes;
                     p.ranksPerNode = rpn;
                     p.repetition = k;
+                    if (!spec.variants.isEmpty()) p.task = QStringLiteral("command");
                     p.scaling = spec.scaling == SweepSpec::Scaling::Strong ? QStringLiteral("strong") : QStringLiteral("weak");
                     p.runId = QStringLiteral("%1-%2-%3x%4-r%5").arg(spec.name, strategy).arg(nodes).arg(rpn).arg(k);
                     if (spec.scaling == SweepSpec::Scaling::Strong) {

@@ -22,6 +22,9 @@ struct SweepSpec {
     Scaling scaling = Scaling::Weak;
     int localBatch = 0;   ///< weak scaling: per-rank batch (global = ranks × local, the NERSC rule); 0 = the config's
     int globalBatch = 0;  ///< strong scaling: fixed global batch, split over the ranks
+    /// A command run's variants (CommandRun::variants): `strategies` picks among these instead of
+    /// the trainer's, and the points get task "command".
+    QStringList variants;
 };
 
 /// One job of a sweep.
@@ -35,7 +38,8 @@ struct RunPoint {
     int localBatch = 0;  ///< passed as --local_batch_size when > 0
     QString scaling;     ///< "weak" or "strong" (a sweep's), empty for a single run
     /// What the job runs: empty for training; "bench-comm" for the communication benchmark of
-    /// `scaledesk calibrate` (scaledesk-train bench-comm, writing comm.jsonl in the run folder).
+    /// `scaledesk calibrate` (scaledesk-train bench-comm, writing comm.jsonl in the run folder);
+    /// "command" for a run of the user's own code (SubmitOptions::command).
     QString task;
     int worldSize() const { return nodes * ranksPerNode; }
 };

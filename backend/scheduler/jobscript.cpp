@@ -21,6 +21,7 @@ QStringList sbatchArguments(const QString& runDir)
 QStringList trainerCommand(const JobRequest& r)
 {
     const RunPoint& p = r.point;
+    if (r.isCommand()) return commandArguments(r.command, {&p, r.runDir});
     if (p.task == QLatin1String("bench-comm")) {
         QStringList bench{r.trainerPath,
                           QStringLiteral("bench-comm"),
@@ -56,6 +57,31 @@ QString masterPortLine(int masterPort, const QString& idVariable)
 {
     if (masterPort > 0) return QStringLiteral("export MASTER_PORT=%1").arg(masterPort);
     return QStringLiteral("export MASTER_PORT=$((20000 + ${%1:-0} % 10000))").arg(idVariable);
+}
+
+QStringList commandRunLines(const JobRequest& r)
+{
+    if (!r.isCommand()) return {};
+    const RunPoint& p = r.point;
+    const CommandValues values{&p, r.runDir};
+    QStringList l;
+    if (!r.command.setup.trimmed().isEmpty())
+        l << QStringLiteral("# --- the run definition's setup (verbatim) ---") << r.command.setup.trimmed()
+          << QStringLiteral("# --- end of the run definition's setup ---");
+    for (const auto& [name, value] : commandEnvironment(r.command, values))
+        l << QStringLiteral("export %1=%2").arg(name, shellQuote(value));
+    const QList<std::pair<QString, QString>> ours{{QStringLiteral("SCALEDESK_RUN_ID"), p.runId},
+                                                  {QStringLiteral("SCALEDESK_SWEEP"), p.sweep},
+                                                  {QStringLiteral("SCALEDESK_VARIANT"), p.strategy},
+                                                  {QStringLiteral("SCALEDESK_NODES"), QString::number(p.nodes)},
+                                                  {QStringLiteral("SCALEDESK_RANKS_PER_NODE"), QString::number(p.ranksPerNode)},
+                                                  {QStringLiteral("SCALEDESK_REPETITION"), QString::number(p.repetition)},
+                                                  {QStringLiteral("SCALEDESK_LOCAL_BATCH"), QString::number(p.localBatch)},
+                                                  {QStringLiteral("SCALEDESK_CODE"), commandCode(r.command, values)}};
+    for (const auto& [name, value] : ours) l << QStringLiteral("export %1=%2").arg(name, shellQuote(value));
+    l << QStringLiteral("# scaledesk_metrics.py, which writes the run's metrics, lies in the run folder");
+    l << QStringLiteral("export SCALEDESK_RUN_DIR=\"$PWD\" PYTHONPATH=\"$PWD${PYTHONPATH:+:$PYTHONPATH}\"");
+    return l;
 }
 
 QStringList dataLinkLines(const JobRequest& r)
@@ -117,7 +143,15 @@ QString renderJobScript(const JobRequest& r)
     lines << QStringLiteral("export OMP_NUM_THREADS=%1").arg(s.cpusPerTask);
 
     lines << dataLinkLines(r);
-    const QStringList train = trainerCommand(r);
+    lines << commandRunLines(r);
+    QStringList train = trainerCommand(r);
+    // A command run's ranks get PyTorch's env:// variables from SLURM's, as torchrun would set them.
+    if (r.isCommand())
+        train = QStringList{QStringLiteral("/bin/bash"), QStringLiteral("-c"),
+                            QStringLiteral("export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS "
+                                           "LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE NODE_RANK=$SLURM_NODEID; exec \"$@\""),
+                            QStringLiteral("scaledesk-rank")} +
+            train;
     QString srun = QStringLiteral("srun --kill-on-bad-exit=1 --export=ALL");
     if (!s.mpi.isEmpty()) srun += QStringLiteral(" --mpi=") + shellQuote(s.mpi);
     lines << QStringLiteral("# The batch shell receives --signal's USR1 (the time limit is near) and forwards it to the");

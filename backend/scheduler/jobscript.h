@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/clusterprofile.h"
+#include "config/commandrun.h"
 #include "runs/sweep.h"
 
 #include <QString>
@@ -18,6 +19,9 @@ struct JobRequest {
     QString trainerPath;      ///< scaledesk-train on the cluster
     QStringList trainerArgs;  ///< extra flags, passed through quoted
     QString dataDir;          ///< when set, the run folder's `data` links here (relative data paths of cpu configs)
+    CommandRun command;       ///< the user's own code (point.task "command") instead of the trainer
+    QString runDir;           ///< the run folder on the far side (for {run_dir}); empty in a preview
+    bool isCommand() const { return command.isSet(); }
 };
 
 /// Renders job.sbatch: #SBATCH directives from the profile and the point (one task per GPU or
@@ -31,6 +35,12 @@ QString renderJobScript(const JobRequest& request);
 /// The trainer command line of a job (unquoted), shared by the SLURM and the local job scripts:
 /// training, or for a point of task "bench-comm", `scaledesk-train bench-comm --out comm.jsonl`.
 QStringList trainerCommand(const JobRequest& request);
+
+/// A command run's lines before its ranks start, shared by the SLURM and the local job scripts:
+/// its setup (verbatim), its environment and ScaleDesk's (SCALEDESK_RUN_ID, _SWEEP, _VARIANT,
+/// _NODES, _RANKS_PER_NODE, _REPETITION, _LOCAL_BATCH, _CODE), and PYTHONPATH with the run folder
+/// first (scaledesk_metrics.py lies there). Empty for a trainer job.
+QStringList commandRunLines(const JobRequest& request);
 
 /// Shell lines that link `data` to request.dataDir when it is set (empty otherwise).
 QStringList dataLinkLines(const JobRequest& request);

@@ -73,16 +73,37 @@ QStringList localPortLines(int masterPort)
             QStringLiteral("echo \"scaledesk: MASTER_PORT=$MASTER_PORT\"")};
 }
 
+QStringList forwardLines()
+{
+    return {QStringLiteral("# USR1 or TERM: the ranks checkpoint and exit 75 (mpirun forwards USR1 to them); not before they have"),
+            QStringLiteral("# run 5 s, so that their handlers are in place."),
+            QStringLiteral("launched=$SECONDS"),
+            QStringLiteral("forward() { while [ $((SECONDS - launched)) -lt 5 ]; do sleep 0.5; done; kill -USR1 $pids 2>/dev/null; }"),
+            QStringLiteral("trap forward USR1 TERM"),
+            QStringLiteral("[ -n \"$stop\" ] && forward")};
+}
+
 /// Starts the ranks and forwards a stop (USR1) or cancel (TERM) to them. A rank can only catch
 /// them once its handlers are installed (scaledesk-train: after libtorch has loaded, its config is
 /// read and MPI is up, a second or two here), and a signal before that kills it (exit 138,
 /// "failed"): so a stop in the ranks' first 5 s is held until they have run for 5 s.
-QStringList rankLines(const QString& train)
+QStringList rankLines(const QString& train, bool command)
 {
     QStringList l;
     l << QStringLiteral("# From here a stop or cancel is kept until the ranks exist, then forwarded to them.");
     l << QStringLiteral("stop=; trap 'stop=1' USR1 TERM");
     l << QStringLiteral("pids=");
+    if (command) {
+        // The user's code: one process per rank with PyTorch's env:// variables, as torchrun sets them.
+        l << QStringLiteral("for ((rank = 0; rank < ranks; rank++)); do");
+        l << QStringLiteral(
+                 "  RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$ranks LOCAL_WORLD_SIZE=$ranks NODE_RANK=0 MASTER_ADDR=127.0.0.1 %1 &")
+                 .arg(train);
+        l << QStringLiteral("  pids=\"$pids $!\"");
+        l << QStringLiteral("done");
+        l << forwardLines();
+        return l;
+    }
     l << QStringLiteral("if [ \"$ranks\" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then");
     l << QStringLiteral("  as_root=; [ \"$EUID\" = 0 ] && as_root=--allow-run-as-root");
     l << QStringLiteral("  echo \"scaledesk: mpirun -np $ranks\"");
@@ -100,12 +121,7 @@ QStringList rankLines(const QString& train)
     l << QStringLiteral("  %1 &").arg(train);
     l << QStringLiteral("  pids=$!");
     l << QStringLiteral("fi");
-    l << QStringLiteral("# USR1 or TERM: the ranks checkpoint and exit 75 (mpirun forwards USR1 to them); not before they have");
-    l << QStringLiteral("# run 5 s, so that their handlers are in place.");
-    l << QStringLiteral("launched=$SECONDS");
-    l << QStringLiteral("forward() { while [ $((SECONDS - launched)) -lt 5 ]; do sleep 0.5; done; kill -USR1 $pids 2>/dev/null; }");
-    l << QStringLiteral("trap forward USR1 TERM");
-    l << QStringLiteral("[ -n \"$stop\" ] && forward");
+    l << forwardLines();
     return l;
 }
 }  // namespace
@@ -139,10 +155,11 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
               << QStringLiteral("# --- end of profile setup ---");
     }
     lines << dataLinkLines(r);
+    lines << commandRunLines(r);
     const QString train = shellJoin(trainerCommand(r));
     lines << localPortLines(r.profile.masterPort);
     lines << QStringLiteral("ranks=%1").arg(ranks);
-    lines << rankLines(train);
+    lines << rankLines(train, r.isCommand());
     lines << QStringLiteral("rc=0");
     lines << QStringLiteral("for pid in $pids; do");
     lines << QStringLiteral("  while :; do wait \"$pid\"; r=$?; kill -0 \"$pid\" 2>/dev/null || break; done");

@@ -1,0 +1,222 @@
+#include "config/commandrun.h"
+#include "config/yamllocation.h"
+
+#include "runs/sweep.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <functional>
+
+namespace scaledesk {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+struct Refusal {
+    Error error;
+};
+
+[[noreturn]] void refuse(const QString& file, const YAML::Node& at, const QString& what)
+{
+    throw Refusal{Error{ErrorCode::ConfigInvalid, what, yamlLocation(file, at.Mark())}};
+}
+
+/// Fills or checks a template: each {name} is looked up; `{{`/`}}` are braces. With `values` null
+/// only the names are checked (a refusal names the first unknown one).
+QString expand(const QString& text, const std::function<QString(const QString&)>& value, QString* unknown)
+{
+    QString out;
+    out.reserve(text.size());
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if ((c == QLatin1Char('{') || c == QLatin1Char('}')) && i + 1 < text.size() && text[i + 1] == c) {
+            out += c;
+            ++i;
+            continue;
+        }
+        if (c == QLatin1Char('}')) {
+            if (unknown) *unknown = QStringLiteral("a '}' without its '{' (write }} for a brace)");
+            return out;
+        }
+        if (c != QLatin1Char('{')) {
+            out += c;
+            continue;
+        }
+        const qsizetype end = text.indexOf(QLatin1Char('}'), i + 1);
+        if (end < 0) {
+            if (unknown) *unknown = QStringLiteral("a '{' without its '}' (write {{ for a brace)");
+            return out;
+        }
+        const QString name = text.mid(i + 1, end - i - 1);
+        if (!commandPlaceholders().contains(name)) {
+            if (unknown)
+                *unknown =
+                    QStringLiteral("no placeholder {%1}; there are {%2}").arg(name, commandPlaceholders().join(QStringLiteral("}, {")));
+            return out;
+        }
+        out += value ? value(name) : QString();
+        i = end;
+    }
+    return out;
+}
+
+QString checkedTemplate(const QString& file, const YAML::Node& node, const QString& key)
+{
+    if (!node.IsScalar()) refuse(file, node, QStringLiteral("%1: expected a string").arg(key));
+    const QString text = q(node.Scalar());
+    QString problem;
+    expand(text, {}, &problem);
+    if (!problem.isEmpty()) refuse(file, node, QStringLiteral("%1 '%2': %3").arg(key, text, problem));
+    return text;
+}
+
+QStringList checkedList(const QString& file, const YAML::Node& node, const QString& key)
+{
+    if (!node.IsSequence()) refuse(file, node, QStringLiteral("%1: expected a list of strings, e.g. [python3, train.py]").arg(key));
+    QStringList items;
+    for (const auto& item : node) items << checkedTemplate(file, item, key);
+    return items;
+}
+
+CommandRun parse(const QString& file, const YAML::Node& root)
+{
+    if (!root.IsMap()) refuse(file, root, QStringLiteral("a run definition is a mapping with a `command` list"));
+    CommandRun run;
+    run.file = file;
+    static const QStringList keys{QStringLiteral("command"), QStringLiteral("code"), QStringLiteral("setup"), QStringLiteral("env"),
+                                  QStringLiteral("variants")};
+    for (const auto& kv : root) {
+        const QString key = q(kv.first.as<std::string>());
+        if (!keys.contains(key))
+            refuse(file, kv.first, QStringLiteral("unknown key '%1'; a run definition has %2").arg(key, keys.join(QStringLiteral(", "))));
+    }
+    if (!root["command"]) refuse(file, root, QStringLiteral("no `command`: give the program and its arguments as a list"));
+    run.command = checkedList(file, root["command"], QStringLiteral("command"));
+    if (run.command.isEmpty() || run.command.first().trimmed().isEmpty())
+        refuse(file, root["command"], QStringLiteral("command: give at least the program to run"));
+    if (const auto code = root["code"]) {
+        run.code = checkedTemplate(file, code, QStringLiteral("code"));
+        if (run.code.contains(QLatin1String("{code}"))) refuse(file, code, QStringLiteral("code: cannot name itself ({code})"));
+    }
+    if (const auto setup = root["setup"]) {
+        if (!setup.IsScalar()) refuse(file, setup, QStringLiteral("setup: expected shell lines as one string (use |)"));
+        run.setup = q(setup.Scalar());
+    }
+    if (const auto env = root["env"]) {
+        if (!env.IsMap()) refuse(file, env, QStringLiteral("env: expected a mapping NAME: value"));
+        static const QRegularExpression name(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+        for (const auto& kv : env) {
+            const QString n = q(kv.first.as<std::string>());
+            if (!name.match(n).hasMatch()) refuse(file, kv.first, QStringLiteral("env: '%1' is not a variable name").arg(n));
+            run.environment.push_back({n, checkedTemplate(file, kv.second, QStringLiteral("env.") + n)});
+        }
+    }
+    if (const auto variants = root["variants"]) {
+        if (!variants.IsMap()) refuse(file, variants, QStringLiteral("variants: expected a mapping name: [extra arguments]"));
+        // A variant's name is part of its runs' ids and folders.
+        static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9_.]{0,31}$"));
+        for (const auto& kv : variants) {
+            const QString n = q(kv.first.as<std::string>());
+            if (!safe.match(n).hasMatch())
+                refuse(file, kv.first, QStringLiteral("variants: '%1' must be 1-32 letters, digits, '_' or '.' (it names runs)").arg(n));
+            run.variants.push_back({n, checkedList(file, kv.second, QStringLiteral("variants.") + n)});
+        }
+    }
+    // Without variants a sweep's runs are all of one kind: "default", with no extra arguments.
+    if (run.variants.isEmpty()) run.variants.push_back({QStringLiteral("default"), {}});
+    return run;
+}
+
+}  // namespace
+
+QStringList CommandRun::variantNames() const
+{
+    QStringList names;
+    for (const auto& [name, args] : variants) names << name;
+    return names;
+}
+
+QStringList commandPlaceholders()
+{
+    static const QStringList names{QStringLiteral("run_id"),     QStringLiteral("run_dir"),    QStringLiteral("sweep"),
+                                   QStringLiteral("variant"),    QStringLiteral("nodes"),      QStringLiteral("ranks_per_node"),
+                                   QStringLiteral("world_size"), QStringLiteral("repetition"), QStringLiteral("local_batch"),
+                                   QStringLiteral("code")};
+    return names;
+}
+
+Expected<CommandRun> loadCommandRun(const QString& file)
+{
+    if (!QFileInfo(file).isFile()) return Error{ErrorCode::ConfigMissing, QStringLiteral("no such run definition"), file};
+    try {
+        return parse(file, YAML::LoadFile(file.toStdString()));
+    } catch (const Refusal& r) {
+        return r.error;
+    } catch (const YAML::Exception& e) {
+        return Error{ErrorCode::ConfigYaml, QStringLiteral("malformed YAML: ") + q(e.msg), yamlLocation(file, e.mark)};
+    }
+}
+
+bool usesPlaceholder(const CommandRun& run, const QString& name)
+{
+    const QString token = QLatin1Char('{') + name + QLatin1Char('}');
+    QStringList all = run.command;
+    all << run.code;
+    for (const auto& [n, value] : run.environment) all << value;
+    for (const auto& [n, args] : run.variants) all << args;
+    for (const QString& text : all) {
+        // {{local_batch}} is literal text, not the placeholder.
+        QString plain = text;
+        plain.replace(QLatin1String("{{"), QLatin1String("\x01")).replace(QLatin1String("}}"), QLatin1String("\x02"));
+        if (plain.contains(token)) return true;
+    }
+    return false;
+}
+
+namespace {
+QString fill(const CommandRun& run, const QString& text, const CommandValues& v);
+QString fill(const CommandRun& run, const QString& text, const CommandValues& v)
+{
+    const RunPoint& p = *v.point;
+    return expand(
+        text,
+        [&](const QString& name) -> QString {
+            if (name == QLatin1String("run_id")) return p.runId;
+            if (name == QLatin1String("run_dir")) return v.runDir;
+            if (name == QLatin1String("sweep")) return p.sweep;
+            if (name == QLatin1String("variant")) return p.strategy;
+            if (name == QLatin1String("nodes")) return QString::number(p.nodes);
+            if (name == QLatin1String("ranks_per_node")) return QString::number(p.ranksPerNode);
+            if (name == QLatin1String("world_size")) return QString::number(p.worldSize());
+            if (name == QLatin1String("repetition")) return QString::number(p.repetition);
+            if (name == QLatin1String("local_batch")) return QString::number(p.localBatch);
+            if (name == QLatin1String("code")) return fill(run, run.code, v);  // parse refused {code} inside code
+            return QString();
+        },
+        nullptr);
+}
+}  // namespace
+
+QStringList commandArguments(const CommandRun& run, const CommandValues& values)
+{
+    QStringList argv;
+    for (const QString& item : run.command) argv << fill(run, item, values);
+    for (const auto& [name, args] : run.variants)
+        if (name == values.point->strategy)
+            for (const QString& item : args) argv << fill(run, item, values);
+    return argv;
+}
+
+QString commandCode(const CommandRun& run, const CommandValues& values) { return fill(run, run.code, values); }
+
+QList<std::pair<QString, QString>> commandEnvironment(const CommandRun& run, const CommandValues& values)
+{
+    QList<std::pair<QString, QString>> env;
+    for (const auto& [name, value] : run.environment) env.push_back({name, fill(run, value, values)});
+    return env;
+}
+
+}  // namespace scaledesk

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "core/expected.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <utility>
+
+namespace scaledesk {
+
+struct RunPoint;
+
+/// A run of the user's own training code instead of scaledesk-train: a run definition, a YAML file
+/// in the configs tree (docs/own-code.md):
+///
+///     command: [python3, "{code}/train.py", --epochs, "3", --batch, "{local_batch}"]
+///     code: /home/me/mymodel        # the folder the command's code lives in
+///     setup: |                      # shell lines before the ranks start (module load, venv)
+///       source ~/venvs/torch/bin/activate
+///     env: {NCCL_DEBUG: WARN}
+///     variants:                     # a sweep's --strategies pick among these
+///       ddp: [--strategy, ddp]
+///       horovod: [--strategy, horovod]
+///
+/// Each rank is one process with PyTorch's env:// variables (RANK, LOCAL_RANK, WORLD_SIZE,
+/// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), as torchrun would set them. The command runs in the
+/// run folder, where ScaleDesk puts its metrics module (scaledesk_metrics.py, on PYTHONPATH).
+struct CommandRun {
+    QString file;                                     ///< the definition's path (errors and the run record name it)
+    QStringList command;                              ///< argv, each item a template with {placeholders}
+    QString code;                                     ///< the code's folder (a template), or empty
+    QString setup;                                    ///< shell lines, verbatim
+    QList<std::pair<QString, QString>> environment;   ///< NAME -> value template
+    QList<std::pair<QString, QStringList>> variants;  ///< name -> extra argument templates, in file order ("default": none)
+    bool isSet() const { return !command.isEmpty(); }
+    QStringList variantNames() const;
+};
+
+/// The placeholders a template may use: {run_id} {run_dir} {sweep} {variant} {nodes}
+/// {ranks_per_node} {world_size} {repetition} {local_batch} {code}; `{{` and `}}` are literal braces.
+QStringList commandPlaceholders();
+
+/// Reads and checks a run definition: a mapping with `command` (a non-empty list of strings) and
+/// optionally `code`, `setup`, `env`, `variants`. An unknown key, a value of the wrong type, a
+/// placeholder that does not exist, an unclosed brace, an environment name that is not one or a
+/// variant name that cannot be part of a run id is refused naming file:line:column.
+Expected<CommandRun> loadCommandRun(const QString& file);
+
+/// Whether any template of the definition (command, code, env, variants) uses {name}.
+bool usesPlaceholder(const CommandRun& run, const QString& name);
+
+/// The values a point's templates are filled with. `runDir` is the run folder on the far side.
+struct CommandValues {
+    const RunPoint* point = nullptr;
+    QString runDir;
+};
+
+/// The argv of one rank of `point`: the command, then its variant's arguments (point.strategy),
+/// each template filled in. Every item stays one word; the job script quotes it.
+QStringList commandArguments(const CommandRun& run, const CommandValues& values);
+/// The code folder filled in (empty when none is given).
+QString commandCode(const CommandRun& run, const CommandValues& values);
+/// The environment filled in.
+QList<std::pair<QString, QString>> commandEnvironment(const CommandRun& run, const CommandValues& values);
+
+}  // namespace scaledesk

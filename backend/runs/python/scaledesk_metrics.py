@@ -1,0 +1,225 @@
+"""ScaleDesk's metrics for your own training code (standard library only).
+
+ScaleDesk puts this file in each command run's folder and that folder on PYTHONPATH, so a script
+that ScaleDesk launches can write the files every ScaleDesk view reads, exactly as its own trainer
+does: metrics.jsonl (live loss, learning rate, throughput), epochs.csv (the scaling report's epoch
+times) and manifest.json (what ran, and whether it finished):
+
+    import scaledesk_metrics as sd
+    sd.init(parameters=sum(p.numel() for p in model.parameters()), dtype="float32")
+    for epoch in range(1, epochs + 1):
+        for step, batch in ...:
+            sd.log(global_step, loss=loss.item(), lr=lr)
+        sd.epoch(epoch, train_time=seconds, samples=samples_all_ranks, train_loss=..., val_loss=...)
+
+Only rank 0 (the RANK variable) writes; every call is free on the other ranks. Outside ScaleDesk
+(no SCALEDESK_RUN_DIR) the files go to the current folder. An uncaught exception records the run
+as failed with its message; a normal exit records it as finished.
+"""
+
+import atexit
+import datetime
+import json
+import math
+import os
+import socket
+import sys
+import time
+
+__all__ = ["init", "log", "epoch", "finish"]
+
+_EPOCH_COLUMNS = [
+    "epoch", "step", "wall_s", "train_s", "val_s", "samples_processed_global", "steps", "throughput_samples_s",
+    "data_wait_s", "compute_s", "allreduce_wait_s", "max_rank_wall_s", "min_rank_wall_s", "train_loss", "val_loss",
+    "lr", "t_end", "gpu_energy_wh", "gpu_util_pct",
+]
+
+
+class _Run:
+    def __init__(self):
+        self.rank = int(os.environ.get("RANK", "0") or 0)
+        self.dir = os.environ.get("SCALEDESK_RUN_DIR") or os.getcwd()
+        self.manifest = None
+        self.metrics = None
+        self.last_step = 0
+        self.last_epoch = 0
+        self.steps_at_epoch = 0
+        self.ended = False
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write_manifest(self):
+        tmp = self.path("manifest.json.part")
+        with open(tmp, "w") as f:
+            json.dump(self.manifest, f, indent=2, sort_keys=True, default=str)
+            f.write("\n")
+        os.replace(tmp, self.path("manifest.json"))
+
+    def record(self, record):
+        record.setdefault("t", time.time())
+        self.metrics.write(json.dumps(_finite(record), sort_keys=True, separators=(",", ":")) + "\n")
+        self.metrics.flush()
+
+
+_run = None
+
+
+def _utc_now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _finite(record):
+    # JSON has no NaN or infinity: write them as the strings ScaleDesk reads back as such.
+    out = {}
+    for key, value in record.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            value = "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        out[key] = value
+    return out
+
+
+def _number(value, name):
+    if hasattr(value, "item"):  # a 0-d tensor or a numpy scalar
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError("scaledesk_metrics: %s must be a number, not %r" % (name, type(value).__name__))
+    return value
+
+
+def _int_env(name):
+    try:
+        return int(os.environ.get(name, ""))
+    except ValueError:
+        return None
+
+
+def init(parameters=None, dtype=None, **fields):
+    """Starts the run's records (called by the first log() or epoch() when not called before).
+
+    parameters: the model's parameter count and dtype its gradients are sent in, which the planner
+    needs to predict other rank counts. Extra keyword fields go to manifest.json as they are.
+    """
+    global _run
+    if _run is not None:
+        return
+    _run = _Run()
+    if _run.rank != 0:
+        return
+    os.makedirs(_run.dir, exist_ok=True)
+    world = _int_env("WORLD_SIZE") or 1
+    nodes = _int_env("SCALEDESK_NODES") or 1
+    local_batch = _int_env("SCALEDESK_LOCAL_BATCH") or None
+    manifest = {
+        "run_id": os.environ.get("SCALEDESK_RUN_ID", os.path.basename(os.path.abspath(_run.dir))),
+        "status": "running",
+        "start_utc": _utc_now(),
+        "launcher": "command",
+        "command": sys.argv,
+        "code": os.environ.get("SCALEDESK_CODE", ""),
+        "strategy": os.environ.get("SCALEDESK_VARIANT", ""),
+        "world_size": world,
+        "nodes": nodes,
+        "ranks_per_node": _int_env("SCALEDESK_RANKS_PER_NODE") or max(1, world // nodes),
+        "hostnames": [socket.gethostname()],
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID", ""),
+        "versions": {"python": sys.version.split()[0]},
+    }
+    if local_batch:
+        manifest["local_batch_size"] = local_batch
+        manifest["global_batch_size"] = local_batch * world
+    if parameters is not None:
+        manifest["parameters"] = int(_number(parameters, "parameters"))
+    if dtype is not None:
+        manifest["gradient_dtype"] = str(dtype)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        manifest["versions"]["torch"] = str(getattr(torch, "__version__", ""))
+    manifest.update(fields)
+    _run.manifest = manifest
+    _run.write_manifest()
+    _run.metrics = open(_run.path("metrics.jsonl"), "a")
+    _run.record({"kind": "event", "event": "started", "step": 0, "epoch": 0, "world_size": world,
+                 "strategy": manifest["strategy"], "pid": os.getpid(), "host": socket.gethostname()})
+    new_csv = not os.path.exists(_run.path("epochs.csv")) or os.path.getsize(_run.path("epochs.csv")) == 0
+    _run.epochs = open(_run.path("epochs.csv"), "a")
+    if new_csv:
+        _run.epochs.write(",".join(_EPOCH_COLUMNS) + "\n")
+        _run.epochs.flush()
+    atexit.register(_at_exit)
+    previous_hook = sys.excepthook
+
+    def hook(kind, value, trace):
+        finish(failed="%s: %s" % (kind.__name__, value))
+        previous_hook(kind, value, trace)
+
+    sys.excepthook = hook
+
+
+def log(step, **scalars):
+    """One training step's scalars (loss=…, lr=…, any number): the run view's live curves."""
+    init()
+    if _run.rank != 0:
+        return
+    step = int(_number(step, "step"))
+    record = {"kind": "step", "step": step, "epoch": _run.last_epoch + 1}
+    for name, value in scalars.items():
+        record[name] = _number(value, name)
+    _run.last_step = step
+    _run.record(record)
+
+
+def epoch(epoch, train_time, samples, step=None, **scalars):
+    """The end of an epoch: its number, the seconds it trained, the samples all ranks processed.
+
+    These are what the scaling report reads (epoch time, throughput, speedup). Optional keywords:
+    train_loss, val_loss, lr, val_time, data_wait, compute, allreduce_wait, and any other number.
+    """
+    init()
+    if _run.rank != 0:
+        return
+    epoch = int(_number(epoch, "epoch"))
+    train_time = float(_number(train_time, "train_time"))
+    samples = _number(samples, "samples")
+    step = _run.last_step if step is None else int(_number(step, "step"))
+    values = {name: _number(value, name) for name, value in scalars.items()}
+    now = time.time()
+    val_time = values.pop("val_time", None)
+    record = {"kind": "epoch", "epoch": epoch, "step": step, "epoch_s": train_time, "samples": samples,
+              "samples_per_s": samples / train_time if train_time > 0 else float("nan"), "steps": step - _run.steps_at_epoch}
+    if val_time is not None:
+        record["val_s"] = val_time
+    record.update(values)
+    _run.record(record)
+    row = {
+        "epoch": epoch, "step": step, "train_s": train_time, "samples_processed_global": samples,
+        "steps": step - _run.steps_at_epoch, "throughput_samples_s": record["samples_per_s"], "t_end": now,
+        "wall_s": train_time + (val_time or 0.0), "val_s": val_time,
+        "data_wait_s": values.get("data_wait"), "compute_s": values.get("compute"),
+        "allreduce_wait_s": values.get("allreduce_wait"), "train_loss": values.get("train_loss"),
+        "val_loss": values.get("val_loss"), "lr": values.get("lr"),
+    }
+    _run.epochs.write(",".join("" if row.get(c) is None else repr(row[c]) for c in _EPOCH_COLUMNS) + "\n")
+    _run.epochs.flush()
+    _run.last_epoch = epoch
+    _run.steps_at_epoch = step
+
+
+def finish(failed=None):
+    """Records the end: finished, or failed with the reason given. Called at exit when not before."""
+    if _run is None or _run.rank != 0 or _run.ended:
+        return
+    _run.ended = True
+    status = "failed" if failed else "finished"
+    event = {"kind": "event", "event": status, "step": _run.last_step, "epoch": _run.last_epoch}
+    if failed:
+        event["message"] = failed
+        _run.manifest["error"] = failed
+    _run.record(event)
+    _run.manifest["status"] = status
+    _run.manifest["end_utc"] = _utc_now()
+    _run.write_manifest()
+
+
+def _at_exit():
+    finish()

@@ -1,0 +1,157 @@
+// The user's own training code on the local profile: a real PyTorch DDP script
+// (tests/commandrun/train_ddp.py, Debian's python3-torch, gloo over env://) launched by
+// `scaledesk submit --run`, its metrics mirrored through scaledesk_metrics, a sweep of variants
+// reported, a failing script recorded as failed, and bad definitions refused before anything runs.
+#include "analysis/epochscsv.h"
+#include "clitest.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+using namespace scaledesk;
+using namespace scaledesk::test;
+
+class TestCliCommand : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_tmp;
+    Cli m_cli;
+    QString m_definition;
+
+    QString write(const QString& name, const QByteArray& text)
+    {
+        const QString path = m_tmp.filePath(name);
+        QFile f(path);
+        if (f.open(QIODevice::WriteOnly)) f.write(text);
+        return path;
+    }
+
+    QStringList submit(const QStringList& extra) const
+    {
+        return QStringList{QStringLiteral("submit"), QStringLiteral("--run"), m_definition} + extra;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        // A workspace path a shell would split and expand if anything forgot to quote it.
+        m_cli.workspace = m_tmp.filePath(QStringLiteral("own code 'q' $(touch pwned-ws)"));
+        m_cli.env.remove(QStringLiteral("SCALEDESK_FAULT_SUBMIT"));
+        m_cli.env.insert(QStringLiteral("SCALEDESK_SLOTS_DIR"), m_tmp.filePath(QStringLiteral("slots")));
+        if (qEnvironmentVariableIsSet("SCALEDESK_KEEP_TEST_DIRS")) m_tmp.setAutoRemove(false);
+        m_definition = write(QStringLiteral("ddp-script.yaml"),
+                             "# the user's own DDP script, two ways of running it\n"
+                             "command: [/usr/bin/python3, '{code}/train_ddp.py', --epochs, '2', --steps, '6', --batch, '{local_batch}']\n"
+                             "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
+                             "env: {OMP_NUM_THREADS: '1'}\n"
+                             "variants:\n"
+                             "  plain: [--strategy, plain]\n"
+                             "  slow: [--strategy, slow, --sleep, '0.05']\n"
+                             "  broken: [--fail-at-epoch, '2']\n");
+    }
+
+    void aSweepOfVariantsRunsLocallyAndIsReported()
+    {
+        const auto r =
+            m_cli.run(submit({QStringLiteral("--sweep"), QStringLiteral("own"), QStringLiteral("--ranks-per-node"), QStringLiteral("1,2"),
+                              QStringLiteral("--strategies"), QStringLiteral("plain,slow"), QStringLiteral("--local-batch"),
+                              QStringLiteral("4"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("400")}));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        for (const QString& variant : {QStringLiteral("plain"), QStringLiteral("slow")}) {
+            for (int ranks : {1, 2}) {
+                const QString id = QStringLiteral("own-%1-1x%2-r1").arg(variant).arg(ranks);
+                QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
+                const QJsonObject m = m_cli.manifest(id);
+                QCOMPARE(m.value(QStringLiteral("status")).toString(), QStringLiteral("finished"));
+                QCOMPARE(m.value(QStringLiteral("launcher")).toString(), QStringLiteral("command"));
+                QCOMPARE(m.value(QStringLiteral("world_size")).toInt(), ranks);
+                QCOMPARE(m.value(QStringLiteral("strategy")).toString(), variant);
+                QCOMPARE(m.value(QStringLiteral("run_id")).toString(), id);
+                QCOMPARE(m.value(QStringLiteral("global_batch_size")).toInt(), 4 * ranks);
+                QVERIFY(m.value(QStringLiteral("parameters")).toInt() > 0);
+                QCOMPARE(m.value(QStringLiteral("strategy_arg")).toString(), variant);  // the variant's arguments reached the script
+                const QByteArray metrics = m_cli.mirrored(id, QStringLiteral("metrics.jsonl"));
+                QCOMPARE(metrics.count("\"kind\":\"step\""), 12);
+                QCOMPARE(metrics.count("\"kind\":\"epoch\""), 2);
+                const EpochTable epochs = parseEpochsCsv(m_cli.mirrored(id, QStringLiteral("epochs.csv")), QStringLiteral("epochs.csv"));
+                QVERIFY2(epochs.warnings.isEmpty(), qPrintable(epochs.warnings.join(QLatin1Char('\n'))));
+                QCOMPARE(epochs.rows.size(), 2);
+                QCOMPARE(epochs.rows[1].samplesGlobal, 6.0 * 4 * ranks);
+                QVERIFY(epochs.rows[1].trainS > 0);
+                // The NERSC lines the script printed, in the job's output.
+                QVERIFY(m_cli.mirrored(id, QStringLiteral("job.out")).contains("Time taken for epoch 2 is"));
+                QVERIFY(!m_cli.mirrored(id, QStringLiteral("run.yaml")).isEmpty());
+            }
+        }
+        QVERIFY(
+            m_cli.manifest(QStringLiteral("own-slow-1x1-r1")).value(QStringLiteral("command")).toArray().contains(QStringLiteral("0.05")));
+        const QString out = m_tmp.filePath(QStringLiteral("report"));
+        const auto report = m_cli.run({QStringLiteral("report"), QStringLiteral("--sweep"), QStringLiteral("own"), QStringLiteral("--out"),
+                                       out, QStringLiteral("--warmup"), QStringLiteral("0")});
+        QVERIFY2(report.exitCode == 0, qPrintable(report.all()));
+        QFile md(out + QStringLiteral("/report.md"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(md.readAll());
+        QVERIFY2(text.contains(QStringLiteral("plain")) && text.contains(QStringLiteral("slow")), qPrintable(text));
+        QVERIFY(QFile::exists(out + QStringLiteral("/groups.csv")));
+        QVERIFY2(!text.contains(QStringLiteral("config could not be read")), qPrintable(text));  // a command run has no named config
+        // weak scaling: the 2-rank runs processed twice the samples per epoch
+        QVERIFY(text.contains(QStringLiteral("Scaling: weak")));
+        QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("pwned-ws"))));
+    }
+
+    void aFailingScriptIsFailedWithItsError()
+    {
+        const auto r = m_cli.run(submit({QStringLiteral("--name"), QStringLiteral("broken"), QStringLiteral("--strategies"),
+                                         QStringLiteral("broken"), QStringLiteral("--local-batch"), QStringLiteral("2"),
+                                         QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")}));
+        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(m_cli.state(QStringLiteral("broken")), QStringLiteral("failed"));
+        const QJsonObject m = m_cli.manifest(QStringLiteral("broken"));
+        QCOMPARE(m.value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
+        QVERIFY2(m.value(QStringLiteral("error")).toString().contains(QStringLiteral("planted failure at epoch 2")),
+                 QJsonDocument(m).toJson().constData());
+        // The epoch it finished is there; the one it failed in is not.
+        QCOMPARE(m_cli.mirrored(QStringLiteral("broken"), QStringLiteral("metrics.jsonl")).count("\"kind\":\"epoch\""), 1);
+    }
+
+    void badDefinitionsAreRefusedBeforeAnythingIsRecorded()
+    {
+        const QString bad = write(QStringLiteral("bad.yaml"), "command: [python3, train.py]\nvariants:\n  a: [--rank, '{rank}']\n");
+        auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--run"), bad, QStringLiteral("--name"), QStringLiteral("never")});
+        QVERIFY(r.exitCode != 0);
+        QVERIFY2(r.err.contains(bad + QStringLiteral(":3:15: ")) && r.err.contains(QStringLiteral("no placeholder {rank}")),
+                 qPrintable(r.all()));
+        // {local_batch} with no batch given: refused naming the definition.
+        r = m_cli.run(submit({QStringLiteral("--name"), QStringLiteral("never")}));
+        QVERIFY(r.exitCode != 0);
+        QVERIFY2(r.err.contains(m_definition) && r.err.contains(QStringLiteral("--local-batch")), qPrintable(r.all()));
+        r = m_cli.run(submit({QStringLiteral("--name"), QStringLiteral("never"), QStringLiteral("--strategies"), QStringLiteral("ddp"),
+                              QStringLiteral("--local-batch"), QStringLiteral("2")}));
+        QVERIFY(r.exitCode != 0);
+        QVERIFY2(r.err.contains(QStringLiteral("no variant 'ddp' (plain, slow, broken)")), qPrintable(r.all()));
+        r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--name"), QStringLiteral("never")});
+        QVERIFY(r.exitCode != 0);
+        QVERIFY2(r.err.contains(QStringLiteral("--run FILE")), qPrintable(r.all()));
+        QVERIFY(m_cli.record(QStringLiteral("never")).isEmpty());
+        QVERIFY(!QDir(m_cli.workspace + QStringLiteral("/runs/never")).exists());
+    }
+
+    void aDryRunShowsTheRanksCommand()
+    {
+        const auto r = m_cli.run(submit({QStringLiteral("--name"), QStringLiteral("dry"), QStringLiteral("--strategies"),
+                                         QStringLiteral("slow"), QStringLiteral("--local-batch"), QStringLiteral("2"),
+                                         QStringLiteral("--ranks-per-node"), QStringLiteral("2"), QStringLiteral("--dry-run")}));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QVERIFY2(r.out.contains(QStringLiteral("RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$ranks")), qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("'--strategy' 'slow' '--sleep' '0.05'")));
+        QVERIFY(r.out.contains(QStringLiteral("export SCALEDESK_VARIANT='slow'")));
+        QVERIFY(m_cli.record(QStringLiteral("dry")).isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliCommand)
+#include "tst_cli_command.moc"

@@ -1,0 +1,231 @@
+// Run definitions of the user's own code: what is refused (naming file:line:column), how the
+// templates are filled, and that every value reaches the rank's argv as literal text through both
+// job scripts.
+#include "config/commandrun.h"
+#include "remote/localtransport.h"
+#include "scheduler/jobscript.h"
+#include "scheduler/localscheduler.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace scaledesk;
+
+namespace {
+// Shell metacharacters that would run something, split a word or end a command if unquoted.
+const QString kHostile = QStringLiteral("$(touch pwned) `touch pwned2`; echo 'q' \"dq\" * & | > x");
+}  // namespace
+
+class TestCommandRun : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_tmp;
+
+    QString write(const QString& name, const QByteArray& text)
+    {
+        const QString path = m_tmp.filePath(name);
+        QFile f(path);
+        if (f.open(QIODevice::WriteOnly)) f.write(text);
+        return path;
+    }
+
+    // A definition whose command prints its argv as JSON, with a hostile variant.
+    CommandRun hostileRun()
+    {
+        const QString file =
+            write(QStringLiteral("argv.yaml"),
+                  "command: [/usr/bin/python3, -c, 'import json,sys,os; print(\"ARGV\", json.dumps(sys.argv[1:] + "
+                  "[os.environ[\"RANK\"], os.environ[\"WORLD_SIZE\"], os.environ[\"MARK\"]]))', '{run_id}', "
+                  "'{{literal}}']\n"
+                  "env: {MARK: 'm {variant}'}\n"
+                  "variants:\n  evil: [\"" +
+                      QString(kHostile).replace(QLatin1Char('"'), QLatin1String("\\\"")).toUtf8() + "\", '{world_size}']\n");
+        auto run = loadCommandRun(file);
+        if (!run) qFatal("%s", qPrintable(run.error().text()));
+        return *run;
+    }
+
+    JobRequest job(const CommandRun& run, ProfileKind kind, int ranks)
+    {
+        JobRequest r;
+        r.profile.kind = kind;
+        r.profile.slurm.cpusPerTask = 1;
+        r.profile.localSlots = 4;
+        r.point.runId = QStringLiteral("s-evil-1x%1-r1").arg(ranks);
+        r.point.sweep = QStringLiteral("s");
+        r.point.strategy = QStringLiteral("evil");
+        r.point.task = QStringLiteral("command");
+        r.point.ranksPerNode = ranks;
+        r.command = run;
+        r.runDir = m_tmp.path();
+        return r;
+    }
+
+    // The ARGV lines the ranks printed, each parsed.
+    static QList<QStringList> argvLines(const QByteArray& out)
+    {
+        QList<QStringList> lines;
+        for (const QByteArray& line : out.split('\n')) {
+            if (!line.startsWith("ARGV ")) continue;
+            QStringList argv;
+            for (const auto& v : QJsonDocument::fromJson(line.mid(5)).array()) argv << v.toString();
+            lines << argv;
+        }
+        return lines;
+    }
+
+    void expectRefused(const QByteArray& yaml, const QString& location, const QString& words)
+    {
+        const QString file = write(QStringLiteral("bad.yaml"), yaml);
+        const auto run = loadCommandRun(file);
+        QVERIFY2(!run, yaml.constData());
+        QCOMPARE(run.error().location, file + location);
+        QVERIFY2(run.error().message.contains(words), qPrintable(run.error().text()));
+    }
+
+private slots:
+    void readsADefinition()
+    {
+        const QString file = write(QStringLiteral("own.yaml"),
+                                   "command: [python3, '{code}/train.py', --batch, '{local_batch}', --out, '{run_dir}/x']\n"
+                                   "code: /home/me/model\n"
+                                   "setup: |\n  module load pytorch\n"
+                                   "env: {NCCL_DEBUG: WARN, TAG: '{sweep}-{repetition}'}\n"
+                                   "variants:\n  ddp: [--strategy, ddp]\n  horovod: [--strategy, horovod, --ranks, '{world_size}']\n");
+        const auto run = loadCommandRun(file);
+        QVERIFY2(run, run ? "" : qPrintable(run.error().text()));
+        QCOMPARE(run->variantNames(), (QStringList{QStringLiteral("ddp"), QStringLiteral("horovod")}));
+        QVERIFY(usesPlaceholder(*run, QStringLiteral("local_batch")));
+        QVERIFY(!usesPlaceholder(*run, QStringLiteral("nodes")));
+        RunPoint p;
+        p.runId = QStringLiteral("sw-horovod-2x4-r3");
+        p.sweep = QStringLiteral("sw");
+        p.strategy = QStringLiteral("horovod");
+        p.nodes = 2;
+        p.ranksPerNode = 4;
+        p.repetition = 3;
+        p.localBatch = 16;
+        const CommandValues values{&p, QStringLiteral("/scratch/runs/sw-horovod-2x4-r3")};
+        QCOMPARE(commandArguments(*run, values),
+                 (QStringList{QStringLiteral("python3"), QStringLiteral("/home/me/model/train.py"), QStringLiteral("--batch"),
+                              QStringLiteral("16"), QStringLiteral("--out"), QStringLiteral("/scratch/runs/sw-horovod-2x4-r3/x"),
+                              QStringLiteral("--strategy"), QStringLiteral("horovod"), QStringLiteral("--ranks"), QStringLiteral("8")}));
+        const auto env = commandEnvironment(*run, values);
+        QCOMPARE(env.size(), 2);
+        QCOMPARE(env[1].second, QStringLiteral("sw-3"));
+        QCOMPARE(run->setup.trimmed(), QStringLiteral("module load pytorch"));
+    }
+
+    void aDefinitionWithoutVariantsHasOneCalledDefault()
+    {
+        const auto run = loadCommandRun(write(QStringLiteral("plain.yaml"), "command: [python3, train.py]\n"));
+        QVERIFY(run);
+        QCOMPARE(run->variantNames(), QStringList{QStringLiteral("default")});
+    }
+
+    void badDefinitionsAreRefusedNamingTheLine()
+    {
+        expectRefused("command: [python3]\nworkers: 4\n", QStringLiteral(":2:1"), QStringLiteral("unknown key 'workers'"));
+        expectRefused("command: [python3, '{rank}']\n", QStringLiteral(":1:20"), QStringLiteral("no placeholder {rank}"));
+        expectRefused("command: [python3, '{run_id']\n", QStringLiteral(":1:20"), QStringLiteral("without its '}'"));
+        expectRefused("command: [python3, 'a}b']\n", QStringLiteral(":1:20"), QStringLiteral("without its '{'"));
+        expectRefused("command: python3 train.py\n", QStringLiteral(":1:10"), QStringLiteral("expected a list"));
+        expectRefused("command: []\n", QStringLiteral(":1:10"), QStringLiteral("at least the program"));
+        expectRefused("code: /x\n", QStringLiteral(":1:1"), QStringLiteral("no `command`"));
+        expectRefused("command: [x]\nenv: {'A-B': 1}\n", QStringLiteral(":2:7"), QStringLiteral("'A-B' is not a variable name"));
+        expectRefused("command: [x]\nvariants:\n  'a b': []\n", QStringLiteral(":3:3"), QStringLiteral("'a b' must be"));
+        expectRefused("command: [x]\nvariants:\n  ok: [--a, '{nope}']\n", QStringLiteral(":3:13"), QStringLiteral("{nope}"));
+        expectRefused("command: [x]\ncode: '{code}/a'\n", QStringLiteral(":2:7"), QStringLiteral("cannot name itself"));
+        expectRefused("command: [x\n", QStringLiteral(":2:1"), QStringLiteral("malformed YAML"));
+        const auto missing = loadCommandRun(m_tmp.filePath(QStringLiteral("none.yaml")));
+        QVERIFY(!missing);
+        QCOMPARE(missing.error().location, m_tmp.filePath(QStringLiteral("none.yaml")));
+    }
+
+    void hostileValuesReachTheLocalRanksAsLiteralText()
+    {
+        const CommandRun run = hostileRun();
+        LocalTransport transport;
+        LocalScheduler scheduler(transport);
+        const QString script = scheduler.renderScript(job(run, ProfileKind::Local, 2));
+        QVERIFY(script.contains(QStringLiteral("RANK=$rank")));
+        QVERIFY(!script.contains(QStringLiteral("mpirun $as_root")));  // a command's ranks are processes with env://
+        QFile f(m_tmp.filePath(QStringLiteral("job.sh")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(script.toUtf8());
+        f.close();
+        QProcess bash;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("SCALEDESK_SLOTS_DIR"), m_tmp.filePath(QStringLiteral("slots")));
+        bash.setProcessEnvironment(env);
+        bash.setWorkingDirectory(m_tmp.path());
+        bash.start(QStringLiteral("/bin/bash"), {QStringLiteral("job.sh")});
+        QVERIFY(bash.waitForFinished(60000));
+        QCOMPARE(bash.exitCode(), 0);
+        const QByteArray out = bash.readAllStandardOutput();
+        const QList<QStringList> lines = argvLines(out);
+        QCOMPARE(lines.size(), 2);
+        for (const QStringList& argv : lines) {
+            QCOMPARE(argv.mid(0, 4),
+                     (QStringList{QStringLiteral("s-evil-1x2-r1"), QStringLiteral("{literal}"), kHostile, QStringLiteral("2")}));
+            QCOMPARE(argv[5], QStringLiteral("2"));  // WORLD_SIZE
+            QCOMPARE(argv[6], QStringLiteral("m evil"));
+        }
+        QCOMPARE(QSet<QString>({lines[0][4], lines[1][4]}), (QSet<QString>{QStringLiteral("0"), QStringLiteral("1")}));  // RANK
+        QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("pwned"))));
+        QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("pwned2"))));
+    }
+
+    void hostileValuesReachTheSlurmRanksAsLiteralText()
+    {
+        // The SLURM script's srun line, run by a stand-in srun that starts the ranks with SLURM's
+        // variables (the real srun is in the sandbox tests): the env:// wrapper and the quoting.
+        const QString script = renderJobScript(job(hostileRun(), ProfileKind::SshSlurm, 2));
+        QVERIFY(script.contains(QStringLiteral("export RANK=$SLURM_PROCID")));
+        const QString bin = m_tmp.filePath(QStringLiteral("bin"));
+        QDir().mkpath(bin);
+        QFile srun(bin + QStringLiteral("/srun"));
+        QVERIFY(srun.open(QIODevice::WriteOnly));
+        srun.write(
+            "#!/bin/bash\nwhile [ \"${1#--}\" != \"$1\" ]; do shift; done\n"
+            "for i in 0 1; do SLURM_PROCID=$i SLURM_LOCALID=$i SLURM_NTASKS=2 SLURM_NTASKS_PER_NODE=2 SLURM_NODEID=0 \"$@\"; done\n");
+        srun.close();
+        srun.setPermissions(srun.permissions() | QFileDevice::ExeOwner);
+        QFile scontrol(bin + QStringLiteral("/scontrol"));
+        QVERIFY(scontrol.open(QIODevice::WriteOnly));
+        scontrol.write("#!/bin/bash\necho localhost\n");
+        scontrol.close();
+        scontrol.setPermissions(scontrol.permissions() | QFileDevice::ExeOwner);
+        QFile f(m_tmp.filePath(QStringLiteral("job.sbatch")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(script.toUtf8());
+        f.close();
+        QProcess bash;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + env.value(QStringLiteral("PATH")));
+        env.insert(QStringLiteral("SLURM_JOB_ID"), QStringLiteral("7"));
+        env.insert(QStringLiteral("SLURM_JOB_NODELIST"), QStringLiteral("localhost"));
+        bash.setProcessEnvironment(env);
+        bash.setWorkingDirectory(m_tmp.path());
+        bash.start(QStringLiteral("/bin/bash"), {QStringLiteral("job.sbatch")});
+        QVERIFY(bash.waitForFinished(60000));
+        const QByteArray out = bash.readAllStandardOutput();
+        QVERIFY2(bash.exitCode() == 0, (out + bash.readAllStandardError()).constData());
+        const QList<QStringList> lines = argvLines(out);
+        QCOMPARE(lines.size(), 2);
+        QCOMPARE(lines[0].mid(0, 4),
+                 (QStringList{QStringLiteral("s-evil-1x2-r1"), QStringLiteral("{literal}"), kHostile, QStringLiteral("2")}));
+        QCOMPARE(lines[0][4], QStringLiteral("0"));
+        QCOMPARE(lines[1][4], QStringLiteral("1"));
+        QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("pwned"))));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCommandRun)
+#include "tst_commandrun.moc"

@@ -1,0 +1,88 @@
+"""A small, real DDP training script: the user's own code that ScaleDesk's command-run tests launch.
+
+torch.distributed over env:// (gloo), DistributedDataParallel over a few layers, random data from a
+fixed seed. It logs through scaledesk_metrics (which ScaleDesk puts beside the run) and prints the
+NERSC trainer's epoch lines, as a script of the tutorial would.
+
+    python3 train_ddp.py [--epochs N] [--steps N] [--batch N] [--strategy NAME] [--print-argv]
+                         [--fail-at-epoch N] [--sleep S]
+"""
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+import scaledesk_metrics as sd
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=8, help="steps per epoch")
+    parser.add_argument("--batch", type=int, default=8, help="per-rank batch")
+    parser.add_argument("--strategy", default="ddp")
+    parser.add_argument("--print-argv", action="store_true", help="print this script's argv as JSON and train on")
+    parser.add_argument("--fail-at-epoch", type=int, default=0, help="raise an error at the start of this epoch")
+    parser.add_argument("--sleep", type=float, default=0.0, help="seconds to sleep per step (a slower run)")
+    args = parser.parse_args()
+
+    rank = int(os.environ["RANK"])
+    world = int(os.environ["WORLD_SIZE"])
+    logging.basicConfig(format="%(asctime)s - root - %(levelname)s - %(message)s", level=logging.INFO)
+    log = logging.getLogger("root") if rank == 0 else logging.getLogger("quiet")
+    if rank != 0:
+        log.setLevel(logging.WARNING)
+    if args.print_argv and rank == 0:
+        print("ARGV " + json.dumps(sys.argv[1:]), flush=True)
+
+    if world > 1:
+        dist.init_process_group("gloo", init_method="env://")
+    torch.manual_seed(1234)
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 1))
+    if world > 1:
+        model = nn.parallel.DistributedDataParallel(model)
+    optimiser = torch.optim.SGD(model.parameters(), lr=0.05)
+    sd.init(parameters=sum(p.numel() for p in model.parameters()), dtype="float32", strategy_arg=args.strategy)
+
+    generator = torch.Generator().manual_seed(100 + rank)
+    weights = torch.randn(32, 1, generator=torch.Generator().manual_seed(7))
+    step = 0
+    for epoch in range(1, args.epochs + 1):
+        if epoch == args.fail_at_epoch:
+            raise RuntimeError("planted failure at epoch %d" % epoch)
+        start = time.time()
+        total = 0.0
+        for _ in range(args.steps):
+            x = torch.randn(args.batch, 32, generator=generator)
+            y = x @ weights + 0.1 * torch.randn(args.batch, 1, generator=generator)
+            loss = nn.functional.mse_loss(model(x), y)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            step += 1
+            total += loss.item()
+            sd.log(step, loss=loss.item(), lr=0.05)
+            if args.sleep:
+                time.sleep(args.sleep)
+        seconds = time.time() - start
+        samples = args.steps * args.batch * world
+        mean = torch.tensor([total / args.steps])
+        if world > 1:
+            dist.all_reduce(mean)
+            mean /= world
+        sd.epoch(epoch, train_time=seconds, samples=samples, train_loss=mean.item(), lr=0.05)
+        log.info("Time taken for epoch %d is %s sec, avg %s samples/sec", epoch, seconds, samples / seconds)
+        log.info("  Avg train loss=%f", mean.item())
+    if world > 1:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
