@@ -186,7 +186,7 @@ ReportRunRow runRow(const ReportRun& in, const ReportOptions& options, QStringLi
         QList<double> wall, samples, steps, compute, comm, data, validation, util;
         bool noTrainTime = false;
         for (const auto& e : in.epochs.rows) {
-            if (e.epoch <= options.warmupEpochs || !std::isfinite(e.wallS)) continue;
+            if (e.epoch <= options.warmupEpochs || (!std::isfinite(e.wallS) && !std::isfinite(e.trainS))) continue;
             if (std::isfinite(e.steps) && e.steps < fullSteps) {
                 warnings << QStringLiteral("%1: epoch %2 ran %3 of %4 steps (resumed mid-way); left out")
                                 .arg(r.id)
@@ -202,8 +202,9 @@ ReportRunRow runRow(const ReportRun& in, const ReportOptions& options, QStringLi
                 noTrainTime = true;
                 train = std::isfinite(e.valS) ? e.wallS - e.valS : e.wallS;
             }
-            wall << (options.includeValidation ? e.wallS : train);
-            validation << (std::isfinite(e.valS) ? e.valS : std::max(0.0, e.wallS - train));
+            wall << (options.includeValidation && std::isfinite(e.wallS) ? e.wallS : train);
+            // Validation's time: recorded, or the wall time's rest; unknown (–) when neither was written.
+            validation << (std::isfinite(e.valS) ? e.valS : std::isfinite(e.wallS) ? std::max(0.0, e.wallS - train) : kNaN);
             samples << e.samplesGlobal;
             steps << e.steps;
             compute << e.computeS;

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <QDir>
 #include <QFileInfo>
 #include <QRegularExpression>
 #include <functional>
@@ -100,6 +101,10 @@ CommandRun parse(const QString& file, const YAML::Node& root)
     if (const auto code = root["code"]) {
         run.code = checkedTemplate(file, code, QStringLiteral("code"));
         if (run.code.contains(QLatin1String("{code}"))) refuse(file, code, QStringLiteral("code: cannot name itself ({code})"));
+        // A relative folder is the definition's own neighbourhood, wherever the command is given from.
+        if (!run.code.isEmpty() && QDir::isRelativePath(run.code) && !run.code.startsWith(QLatin1Char('~')) &&
+            !run.code.contains(QLatin1Char('{')))
+            run.code = QDir::cleanPath(QFileInfo(file).absoluteDir().filePath(run.code));
     }
     if (const auto setup = root["setup"]) {
         if (!setup.IsScalar()) refuse(file, setup, QStringLiteral("setup: expected shell lines as one string (use |)"));

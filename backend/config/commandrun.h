@@ -16,7 +16,8 @@ struct RunPoint;
 /// in the configs tree (docs/own-code.md):
 ///
 ///     command: [python3, "{code}/train.py", --epochs, "3", --batch, "{local_batch}"]
-///     code: /home/me/mymodel        # the folder the command's code lives in
+///     code: /home/me/mymodel        # the folder the code lives in (relative: the definition's folder);
+///                                   # on a cluster, a path there: it is not copied (yet)
 ///     setup: |                      # shell lines before the ranks start (module load, venv)
 ///       source ~/venvs/torch/bin/activate
 ///     env: {NCCL_DEBUG: WARN}

@@ -502,13 +502,20 @@ QChart* breakdownChart(const ScalingReport& rep)
         sets << set;
     }
     QStringList categories;
+    bool anyPart = false;
     for (const auto& g : rep.groups) {
         if (!std::isfinite(g.epochS)) continue;
         categories << QStringLiteral("%1 · %2").arg(g.strategy).arg(g.world);
         const TimeShares t = timeShares(g, rep.includesValidation);  // report.md's shares, the one definition
         const double v[] = {t.compute, t.comm, t.data, t.other, t.validation};
-        for (int i = 0; i < 5; ++i) sets[i]->append(std::isfinite(v[i]) ? 100 * v[i] : 0);
+        for (int i = 0; i < 5; ++i) {
+            sets[i]->append(std::isfinite(v[i]) ? 100 * v[i] : 0);
+            anyPart = anyPart || (std::isfinite(v[i]) && v[i] > 0);
+        }
     }
+    // Runs that time their epochs but not its parts (the user's own code, unless it says): say so.
+    if (!categories.isEmpty() && !anyPart)
+        centredNote(chart, QStringLiteral("These runs do not record where an epoch's time goes\n(compute, communication, data wait)"));
     for (auto* s : sets) series->append(s);
     chart->addSeries(series);
     auto* x = new QBarCategoryAxis;

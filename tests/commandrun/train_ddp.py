@@ -5,13 +5,14 @@ fixed seed. It logs through scaledesk_metrics (which ScaleDesk puts beside the r
 NERSC trainer's epoch lines, as a script of the tutorial would.
 
     python3 train_ddp.py [--epochs N] [--steps N] [--batch N] [--strategy NAME] [--print-argv]
-                         [--fail-at-epoch N] [--sleep S]
+                         [--fail-at-epoch N] [--sleep S] [WORD ...]
 """
 
 import argparse
 import json
 import logging
 import os
+import socket
 import sys
 import time
 
@@ -31,6 +32,7 @@ def main():
     parser.add_argument("--print-argv", action="store_true", help="print this script's argv as JSON and train on")
     parser.add_argument("--fail-at-epoch", type=int, default=0, help="raise an error at the start of this epoch")
     parser.add_argument("--sleep", type=float, default=0.0, help="seconds to sleep per step (a slower run)")
+    parser.add_argument("extra", nargs="*", help="words that are only printed (with --print-argv)")
     args = parser.parse_args()
 
     rank = int(os.environ["RANK"])
@@ -40,7 +42,7 @@ def main():
     if rank != 0:
         log.setLevel(logging.WARNING)
     if args.print_argv and rank == 0:
-        print("ARGV " + json.dumps(sys.argv[1:]), flush=True)
+        print("ARGV " + json.dumps(sys.argv[1:], ensure_ascii=False), flush=True)
 
     if world > 1:
         dist.init_process_group("gloo", init_method="env://")
@@ -49,7 +51,13 @@ def main():
     if world > 1:
         model = nn.parallel.DistributedDataParallel(model)
     optimiser = torch.optim.SGD(model.parameters(), lr=0.05)
-    sd.init(parameters=sum(p.numel() for p in model.parameters()), dtype="float32", strategy_arg=args.strategy)
+    # Where each rank ran (SLURM's node name: the sandbox's nodes share one host), for the tests.
+    host = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+    hosts = [host]
+    if world > 1:
+        hosts = [None] * world
+        dist.all_gather_object(hosts, host)
+    sd.init(parameters=sum(p.numel() for p in model.parameters()), dtype="float32", strategy_arg=args.strategy, rank_hosts=hosts)
 
     generator = torch.Generator().manual_seed(100 + rank)
     weights = torch.randn(32, 1, generator=torch.Generator().manual_seed(7))

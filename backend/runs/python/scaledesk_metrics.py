@@ -121,7 +121,8 @@ def init(parameters=None, dtype=None, **fields):
         "world_size": world,
         "nodes": nodes,
         "ranks_per_node": _int_env("SCALEDESK_RANKS_PER_NODE") or max(1, world // nodes),
-        "hostnames": [socket.gethostname()],
+        "hostnames": [os.environ.get("SLURMD_NODENAME") or socket.gethostname()],  # rank 0's
+        "nodelist": os.environ.get("SLURM_JOB_NODELIST", ""),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID", ""),
         "versions": {"python": sys.version.split()[0]},
     }
@@ -194,7 +195,7 @@ def epoch(epoch, train_time, samples, step=None, **scalars):
     row = {
         "epoch": epoch, "step": step, "train_s": train_time, "samples_processed_global": samples,
         "steps": step - _run.steps_at_epoch, "throughput_samples_s": record["samples_per_s"], "t_end": now,
-        "wall_s": train_time + (val_time or 0.0), "val_s": val_time,
+        "wall_s": None if val_time is None else train_time + val_time, "val_s": val_time,
         "data_wait_s": values.get("data_wait"), "compute_s": values.get("compute"),
         "allreduce_wait_s": values.get("allreduce_wait"), "train_loss": values.get("train_loss"),
         "val_loss": values.get("val_loss"), "lr": values.get("lr"),

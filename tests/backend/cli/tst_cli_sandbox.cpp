@@ -4,6 +4,8 @@
 #include "clitest.h"
 
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
@@ -276,6 +278,46 @@ private slots:
             QVERIFY2(!QFile::exists(dir + QStringLiteral("/pwned")), qPrintable(dir));
             QVERIFY2(!QFile::exists(dir + QStringLiteral("/pwned-root")), qPrintable(dir));
         }
+    }
+
+    // The user's own code over SSH: a PyTorch DDP script on 2 ranks under srun (env:// from SLURM's
+    // variables), its metrics written by scaledesk_metrics and mirrored as a native run's.
+    void ownCodeRunsOverSshOnTwoRanks()
+    {
+        const QString def = m_tmp.filePath(QStringLiteral("own.yaml"));
+        QFile f(def);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("command: [/usr/bin/python3, '{code}/train_ddp.py', --epochs, '2', --steps, '5', --batch, '{local_batch}',\n"
+                "          --print-argv, '{run_id}']\n"
+                "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
+                "env: {OMP_NUM_THREADS: '1'}\n");
+        f.close();
+        const QString name = QStringLiteral("own $(touch pwned); 'q' ü");
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("sb"), QStringLiteral("--run"), def,
+                                  QStringLiteral("--name"), name, QStringLiteral("--ranks-per-node"), QStringLiteral("2"),
+                                  QStringLiteral("--local-batch"), QStringLiteral("3"), QStringLiteral("--wait"),
+                                  QStringLiteral("--timeout"), QStringLiteral("400")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QCOMPARE(m_cli.state(name), QStringLiteral("completed"));
+        const QString jobId = m_cli.record(name).value(QStringLiteral("job_id")).toString();
+        const QJsonObject m = m_cli.manifest(name);
+        QCOMPARE(m.value(QStringLiteral("status")).toString(), QStringLiteral("finished"));
+        QCOMPARE(m.value(QStringLiteral("world_size")).toInt(), 2);
+        QCOMPARE(m.value(QStringLiteral("slurm_job_id")).toString(), jobId);
+        QCOMPARE(m.value(QStringLiteral("global_batch_size")).toInt(), 6);
+        QCOMPARE(m_cli.mirrored(name, QStringLiteral("metrics.jsonl")).count("\"kind\":\"step\""), 10);
+        const QByteArray out = m_cli.mirrored(name, QStringLiteral("slurm-") + jobId + QStringLiteral(".out"));
+        // The run's name reached the script as one literal argument.
+        QVERIFY2(out.contains(QJsonDocument(QJsonArray{QStringLiteral("--epochs"), QStringLiteral("2"), QStringLiteral("--steps"),
+                                                       QStringLiteral("5"), QStringLiteral("--batch"), QStringLiteral("3"),
+                                                       QStringLiteral("--print-argv"), name})
+                                  .toJson(QJsonDocument::Compact)
+                                  .replace(",", ", ")),
+                 out.constData());
+        QVERIFY(out.contains("Time taken for epoch 2 is"));
+        const QString remote = m_cli.record(name).value(QStringLiteral("remote_dir")).toString();
+        QVERIFY(QFile::exists(remote + QStringLiteral("/scaledesk_metrics.py")));
+        QVERIFY(!QFile::exists(remote + QStringLiteral("/pwned")));
     }
 
     void sweepRunsEveryPointAndRendersMultiNodeScripts()

@@ -124,9 +124,10 @@ private slots:
 
     void aDefinitionWithoutVariantsHasOneCalledDefault()
     {
-        const auto run = loadCommandRun(write(QStringLiteral("plain.yaml"), "command: [python3, train.py]\n"));
+        const auto run = loadCommandRun(write(QStringLiteral("plain.yaml"), "command: [python3, train.py]\ncode: ./sub/../model\n"));
         QVERIFY(run);
         QCOMPARE(run->variantNames(), QStringList{QStringLiteral("default")});
+        QCOMPARE(run->code, m_tmp.filePath(QStringLiteral("model")));  // relative to the definition's folder
     }
 
     void badDefinitionsAreRefusedNamingTheLine()

@@ -6,6 +6,7 @@
 // within- and across-node timings. The transport is the local one: sbatch, squeue and the mirror
 // run here, against the sandbox's slurm.conf (SLURM_CONF), as they would on a login node.
 #include "analysis/planner.h"
+#include "config/commandrun.h"
 #include "remote/localtransport.h"
 #include "runs/runactions.h"
 #include "runs/runpoller.h"
@@ -110,6 +111,47 @@ private slots:
         // The sandbox's node names resolve to nothing: a rendezvous at "sd1" fails (name or service
         // not known); the run completed because MASTER_ADDR was sd1's NodeAddr, 127.0.0.1.
         QVERIFY(text.contains(QStringLiteral("scontrol show node \"$first_node\"")));
+    }
+
+    // The user's own code (a PyTorch DDP script, gloo over env://) across both nodes: srun's
+    // variables become RANK/WORLD_SIZE/LOCAL_RANK, the rendezvous is the first node's address.
+    void ownCodeTrainsAcrossBothNodes()
+    {
+        const QString file = m_tmp.filePath(QStringLiteral("own.yaml"));
+        QFile def(file);
+        QVERIFY(def.open(QIODevice::WriteOnly));
+        def.write("command: [/usr/bin/python3, '{code}/train_ddp.py', --epochs, '2', --steps, '4', --batch, '{local_batch}']\n"
+                  "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
+                  "env: {OMP_NUM_THREADS: '1'}\n");
+        def.close();
+        auto command = loadCommandRun(file);
+        QVERIFY2(command, command ? "" : qPrintable(command.error().text()));
+        SweepSpec spec;
+        spec.name = QStringLiteral("own");
+        spec.nodes = {2};
+        spec.localBatch = 2;
+        spec.strategies = command->variantNames();
+        spec.variants = command->variantNames();
+        auto points = expandSweep(spec);
+        QVERIFY(points);
+        LaunchRequest req;
+        req.profile = m_profile;
+        req.points = *points;
+        req.options.command = *command;
+        const LaunchResult r = launch(req);
+        QVERIFY2(r.complete(), qPrintable(r.summary()));
+        const QString id = QStringLiteral("own-default-2x1-r1");
+        QVERIFY(waitFor({id}));
+        const RunRecord rec = *m_store->load(id);
+        QVERIFY2(rec.state == RunState::Completed, qPrintable(rec.message));
+        const QJsonObject m = readRunManifest(m_store->workspace().runDir(id));
+        QCOMPARE(m.value(QStringLiteral("status")).toString(), QStringLiteral("finished"));
+        QCOMPARE(m.value(QStringLiteral("world_size")).toInt(), 2);
+        QCOMPARE(m.value(QStringLiteral("nodes")).toInt(), 2);
+        QCOMPARE(m.value(QStringLiteral("rank_hosts")).toArray(), (QJsonArray{QStringLiteral("sd1"), QStringLiteral("sd2")}));
+        QFile metrics(m_store->workspace().runDir(id) + QStringLiteral("/metrics.jsonl"));
+        QVERIFY(metrics.open(QIODevice::ReadOnly));
+        QCOMPARE(metrics.readAll().count("\"kind\":\"step\""), 8);
     }
 
     void calibrationAtOneAndTwoNodesFeedsThePlanner()
