@@ -87,8 +87,8 @@ CommandRun parse(const QString& file, const YAML::Node& root)
     if (!root.IsMap()) refuse(file, root, QStringLiteral("a run definition is a mapping with a `command` list"));
     CommandRun run;
     run.file = file;
-    static const QStringList keys{QStringLiteral("command"), QStringLiteral("code"), QStringLiteral("setup"), QStringLiteral("env"),
-                                  QStringLiteral("variants")};
+    static const QStringList keys{QStringLiteral("command"), QStringLiteral("code"),        QStringLiteral("setup"),
+                                  QStringLiteral("env"),     QStringLiteral("stop_signal"), QStringLiteral("variants")};
     for (const auto& kv : root) {
         const QString key = q(kv.first.as<std::string>());
         if (!keys.contains(key))
@@ -118,6 +118,15 @@ CommandRun parse(const QString& file, const YAML::Node& root)
             if (!name.match(n).hasMatch()) refuse(file, kv.first, QStringLiteral("env: '%1' is not a variable name").arg(n));
             run.environment.push_back({n, checkedTemplate(file, kv.second, QStringLiteral("env.") + n)});
         }
+    }
+    if (const auto stop = root["stop_signal"]) {
+        // srun forwards these to every task; INT would be srun's own (the first prints its status).
+        static const QStringList stopSignals{QStringLiteral("USR1"), QStringLiteral("USR2"), QStringLiteral("TERM"), QStringLiteral("HUP")};
+        QString name = stop.IsScalar() ? q(stop.Scalar()).toUpper() : QString();
+        if (name.startsWith(QLatin1String("SIG"))) name = name.mid(3);
+        if (!stopSignals.contains(name))
+            refuse(file, stop, QStringLiteral("stop_signal: one of %1").arg(stopSignals.join(QStringLiteral(", "))));
+        run.stopSignal = name;
     }
     if (const auto variants = root["variants"]) {
         if (!variants.IsMap()) refuse(file, variants, QStringLiteral("variants: expected a mapping name: [extra arguments]"));

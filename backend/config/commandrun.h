@@ -21,6 +21,7 @@ struct RunPoint;
 ///     setup: |                      # shell lines before the ranks start (module load, venv)
 ///       source ~/venvs/torch/bin/activate
 ///     env: {NCCL_DEBUG: WARN}
+///     stop_signal: USR1             # what a stop sends every rank (USR1, USR2, TERM, HUP)
 ///     variants:                     # a sweep's --strategies pick among these
 ///       ddp: [--strategy, ddp]
 ///       horovod: [--strategy, horovod]
@@ -35,6 +36,9 @@ struct CommandRun {
     QString setup;                                    ///< shell lines, verbatim
     QList<std::pair<QString, QString>> environment;   ///< NAME -> value template
     QList<std::pair<QString, QStringList>> variants;  ///< name -> extra argument templates, in file order ("default": none)
+    /// The signal a stop (checkpoint-and-stop, the time limit near) sends every rank: USR1 (as the
+    /// trainer's), USR2, TERM or HUP. The script checks scaledesk_metrics.stop_requested().
+    QString stopSignal = QStringLiteral("USR1");
     bool isSet() const { return !command.isEmpty(); }
     QStringList variantNames() const;
 };
@@ -44,7 +48,7 @@ struct CommandRun {
 QStringList commandPlaceholders();
 
 /// Reads and checks a run definition: a mapping with `command` (a non-empty list of strings) and
-/// optionally `code`, `setup`, `env`, `variants`. An unknown key, a value of the wrong type, a
+/// optionally `code`, `setup`, `env`, `stop_signal`, `variants`. An unknown key, a value of the wrong type, a
 /// placeholder that does not exist, an unclosed brace, an environment name that is not one or a
 /// variant name that cannot be part of a run id is refused naming file:line:column.
 Expected<CommandRun> loadCommandRun(const QString& file);

@@ -77,7 +77,8 @@ QStringList commandRunLines(const JobRequest& r)
                                                   {QStringLiteral("SCALEDESK_RANKS_PER_NODE"), QString::number(p.ranksPerNode)},
                                                   {QStringLiteral("SCALEDESK_REPETITION"), QString::number(p.repetition)},
                                                   {QStringLiteral("SCALEDESK_LOCAL_BATCH"), QString::number(p.localBatch)},
-                                                  {QStringLiteral("SCALEDESK_CODE"), commandCode(r.command, values)}};
+                                                  {QStringLiteral("SCALEDESK_CODE"), commandCode(r.command, values)},
+                                                  {QStringLiteral("SCALEDESK_STOP_SIGNAL"), r.command.stopSignal}};
     for (const auto& [name, value] : ours) l << QStringLiteral("export %1=%2").arg(name, shellQuote(value));
     l << QStringLiteral("# scaledesk_metrics.py, which writes the run's metrics, lies in the run folder");
     l << QStringLiteral("export SCALEDESK_RUN_DIR=\"$PWD\" PYTHONPATH=\"$PWD${PYTHONPATH:+:$PYTHONPATH}\"");
@@ -160,7 +161,9 @@ QString renderJobScript(const JobRequest& r)
     lines << QStringLiteral("stop_signal=");
     lines << srun + QStringLiteral(" ") + shellJoin(train) + QStringLiteral(" &");
     lines << QStringLiteral("srun_pid=$!");
-    lines << QStringLiteral("trap 'stop_signal=USR1; kill -USR1 \"$srun_pid\" 2>/dev/null' USR1");
+    // A command run's ranks get its stop_signal (srun forwards it to every task).
+    lines << QStringLiteral("trap 'stop_signal=USR1; kill -%1 \"$srun_pid\" 2>/dev/null' USR1")
+                 .arg(r.isCommand() ? r.command.stopSignal : QStringLiteral("USR1"));
     lines << QStringLiteral("trap 'stop_signal=TERM; kill -TERM \"$srun_pid\" 2>/dev/null' TERM");
     lines << QStringLiteral("# A trapped signal interrupts wait; keep waiting while srun runs, then collect its status");
     lines << QStringLiteral("# (127 means it was already collected).");

@@ -73,12 +73,13 @@ QStringList localPortLines(int masterPort)
             QStringLiteral("echo \"scaledesk: MASTER_PORT=$MASTER_PORT\"")};
 }
 
-QStringList forwardLines()
+QStringList forwardLines(const QString& signal)
 {
     return {QStringLiteral("# USR1 or TERM: the ranks checkpoint and exit 75 (mpirun forwards USR1 to them); not before they have"),
-            QStringLiteral("# run 5 s, so that their handlers are in place."),
+            QStringLiteral("# run 5 s, so that their handlers are in place. A command run's ranks get its stop_signal."),
             QStringLiteral("launched=$SECONDS"),
-            QStringLiteral("forward() { while [ $((SECONDS - launched)) -lt 5 ]; do sleep 0.5; done; kill -USR1 $pids 2>/dev/null; }"),
+            QStringLiteral("forward() { while [ $((SECONDS - launched)) -lt 5 ]; do sleep 0.5; done; kill -%1 $pids 2>/dev/null; }")
+                .arg(signal),
             QStringLiteral("trap forward USR1 TERM"),
             QStringLiteral("[ -n \"$stop\" ] && forward")};
 }
@@ -87,7 +88,7 @@ QStringList forwardLines()
 /// them once its handlers are installed (scaledesk-train: after libtorch has loaded, its config is
 /// read and MPI is up, a second or two here), and a signal before that kills it (exit 138,
 /// "failed"): so a stop in the ranks' first 5 s is held until they have run for 5 s.
-QStringList rankLines(const QString& train, bool command)
+QStringList rankLines(const QString& train, const CommandRun* command)
 {
     QStringList l;
     l << QStringLiteral("# From here a stop or cancel is kept until the ranks exist, then forwarded to them.");
@@ -101,7 +102,7 @@ QStringList rankLines(const QString& train, bool command)
                  .arg(train);
         l << QStringLiteral("  pids=\"$pids $!\"");
         l << QStringLiteral("done");
-        l << forwardLines();
+        l << forwardLines(command->stopSignal);
         return l;
     }
     l << QStringLiteral("if [ \"$ranks\" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then");
@@ -121,7 +122,7 @@ QStringList rankLines(const QString& train, bool command)
     l << QStringLiteral("  %1 &").arg(train);
     l << QStringLiteral("  pids=$!");
     l << QStringLiteral("fi");
-    l << forwardLines();
+    l << forwardLines(QStringLiteral("USR1"));
     return l;
 }
 }  // namespace
@@ -159,7 +160,7 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     const QString train = shellJoin(trainerCommand(r));
     lines << localPortLines(r.profile.masterPort);
     lines << QStringLiteral("ranks=%1").arg(ranks);
-    lines << rankLines(train, r.isCommand());
+    lines << rankLines(train, r.isCommand() ? &r.command : nullptr);
     lines << QStringLiteral("rc=0");
     lines << QStringLiteral("for pid in $pids; do");
     lines << QStringLiteral("  while :; do wait \"$pid\"; r=$?; kill -0 \"$pid\" 2>/dev/null || break; done");

@@ -5,7 +5,7 @@ fixed seed. It logs through scaledesk_metrics (which ScaleDesk puts beside the r
 NERSC trainer's epoch lines, as a script of the tutorial would.
 
     python3 train_ddp.py [--epochs N] [--steps N] [--batch N] [--strategy NAME] [--print-argv]
-                         [--fail-at-epoch N] [--sleep S] [WORD ...]
+                         [--fail-at-epoch N] [--sleep S] [--exit-code N] [WORD ...]
 """
 
 import argparse
@@ -32,6 +32,7 @@ def main():
     parser.add_argument("--print-argv", action="store_true", help="print this script's argv as JSON and train on")
     parser.add_argument("--fail-at-epoch", type=int, default=0, help="raise an error at the start of this epoch")
     parser.add_argument("--sleep", type=float, default=0.0, help="seconds to sleep per step (a slower run)")
+    parser.add_argument("--exit-code", type=int, default=0, help="leave with sys.exit(N) after training")
     parser.add_argument("extra", nargs="*", help="words that are only printed (with --print-argv)")
     args = parser.parse_args()
 
@@ -62,7 +63,16 @@ def main():
     generator = torch.Generator().manual_seed(100 + rank)
     weights = torch.randn(32, 1, generator=torch.Generator().manual_seed(7))
     step = 0
-    for epoch in range(1, args.epochs + 1):
+    first = 1
+    # A stop saved a checkpoint (rank 0, in the run folder): resume at the start of that epoch.
+    if os.path.exists("checkpoint.pt"):
+        saved = torch.load("checkpoint.pt")
+        model.load_state_dict(saved["model"])
+        optimiser.load_state_dict(saved["optimiser"])
+        first, step = saved["epoch"], saved["step"]
+        log.info("resumed at epoch %d, step %d", first, step)
+    for epoch in range(first, args.epochs + 1):
+        epoch_start_step = step
         if epoch == args.fail_at_epoch:
             raise RuntimeError("planted failure at epoch %d" % epoch)
         start = time.time()
@@ -79,6 +89,12 @@ def main():
             sd.log(step, loss=loss.item(), lr=0.05)
             if args.sleep:
                 time.sleep(args.sleep)
+            if sd.stop_requested():
+                if rank == 0:
+                    torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "epoch": epoch,
+                                "step": epoch_start_step}, "checkpoint.pt")
+                log.info("stop requested: checkpoint saved at epoch %d", epoch)
+                sd.exit_for_requeue()
         seconds = time.time() - start
         samples = args.steps * args.batch * world
         mean = torch.tensor([total / args.steps])
@@ -90,6 +106,8 @@ def main():
         log.info("  Avg train loss=%f", mean.item())
     if world > 1:
         dist.destroy_process_group()
+    if args.exit_code:
+        sys.exit(args.exit_code)
 
 
 if __name__ == "__main__":

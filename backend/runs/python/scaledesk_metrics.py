@@ -15,6 +15,14 @@ times) and manifest.json (what ran, and whether it finished):
 Only rank 0 (the RANK variable) writes; every call is free on the other ranks. Outside ScaleDesk
 (no SCALEDESK_RUN_DIR) the files go to the current folder. An uncaught exception records the run
 as failed with its message; a normal exit records it as finished.
+
+A stop (`scaledesk cancel --signal USR1`, the window's Stop, SLURM's warning before the time
+limit) sends every rank the run definition's stop_signal. A script that checks for it saves its
+checkpoint and leaves for a requeue, which resumes it:
+
+        if sd.stop_requested():             # every rank calls it at the same points
+            save_checkpoint()
+            sd.exit_for_requeue()           # exit 75: the job is requeued, the run resumes
 """
 
 import atexit
@@ -22,11 +30,14 @@ import datetime
 import json
 import math
 import os
+import signal
 import socket
 import sys
 import time
 
-__all__ = ["init", "log", "epoch", "finish"]
+__all__ = ["init", "log", "epoch", "finish", "stop_requested", "exit_for_requeue"]
+
+REQUEUE_EXIT_CODE = 75  # EX_TEMPFAIL: what the job scripts requeue, as for scaledesk-train
 
 _EPOCH_COLUMNS = [
     "epoch", "step", "wall_s", "train_s", "val_s", "samples_processed_global", "steps", "throughput_samples_s",
@@ -94,6 +105,61 @@ def _int_env(name):
         return None
 
 
+class _Stop:
+    requested = False
+    polled = False  # the script asked at least once: it handles stops itself
+
+
+def _on_stop(signum, frame):
+    if not _Stop.polled:
+        # A script that never asks would not stop: the signal does what it did before.
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
+    _Stop.requested = True
+
+
+def _install_stop_handler():
+    if "SCALEDESK_RUN_ID" not in os.environ:
+        return  # not launched by ScaleDesk: leave the signals alone
+    sig = getattr(signal, "SIG" + os.environ.get("SCALEDESK_STOP_SIGNAL", "USR1"), None)
+    if sig is not None:
+        try:
+            signal.signal(sig, _on_stop)
+        except ValueError:  # not the main thread
+            pass
+
+
+_install_stop_handler()
+
+
+def stop_requested():
+    """Whether a stop arrived. With torch.distributed up, whether it arrived on any rank (one small
+    all-reduce), so every rank stops at the same step; call it at the same points on every rank."""
+    _Stop.polled = True
+    requested = _Stop.requested
+    torch = sys.modules.get("torch")
+    dist = getattr(torch, "distributed", None) if torch is not None else None
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        flag = torch.tensor([1 if requested else 0])
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        requested = bool(flag.item())
+    return requested
+
+
+def exit_for_requeue():
+    """Records the stop (manifest status `preempted`) and exits with 75 on every rank: the job
+    script requeues the job (SLURM) or the run waits for `scaledesk requeue`, and the script resumes
+    from the checkpoint it saved."""
+    init()
+    if _run.rank == 0 and not _run.ended:
+        _run.ended = True
+        _run.record({"kind": "event", "event": "preempted", "step": _run.last_step, "epoch": _run.last_epoch})
+        _run.manifest["status"] = "preempted"
+        _run.write_manifest()
+    sys.exit(REQUEUE_EXIT_CODE)
+
+
 def init(parameters=None, dtype=None, **fields):
     """Starts the run's records (called by the first log() or epoch() when not called before).
 
@@ -137,10 +203,15 @@ def init(parameters=None, dtype=None, **fields):
     if torch is not None:
         manifest["versions"]["torch"] = str(getattr(torch, "__version__", ""))
     manifest.update(fields)
+    # A requeued run goes on in the same folder: its first start stays its start.
+    previous = _read_manifest(_run.path("manifest.json"))
+    resumed = previous.get("status") in ("preempted", "running", "failed")
+    if resumed and previous.get("start_utc"):
+        manifest["start_utc"] = previous["start_utc"]
     _run.manifest = manifest
     _run.write_manifest()
     _run.metrics = open(_run.path("metrics.jsonl"), "a")
-    _run.record({"kind": "event", "event": "started", "step": 0, "epoch": 0, "world_size": world,
+    _run.record({"kind": "event", "event": "resumed" if resumed else "started", "step": 0, "epoch": 0, "world_size": world,
                  "strategy": manifest["strategy"], "pid": os.getpid(), "host": socket.gethostname()})
     new_csv = not os.path.exists(_run.path("epochs.csv")) or os.path.getsize(_run.path("epochs.csv")) == 0
     _run.epochs = open(_run.path("epochs.csv"), "a")
@@ -148,6 +219,14 @@ def init(parameters=None, dtype=None, **fields):
         _run.epochs.write(",".join(_EPOCH_COLUMNS) + "\n")
         _run.epochs.flush()
     atexit.register(_at_exit)
+    # sys.exit(N) with N != 0 is a failure, though no exception reaches the hook.
+    plain_exit = sys.exit
+
+    def exit_with(code=None):
+        _Exit.code = code
+        plain_exit(code)
+
+    sys.exit = exit_with
     previous_hook = sys.excepthook
 
     def hook(kind, value, trace):
@@ -222,5 +301,18 @@ def finish(failed=None):
     _run.write_manifest()
 
 
+def _read_manifest(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+class _Exit:
+    code = None
+
+
 def _at_exit():
-    finish()
+    code = _Exit.code
+    finish(failed=None if code in (None, 0) else "exit code %s" % (code,))

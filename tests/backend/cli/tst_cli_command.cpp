@@ -50,7 +50,9 @@ private slots:
                              "variants:\n"
                              "  plain: [--strategy, plain]\n"
                              "  slow: [--strategy, slow, --sleep, '0.05']\n"
-                             "  broken: [--fail-at-epoch, '2']\n");
+                             "  broken: [--fail-at-epoch, '2']\n"
+                             "  long: [--epochs, '40', --sleep, '0.05']\n"
+                             "  exits: [--exit-code, '3']\n");
     }
 
     void aSweepOfVariantsRunsLocallyAndIsReported()
@@ -116,6 +118,46 @@ private slots:
                  QJsonDocument(m).toJson().constData());
         // The epoch it finished is there; the one it failed in is not.
         QCOMPARE(m_cli.mirrored(QStringLiteral("broken"), QStringLiteral("metrics.jsonl")).count("\"kind\":\"epoch\""), 1);
+        // sys.exit(3) after training: no exception, still a failure, in the manifest too.
+        const auto e = m_cli.run(submit({QStringLiteral("--name"), QStringLiteral("exits"), QStringLiteral("--strategies"),
+                                         QStringLiteral("exits"), QStringLiteral("--local-batch"), QStringLiteral("2"),
+                                         QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")}));
+        QCOMPARE(e.exitCode, 1);
+        QCOMPARE(m_cli.state(QStringLiteral("exits")), QStringLiteral("failed"));
+        QCOMPARE(m_cli.manifest(QStringLiteral("exits")).value(QStringLiteral("error")).toString(), QStringLiteral("exit code 3"));
+    }
+
+    // A stop reaches every rank as the definition's stop_signal; the script saves its checkpoint and
+    // leaves with exit 75 (scaledesk_metrics.exit_for_requeue); requeue resumes it to the end.
+    void aStoppedScriptCheckpointsAndRequeueResumesIt()
+    {
+        const QString id = QStringLiteral("stopped");
+        const auto r = m_cli.run(
+            submit({QStringLiteral("--name"), id, QStringLiteral("--strategies"), QStringLiteral("long"),
+                    QStringLiteral("--ranks-per-node"), QStringLiteral("2"), QStringLiteral("--local-batch"), QStringLiteral("2")}));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QVERIFY(m_cli.waitForSteps(id, 3, 120));
+        const auto c = m_cli.run({QStringLiteral("cancel"), QStringLiteral("--signal"), QStringLiteral("USR1"), id});
+        QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
+        QVERIFY(m_cli.waitFor(
+            id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120));
+        QCOMPARE(m_cli.manifest(id).value(QStringLiteral("status")).toString(), QStringLiteral("preempted"));
+        const QByteArray before = m_cli.mirrored(id, QStringLiteral("metrics.jsonl"));
+        QVERIFY(before.contains("\"event\":\"preempted\""));
+        QVERIFY2(before.count("\"kind\":\"epoch\"") < 40, "the stop came after the end");
+        QVERIFY(m_cli.mirrored(id, QStringLiteral("job.out")).contains("stop requested: checkpoint saved"));
+        const auto q = m_cli.run({QStringLiteral("requeue"), id});
+        QVERIFY2(q.exitCode == 0, qPrintable(q.all()));
+        m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300"), id});
+        QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
+        const QByteArray after = m_cli.mirrored(id, QStringLiteral("metrics.jsonl"));
+        QVERIFY(after.contains("\"event\":\"resumed\""));
+        QVERIFY(m_cli.mirrored(id, QStringLiteral("job.out")).contains("resumed at epoch"));
+        QCOMPARE(m_cli.manifest(id).value(QStringLiteral("status")).toString(), QStringLiteral("finished"));
+        // Epoch 40 ran once; the epochs before the stop are not run again.
+        const EpochTable epochs = parseEpochsCsv(m_cli.mirrored(id, QStringLiteral("epochs.csv")), QStringLiteral("epochs.csv"));
+        QCOMPARE(epochs.rows.size(), 40);
+        QCOMPARE(epochs.rows.last().epoch, 40);
     }
 
     void badDefinitionsAreRefusedBeforeAnythingIsRecorded()
@@ -132,7 +174,7 @@ private slots:
         r = m_cli.run(submit({QStringLiteral("--name"), QStringLiteral("never"), QStringLiteral("--strategies"), QStringLiteral("ddp"),
                               QStringLiteral("--local-batch"), QStringLiteral("2")}));
         QVERIFY(r.exitCode != 0);
-        QVERIFY2(r.err.contains(QStringLiteral("no variant 'ddp' (plain, slow, broken)")), qPrintable(r.all()));
+        QVERIFY2(r.err.contains(QStringLiteral("no variant 'ddp' (plain, slow, broken, long, exits)")), qPrintable(r.all()));
         r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--name"), QStringLiteral("never")});
         QVERIFY(r.exitCode != 0);
         QVERIFY2(r.err.contains(QStringLiteral("--run FILE")), qPrintable(r.all()));

@@ -122,6 +122,22 @@ private slots:
         QCOMPARE(run->setup.trimmed(), QStringLiteral("module load pytorch"));
     }
 
+    void aStopSendsTheDefinitionsSignalToTheRanks()
+    {
+        const auto run = loadCommandRun(write(QStringLiteral("stop.yaml"), "command: [python3, train.py]\nstop_signal: SIGTERM\n"));
+        QVERIFY(run);
+        QCOMPARE(run->stopSignal, QStringLiteral("TERM"));
+        QCOMPARE(loadCommandRun(write(QStringLiteral("plain.yaml"), "command: [x]\n"))->stopSignal, QStringLiteral("USR1"));
+        JobRequest r = job(*run, ProfileKind::SshSlurm, 2);
+        r.point.strategy = QStringLiteral("default");
+        const QString slurm = renderJobScript(r);
+        QVERIFY(slurm.contains(QStringLiteral("trap 'stop_signal=USR1; kill -TERM \"$srun_pid\" 2>/dev/null' USR1")));
+        QVERIFY(slurm.contains(QStringLiteral("export SCALEDESK_STOP_SIGNAL='TERM'")));
+        LocalTransport transport;
+        const QString local = LocalScheduler(transport).renderScript(job(*run, ProfileKind::Local, 2));
+        QVERIFY(local.contains(QStringLiteral("kill -TERM $pids")));
+    }
+
     void aDefinitionWithoutVariantsHasOneCalledDefault()
     {
         const auto run = loadCommandRun(write(QStringLiteral("plain.yaml"), "command: [python3, train.py]\ncode: ./sub/../model\n"));
@@ -144,6 +160,7 @@ private slots:
         expectRefused("command: [x]\nvariants:\n  ok: [--a, '{nope}']\n", QStringLiteral(":3:13"), QStringLiteral("{nope}"));
         expectRefused("command: [x]\ncode: '{code}/a'\n", QStringLiteral(":2:7"), QStringLiteral("cannot name itself"));
         expectRefused("command: [x\n", QStringLiteral(":2:1"), QStringLiteral("malformed YAML"));
+        expectRefused("command: [x]\nstop_signal: KILL\n", QStringLiteral(":2:14"), QStringLiteral("one of USR1, USR2, TERM, HUP"));
         const auto missing = loadCommandRun(m_tmp.filePath(QStringLiteral("none.yaml")));
         QVERIFY(!missing);
         QCOMPARE(missing.error().location, m_tmp.filePath(QStringLiteral("none.yaml")));
