@@ -112,6 +112,7 @@ QStringList RunPoller::followedFiles(const RunRecord& r) const
     QStringList names{QStringLiteral("metrics.jsonl"), QStringLiteral("epochs.csv"),    QStringLiteral("out.log"),
                       QStringLiteral("job.out"),       QStringLiteral("manifest.json"), QStringLiteral("exit_code")};
     if (r.task == QLatin1String("bench-comm")) names << QStringLiteral("comm.jsonl");  // scaledesk calibrate's timings
+    if (r.task == QLatin1String("command")) names << QStringLiteral("code.diff");      // the user's code's uncommitted changes
     if (!r.jobId.isEmpty()) names << QStringLiteral("slurm-%1.out").arg(r.jobId);
     for (int rank = 1; rank < r.nodes * r.ranksPerNode; ++rank) names << QStringLiteral("rank-%1.log").arg(rank);
     static const QRegularExpression ours(QStringLiteral("^(slurm-[0-9]+(_[0-9]+)?\\.out|rank-[0-9]+\\.log)$"));

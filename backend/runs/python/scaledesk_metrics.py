@@ -202,6 +202,11 @@ def init(parameters=None, dtype=None, **fields):
     torch = sys.modules.get("torch")
     if torch is not None:
         manifest["versions"]["torch"] = str(getattr(torch, "__version__", ""))
+    manifest["environment"] = {k: v for k, v in os.environ.items() if k in _ENVIRONMENT or k.startswith(_ENVIRONMENT_PREFIXES)}
+    code = manifest["code"] or os.path.dirname(os.path.abspath(sys.argv[0] if sys.argv and sys.argv[0] else "."))
+    git = _git_state(code, _run.path("code.diff"))
+    if git:
+        manifest["code_git"] = git
     manifest.update(fields)
     # A requeued run goes on in the same folder: its first start stays its start.
     previous = _read_manifest(_run.path("manifest.json"))
@@ -299,6 +304,36 @@ def finish(failed=None):
     _run.manifest["status"] = status
     _run.manifest["end_utc"] = _utc_now()
     _run.write_manifest()
+
+
+# What the manifest keeps of the environment: what decides how the code ran, never secrets.
+_ENVIRONMENT = {"PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "OMP_NUM_THREADS",
+                "CUDA_VISIBLE_DEVICES", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "LD_LIBRARY_PATH"}
+_ENVIRONMENT_PREFIXES = ("NCCL_", "SCALEDESK_", "TORCH_", "GLOO_", "SLURM_JOB_", "SLURM_NTASKS", "SLURM_NNODES")
+
+
+def _git_state(folder, diff_path):
+    """The code's commit and whether it had changes (their diff saved beside the run), when the
+    folder is a git checkout and git is there; else None."""
+    import subprocess
+
+    def git(*args):
+        done = subprocess.run(["git", "-C", folder] + list(args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=20)
+        if done.returncode != 0:
+            raise OSError("git " + args[0])
+        return done.stdout
+
+    try:
+        commit = git("rev-parse", "HEAD").decode().strip()
+        changed = git("status", "--porcelain", "--untracked-files=no").decode().strip()
+        state = {"commit": commit, "dirty": bool(changed)}
+        if changed:
+            with open(diff_path, "wb") as f:
+                f.write(git("diff", "HEAD"))
+            state["diff"] = os.path.basename(diff_path)
+        return state
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def _read_manifest(path):

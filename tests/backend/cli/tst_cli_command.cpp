@@ -9,6 +9,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
 
 using namespace scaledesk;
@@ -158,6 +159,52 @@ private slots:
         const EpochTable epochs = parseEpochsCsv(m_cli.mirrored(id, QStringLiteral("epochs.csv")), QStringLiteral("epochs.csv"));
         QCOMPARE(epochs.rows.size(), 40);
         QCOMPARE(epochs.rows.last().epoch, 40);
+    }
+
+    // The reproducibility record: a code folder that is a git checkout with a change gives its
+    // commit, "dirty" and the diff beside the run; the environment that decides how it ran.
+    void theCodesCommitAndChangesAreRecorded()
+    {
+        const QString code = m_tmp.filePath(QStringLiteral("code repo"));
+        QDir().mkpath(code);
+        QVERIFY(QFile::copy(QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/commandrun/train_ddp.py"), code + QStringLiteral("/train_ddp.py")));
+        auto git = [&](const QStringList& args) {
+            QProcess p;
+            p.setWorkingDirectory(code);
+            p.start(
+                QStringLiteral("git"),
+                QStringList{QStringLiteral("-c"), QStringLiteral("user.name=t"), QStringLiteral("-c"), QStringLiteral("user.email=t@t")} +
+                    args);
+            p.waitForFinished();
+            return QString::fromUtf8(p.readAllStandardOutput()).trimmed();
+        };
+        git({QStringLiteral("init"), QStringLiteral("-q")});
+        git({QStringLiteral("add"), QStringLiteral("train_ddp.py")});
+        git({QStringLiteral("commit"), QStringLiteral("-q"), QStringLiteral("-m"), QStringLiteral("first")});
+        const QString commit = git({QStringLiteral("rev-parse"), QStringLiteral("HEAD")});
+        QCOMPARE(commit.size(), 40);
+        QFile script(code + QStringLiteral("/train_ddp.py"));
+        QVERIFY(script.open(QIODevice::Append));
+        script.write("# a change not committed yet\n");
+        script.close();
+        const QString def = write(QStringLiteral("git.yaml"),
+                                  "command: [/usr/bin/python3, '{code}/train_ddp.py', --epochs, '1', --steps, '2']\n"
+                                  "code: code repo\n"
+                                  "env: {NCCL_DEBUG: WARN, SECRET_TOKEN: hidden}\n");
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--run"), def, QStringLiteral("--name"), QStringLiteral("git"),
+                                  QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        const QJsonObject m = m_cli.manifest(QStringLiteral("git"));
+        const QJsonObject g = m.value(QStringLiteral("code_git")).toObject();
+        QCOMPARE(g.value(QStringLiteral("commit")).toString(), commit);
+        QCOMPARE(g.value(QStringLiteral("dirty")).toBool(), true);
+        QCOMPARE(g.value(QStringLiteral("diff")).toString(), QStringLiteral("code.diff"));
+        QCOMPARE(m.value(QStringLiteral("code")).toString(), code);
+        QVERIFY(m_cli.mirrored(QStringLiteral("git"), QStringLiteral("code.diff")).contains("+# a change not committed yet"));
+        const QJsonObject env = m.value(QStringLiteral("environment")).toObject();
+        QCOMPARE(env.value(QStringLiteral("NCCL_DEBUG")).toString(), QStringLiteral("WARN"));
+        QCOMPARE(env.value(QStringLiteral("WORLD_SIZE")).toString(), QStringLiteral("1"));
+        QVERIFY(!env.contains(QStringLiteral("SECRET_TOKEN")));
     }
 
     void badDefinitionsAreRefusedBeforeAnythingIsRecorded()
