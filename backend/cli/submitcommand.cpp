@@ -36,18 +36,6 @@ Expected<QList<int>> intList(const std::string& s, const char* option)
     return v;
 }
 
-// A command that takes {local_batch} needs one: weak scaling's per-rank batch (--local-batch) or
-// strong scaling's split of --global-batch. A command run has no config to take it from.
-Status checkCommandBatch(const CommandRun& command, const SweepSpec& spec)
-{
-    if (!usesPlaceholder(command, QStringLiteral("local_batch")) || spec.scaling == SweepSpec::Scaling::Strong || spec.localBatch > 0)
-        return Done{};
-    return Error{ErrorCode::Usage,
-                 QStringLiteral("the command takes {local_batch}: give --local-batch N (weak scaling) or --scaling strong "
-                                "--global-batch N"),
-                 command.file};
-}
-
 class SubmitCommand final : public Command {
 public:
     void add(CLI::App& app, SharedOptions& shared) override

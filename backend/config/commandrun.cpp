@@ -190,6 +190,26 @@ bool usesPlaceholder(const CommandRun& run, const QString& name)
     return false;
 }
 
+bool isCommandRunFile(const QString& file)
+{
+    try {
+        const YAML::Node root = YAML::LoadFile(file.toStdString());
+        return root.IsMap() && root["command"];
+    } catch (const YAML::Exception&) {
+        return false;
+    }
+}
+
+Status checkCommandBatch(const CommandRun& run, const SweepSpec& spec)
+{
+    if (!usesPlaceholder(run, QStringLiteral("local_batch")) || spec.scaling == SweepSpec::Scaling::Strong || spec.localBatch > 0)
+        return Done{};
+    return Error{ErrorCode::Usage,
+                 QStringLiteral("the command takes {local_batch}: give a per-rank batch (--local-batch N) or strong scaling's "
+                                "global batch (--scaling strong --global-batch N)"),
+                 run.file};
+}
+
 namespace {
 QString fill(const CommandRun& run, const QString& text, const CommandValues& v);
 QString fill(const CommandRun& run, const QString& text, const CommandValues& v)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/expected.h"
+#include "core/status.h"
 
 #include <QList>
 #include <QString>
@@ -55,6 +56,16 @@ Expected<CommandRun> loadCommandRun(const QString& file);
 
 /// Whether any template of the definition (command, code, env, variants) uses {name}.
 bool usesPlaceholder(const CommandRun& run, const QString& name);
+
+/// Whether a YAML file is a run definition (a mapping with a top-level `command`) rather than a
+/// file of named trainer configs. An unreadable file is neither (false).
+bool isCommandRunFile(const QString& file);
+
+struct SweepSpec;
+/// A command that takes {local_batch} needs one: weak scaling's per-rank batch or strong scaling's
+/// split of the global batch (a command run has no config to take it from). The error names the
+/// definition.
+Status checkCommandBatch(const CommandRun& run, const SweepSpec& spec);
 
 /// The values a point's templates are filled with. `runDir` is the run folder on the far side.
 struct CommandValues {

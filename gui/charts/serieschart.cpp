@@ -189,6 +189,16 @@ void SeriesChart::setYTitle(const QString& title)
     m_y->setTitleText(m_log ? title + tr(" (log)") : title);
 }
 
+void SeriesChart::setEmptyText(const QString& text)
+{
+    if (m_noData->text() == text) return;
+    m_noData->setText(text);
+    const QRectF area = chart()->plotArea();
+    m_noData->setPos(area.center() - m_noData->boundingRect().center());
+}
+
+QString SeriesChart::emptyText() const { return m_noData->text(); }
+
 void SeriesChart::setLogY(bool on)
 {
     if (on == m_log) return;

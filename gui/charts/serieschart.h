@@ -40,6 +40,10 @@ public:
     void setXAxis(XAxis axis);
     void setSmoothing(double weight);  ///< TensorBoard weight, 0 = raw
     void setYTitle(const QString& title);
+    QString yTitle() const { return m_yTitle; }
+    /// What the chart says while it has no points ("No data yet" until told otherwise).
+    void setEmptyText(const QString& text);
+    QString emptyText() const;
     /// A logarithmic y axis (values ≤ 0 are left out while it is on).
     void setLogY(bool on);
     bool logY() const { return m_log; }

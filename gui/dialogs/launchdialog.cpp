@@ -3,6 +3,7 @@
 #include "analysis/axisticks.h"
 #include "analysis/planner.h"
 #include "config/clusterprofile.h"
+#include "config/commandrun.h"
 #include "config/configresolve.h"
 #include "config/profiles.h"
 #include "runs/runstore.h"
@@ -15,6 +16,7 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -88,7 +90,7 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     : QDialog(parent), m_workspace(workspaceRoot)
 {
     setWindowTitle(tr("Launch"));
-    auto* form = new QFormLayout;
+    auto* form = m_form = new QFormLayout;
     m_profile = new QComboBox;
     for (const auto& e : listProfiles(Workspace(workspaceRoot)))
         m_profile->addItem(e.profile ? e.name : tr("%1 (broken: %2)").arg(e.name, e.error.text()), e.name);
@@ -108,13 +110,22 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     form->addRow(tr("Nodes"), m_nodes);
     m_ranks = new QLineEdit(QStringLiteral("1"));
     form->addRow(tr("Ranks (GPUs) per node"), m_ranks);
-    auto* strategies = new QHBoxLayout;
+    auto* strategies = m_strategies = new QHBoxLayout;
     m_ddp = new QCheckBox(QStringLiteral("ddp"));
     m_ddp->setChecked(true);
     m_fused = new QCheckBox(QStringLiteral("fused"));
     m_zero1 = new QCheckBox(QStringLiteral("zero1"));
     for (auto* c : {m_ddp, m_fused, m_zero1}) strategies->addWidget(c);
     form->addRow(tr("Strategies"), strategies);
+    // A run definition's rows (shown instead of the config's and the trainer's strategies).
+    m_variants = new QLineEdit;
+    m_variants->setPlaceholderText(tr("all of them"));
+    form->addRow(tr("Variants"), m_variants);
+    m_localBatch = new QSpinBox;
+    m_localBatch->setRange(0, 1 << 20);
+    m_localBatch->setSpecialValueText(tr("none"));
+    m_localBatch->setToolTip(tr("Weak scaling: the per-rank batch, the definition's {local_batch}"));
+    form->addRow(tr("Local batch (weak)"), m_localBatch);
     m_reps = new QSpinBox;
     m_reps->setRange(1, 20);
     form->addRow(tr("Repetitions"), m_reps);
@@ -191,17 +202,13 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
         const QString f = QFileDialog::getOpenFileName(this, tr("Config file"), m_configFile->text(), tr("YAML (*.yaml *.yml)"));
         if (!f.isEmpty()) m_configFile->setText(f);
     });
-    auto reload = [this] {
-        const QString keep = m_config->currentText();
-        m_config->blockSignals(true);
-        m_config->clear();
-        if (auto names = configNames(m_configFile->text())) m_config->addItems(*names);
-        if (!keep.isEmpty()) m_config->setCurrentText(keep);
-        m_config->blockSignals(false);
+    connect(m_configFile, &QLineEdit::textChanged, this, [this] {
+        reloadConfigFile();
+        applyDefaults();
         revalidate();
-    };
-    connect(m_configFile, &QLineEdit::textChanged, this, reload);
-    for (auto* e : {m_sweep, m_nodes, m_ranks, m_time}) connect(e, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
+    });
+    for (auto* e : {m_sweep, m_nodes, m_ranks, m_time, m_variants}) connect(e, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
+    connect(m_localBatch, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
     for (auto* c : {m_ddp, m_fused, m_zero1, m_makeData}) connect(c, &QCheckBox::toggled, this, &LaunchDialog::revalidate);
     connect(m_reps, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
     connect(m_globalBatch, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
@@ -216,7 +223,7 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
         revalidate();
     });
     connect(m_previewPoint, &QComboBox::currentIndexChanged, this, [this] { m_preview->setPlainText(preview()); });
-    reload();
+    reloadConfigFile();
     const int cpu = m_config->findText(QStringLiteral("cpu-tiny"));
     if (cpu >= 0) m_config->setCurrentIndex(cpu);
     restoreSettings();
@@ -224,9 +231,55 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     revalidate();
 }
 
+void LaunchDialog::reloadConfigFile()
+{
+    const QString file = m_configFile->text();
+    m_isCommand = isCommandRunFile(file);
+    m_command = CommandRun();
+    m_commandError = Error();
+    const QString keep = m_config->currentText();
+    m_config->blockSignals(true);
+    m_config->clear();
+    if (m_isCommand) {
+        if (auto run = loadCommandRun(file))
+            m_command = *run;
+        else
+            m_commandError = run.error();
+    } else if (auto names = configNames(file)) {
+        m_config->addItems(*names);
+        if (!keep.isEmpty()) m_config->setCurrentText(keep);
+    }
+    m_config->blockSignals(false);
+    // One form, the rows that apply: a named config and the trainer's strategies, or your code's variants.
+    m_form->setRowVisible(m_config, !m_isCommand);
+    m_form->setRowVisible(m_strategies, !m_isCommand);
+    m_form->setRowVisible(m_makeData, !m_isCommand);
+    m_form->setRowVisible(m_variants, m_isCommand);
+    m_form->setRowVisible(m_localBatch, m_isCommand);
+    m_variants->setPlaceholderText(m_isCommand ? tr("all of them: %1").arg(m_command.variantNames().join(QStringLiteral(", ")))
+                                               : QString());
+}
+
+Status LaunchDialog::fillStrategies(SweepSpec& spec, int sweepBatch)
+{
+    if (!m_isCommand) {
+        for (auto* c : {m_ddp, m_fused, m_zero1})
+            if (c->isChecked()) spec.strategies << c->text();
+        return fillWeakLocalBatch(spec, m_configFile->text(), m_config->currentText(), sweepBatch);
+    }
+    if (!m_commandError.message.isEmpty()) return m_commandError;
+    spec.variants = m_command.variantNames();
+    spec.strategies = m_variants->text().split(QLatin1Char(','), Qt::SkipEmptyParts);
+    for (QString& v : spec.strategies) v = v.trimmed();
+    if (spec.strategies.isEmpty()) spec.strategies = spec.variants;
+    spec.localBatch = m_localBatch->value();
+    return checkCommandBatch(m_command, spec);
+}
+
 QString LaunchDialog::uniqueSweepName() const
 {
-    const QString base = QStringLiteral("%1-%2").arg(m_config->currentText().isEmpty() ? QStringLiteral("sweep") : m_config->currentText(),
+    const QString name = m_isCommand ? QFileInfo(m_configFile->text()).completeBaseName() : m_config->currentText();
+    const QString base = QStringLiteral("%1-%2").arg(name.isEmpty() ? QStringLiteral("sweep") : name,
                                                      QDate::currentDate().toString(QStringLiteral("yyyyMMdd")));
     const QDir runs(Workspace(m_workspace).runsDir());
     for (int n = 1;; ++n) {
@@ -325,8 +378,6 @@ void LaunchDialog::revalidate()
     if (!okN) return fail(tr("Nodes: comma-separated whole numbers, e.g. 1,2,4"));
     if (!okR) return fail(tr("Ranks per node: comma-separated whole numbers"));
     spec.strategies.clear();
-    for (auto* c : {m_ddp, m_fused, m_zero1})
-        if (c->isChecked()) spec.strategies << c->text();
     spec.repetitions = m_reps->value();
     spec.scaling = m_scaling->currentData().toString() == QLatin1String("strong") ? SweepSpec::Scaling::Strong : SweepSpec::Scaling::Weak;
     spec.globalBatch = m_globalBatch->value();
@@ -335,8 +386,8 @@ void LaunchDialog::revalidate()
         if (auto store = RunStore::open(Workspace(m_workspace))) m_store = std::move(*store);
     }
     // A sweep launched in parts goes on at its runs' per-rank batch.
-    const int sweepBatch = m_store ? weakSweepLocalBatch(*m_store, spec.name) : 0;
-    if (auto ok = fillWeakLocalBatch(spec, m_configFile->text(), m_config->currentText(), sweepBatch); !ok) return fail(ok.error().text());
+    const int sweepBatch = m_store && !m_isCommand ? weakSweepLocalBatch(*m_store, spec.name) : 0;
+    if (auto ok = fillStrategies(spec, sweepBatch); !ok) return fail(ok.error().text());
     auto points = expandSweep(spec);
     if (!points) return fail(points.error().text());
     m_points = *points;
@@ -368,6 +419,12 @@ void LaunchDialog::revalidate()
 void LaunchDialog::predict()
 {
     const int generation = ++m_predictions;
+    if (m_isCommand) {  // the planner's model is the trainer's (issue 35: step time and gradient size from your code)
+        m_prediction->setText(QStringLiteral("<span style='color:#777'>%1</span>")
+                                  .arg(tr("No prediction for your own code yet: the planner models scaledesk-train's runs")));
+        emit predictionUpdated();
+        return;
+    }
     m_prediction->setText(tr("<i>Predicting…</i>"));
     const Workspace ws(m_workspace);
     const QString profile = m_selected.name, config = m_config->currentText();
@@ -490,9 +547,13 @@ LaunchRequest LaunchDialog::request() const
     r.profile = m_selected;
     if (!m_time->text().isEmpty()) r.profile.slurm.timeLimit = m_time->text();
     r.points = m_points;
-    r.options.configFile = m_configFile->text();
-    r.options.configName = m_config->currentText();
-    r.makeData = m_makeData->isChecked();
+    if (m_isCommand) {
+        r.options.command = m_command;
+    } else {
+        r.options.configFile = m_configFile->text();
+        r.options.configName = m_config->currentText();
+        r.makeData = m_makeData->isChecked();
+    }
     r.onFailure = m_stopOnFailure->isChecked() ? OnSubmitFailure::Stop : OnSubmitFailure::Continue;
     return r;
 }

@@ -9,6 +9,8 @@
 class QCheckBox;
 class QComboBox;
 class QDialogButtonBox;
+class QFormLayout;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -18,7 +20,9 @@ class QToolButton;
 namespace scaledesk::gui {
 
 /// Launch a run or a scaling sweep: profile, config, nodes, ranks per node, strategies,
-/// repetitions, scaling type, time limit. Shows the number of jobs and node-hours, the planner's
+/// repetitions, scaling type, time limit. When the config file is a run definition (the user's own
+/// code, docs/own-code.md), the form takes its variants and a per-rank batch instead of a named
+/// config and the trainer's strategies. Shows the number of jobs and node-hours, the planner's
 /// prediction of each point (epoch time, efficiency, node-hours per epoch; fitted to the completed
 /// runs of the same config on the profile, with its calibrations), previews the job script of any
 /// point, and keeps Launch disabled, saying why, while anything is invalid.
@@ -42,6 +46,12 @@ public:
     QLineEdit* ranksEdit() const { return m_ranks; }
     QLineEdit* timeEdit() const { return m_time; }
     QComboBox* configCombo() const { return m_config; }
+    QLineEdit* configFileEdit() const { return m_configFile; }
+    /// A run definition's variants to launch, comma-separated (empty: all of them).
+    QLineEdit* variantsEdit() const { return m_variants; }
+    QSpinBox* localBatchSpin() const { return m_localBatch; }
+    /// Whether the config file is a run definition (the user's own code).
+    bool launchesCommand() const { return m_isCommand; }
     QLineEdit* sweepEdit() const { return m_sweep; }
     QCheckBox* makeDataCheck() const { return m_makeData; }
     QCheckBox* stopOnFailureCheck() const { return m_stopOnFailure; }
@@ -58,6 +68,10 @@ protected:
 
 private:
     void fitHeight();
+    /// Reads the config file: its named configs, or the run definition it is; shows the rows that apply.
+    void reloadConfigFile();
+    /// The sweep's strategies (the trainer's checkboxes, or the definition's variants) and batch.
+    Status fillStrategies(SweepSpec& spec, int sweepBatch);
     void revalidate();
     /// Starts the prediction of m_points on a pool thread (the newest request wins).
     void predict();
@@ -83,6 +97,13 @@ private:
     QCheckBox* m_ddp;
     QCheckBox* m_fused;
     QCheckBox* m_zero1;
+    QHBoxLayout* m_strategies;
+    QLineEdit* m_variants;
+    QSpinBox* m_localBatch;
+    QFormLayout* m_form;
+    bool m_isCommand = false;
+    CommandRun m_command;  ///< when m_isCommand and it reads: the run definition
+    Error m_commandError;  ///< when m_isCommand and it does not
     QSpinBox* m_reps;
     QComboBox* m_scaling;
     QSpinBox* m_globalBatch;

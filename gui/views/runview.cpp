@@ -210,6 +210,10 @@ void RunView::showHeader()
         if (!end.isValid() && !r.history.isEmpty()) end = r.history.last().when;
         timing = tr(", ran for %1").arg(duration(qMax<qint64>(0, start.secsTo(end))));
     }
+    // The trainer's loss is an L1 loss; your own code's is whatever it logged as `loss`.
+    m_charts[0]->setYTitle(r.task == QLatin1String("command") ? tr("Loss") : tr("L1 loss"));
+    // A run that has ended and left a chart empty never recorded that quantity: say so.
+    for (SeriesChart* chart : m_charts) chart->setEmptyText(isFinal(r.state) ? tr("Not recorded by this run") : tr("No data yet"));
     const QString job = r.jobId.isEmpty() ? tr("no job") : tr("job %1").arg(r.jobId);
     const QString rest = tr(" — %1 (%2), %3, %4 node(s) × %5 rank(s), %6%7%8")
                              .arg(runStateName(r.state), r.message, job)

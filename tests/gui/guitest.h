@@ -59,6 +59,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -76,6 +77,16 @@
 namespace scaledesk::gui::test {
 
 // A ddp run of the local profile, in sweep "demo", through the given states.
+/// The window's toolbar button with this text (nullptr when there is none).
+inline QWidget* toolbarButton(const QMainWindow& window, const QString& text)
+{
+    auto* tools = window.findChild<QToolBar*>(QStringLiteral("actions"));
+    if (!tools) return nullptr;
+    for (QAction* a : tools->actions())
+        if (a->text() == text) return tools->widgetForAction(a);
+    return nullptr;
+}
+
 inline bool saveLocalRun(const QString& root, const QString& id, int ranks, const QList<QPair<RunState, QString>>& states)
 {
     auto store = RunStore::open(Workspace(root));

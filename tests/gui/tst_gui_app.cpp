@@ -93,6 +93,76 @@ private slots:
 #endif
     }
 
+    // The user's own code from the window: the launch dialog takes a run definition (a PyTorch DDP
+    // script on 2 ranks), the window selects the launched run and its loss arrives live, point by
+    // point, until it completes with every step shown.
+    void ownCodeLaunchedFromTheDialogIsFollowedLive()
+    {
+        const QString root = m_tmp.filePath(QStringLiteral("own-ws"));
+        const QString definition = m_tmp.filePath(QStringLiteral("own code.yaml"));
+        QFile def(definition);
+        QVERIFY(def.open(QIODevice::WriteOnly));
+        def.write("command: [/usr/bin/python3, '{code}/train_ddp.py', --epochs, '4', --steps, '6', --batch, '{local_batch}']\n"
+                  "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
+                  "env: {OMP_NUM_THREADS: '1'}\n"
+                  "variants:\n  slow: [--sleep, '0.15']\n  fast: []\n");
+        def.close();
+        qputenv("SCALEDESK_SLOTS_DIR", m_tmp.filePath(QStringLiteral("own-slots")).toUtf8());
+        WorkspaceController controller(root);
+        MainWindow w(controller);
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QWidget* launch = toolbarButton(w, QStringLiteral("Launch…"));
+        QVERIFY(launch);
+        bool filled = false;
+        QString why;
+        QTimer::singleShot(100, this, [&] {
+            auto* d = qobject_cast<LaunchDialog*>(QApplication::activeModalWidget());
+            if (!d) return;
+            d->configFileEdit()->setText(definition);
+            // The form is your code's: its variants and a per-rank batch, no named config.
+            if (!d->launchesCommand() || d->configCombo()->isVisible() || !d->variantsEdit()->isVisible()) return;
+            d->ranksEdit()->setText(QStringLiteral("2"));
+            d->variantsEdit()->setText(QStringLiteral("slow"));
+            why = d->whyNot();  // no batch yet: the definition takes {local_batch}
+            d->localBatchSpin()->setValue(4);
+            d->sweepEdit()->setText(QStringLiteral("mine"));
+            filled = d->canLaunch() && d->prediction().contains(QStringLiteral("No prediction for your own code"));
+            const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR");
+            if (!shots.isEmpty()) d->grab().save(shots + QStringLiteral("/launch-dialog-own-code.png"));
+            QTest::mouseClick(d->buttons()->button(QDialogButtonBox::Ok), Qt::LeftButton);
+        });
+        QTest::mouseClick(launch, Qt::LeftButton);
+        QVERIFY2(filled, "the launch dialog did not take the run definition");
+        QVERIFY2(why.contains(QStringLiteral("{local_batch}")), qPrintable(why));
+        // The launched run is selected and followed: its loss arrives while it runs.
+        const QString id = QStringLiteral("mine-slow-1x2-r1");
+        QTRY_COMPARE_WITH_TIMEOUT(w.runView()->runId(), id, 30000);
+        SeriesChart* loss = w.runView()->charts().first();
+        QTRY_VERIFY_WITH_TIMEOUT(loss->pointsShown() > 0, 60000);
+        const int early = loss->pointsShown();
+        auto state = [&] {
+            for (int r = 0; r < w.runModel()->rowCount(); ++r)
+                if (w.runModel()->data(w.runModel()->index(r, RunListModel::Id)).toString() == id)
+                    return w.runModel()->data(w.runModel()->index(r, RunListModel::State)).toString();
+            return QString();
+        };
+        QVERIFY2(early < 24, qPrintable(QStringLiteral("%1 points before the end; state %2").arg(early).arg(state())));
+        QTRY_COMPARE_WITH_TIMEOUT(state(), QStringLiteral("completed"), 120000);
+        QTRY_COMPARE_WITH_TIMEOUT(loss->pointsShown(), 24, 30000);
+        // Your code's loss is not the trainer's L1 loss; the step-time parts it never recorded are said so.
+        QCOMPARE(loss->yTitle(), QStringLiteral("Loss"));
+        QCOMPARE(w.runView()->charts()[3]->pointsShown(), 0);
+        QCOMPARE(w.runView()->charts()[3]->emptyText(), QStringLiteral("Not recorded by this run"));
+        const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR");
+        if (!shots.isEmpty()) {
+            QTest::qWait(300);
+            w.grab().save(shots + QStringLiteral("/own-code-run.png"));
+        }
+        qunsetenv("SCALEDESK_SLOTS_DIR");
+    }
+
     // The real window, driven by clicks: launch cpu-tiny twice on the local profile, wait for both
     // to complete, see a run's points in the run view and both runs in the compare view.
     void endToEndThroughTheWindow()
@@ -107,11 +177,7 @@ private slots:
         w.resize(1400, 900);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        auto* tools = w.findChild<QToolBar*>(QStringLiteral("actions"));
-        QVERIFY(tools);
-        QAction* launch = nullptr;
-        for (QAction* a : tools->actions())
-            if (a->text() == QStringLiteral("Launch…")) launch = a;
+        QWidget* launch = toolbarButton(w, QStringLiteral("Launch…"));
         QVERIFY(launch);
         auto launchOnce = [&](const QString& sweep) {
             bool filled = false;
@@ -123,7 +189,7 @@ private slots:
                 filled = d->canLaunch();
                 QTest::mouseClick(d->buttons()->button(QDialogButtonBox::Ok), Qt::LeftButton);
             });
-            QTest::mouseClick(tools->widgetForAction(launch), Qt::LeftButton);
+            QTest::mouseClick(launch, Qt::LeftButton);
             QVERIFY2(filled, "the launch dialog did not accept the form");
         };
         launchOnce(QStringLiteral("first"));
