@@ -50,17 +50,18 @@ bool tensorScalar(const TensorProto& t, double* value)
 
 }  // namespace
 
-EventFileContents readEventBytes(const char* data, std::size_t size)
+namespace {
+// The records the reader gives, into `out`; offsets shifted by `base` (where the bytes start in the file).
+void readRecords(TfRecordReader& reader, std::uint64_t base, EventFileContents& out)
 {
-    EventFileContents out;
-    TfRecordReader reader(data, size);
     std::string_view record;
     std::uint64_t offset = 0;
     Event event;
     while (reader.next(&record, &offset)) {
         ++out.records;
         if (!event.ParseFromArray(record.data(), int(record.size()))) {
-            out.problems.push_back({offset, "a record of " + std::to_string(record.size()) + " bytes is not an Event message: skipped"});
+            out.problems.push_back(
+                {base + offset, "a record of " + std::to_string(record.size()) + " bytes is not an Event message: skipped"});
             continue;
         }
         if (event.has_file_version()) {
@@ -77,7 +78,30 @@ EventFileContents readEventBytes(const char* data, std::size_t size)
             out.scalars.push_back({v.tag(), event.step(), event.wall_time(), value});
         }
     }
+}
+}  // namespace
+
+EventFileContents readEventBytes(const char* data, std::size_t size)
+{
+    EventFileContents out;
+    TfRecordReader reader(data, size);
+    readRecords(reader, 0, out);
     for (const RecordProblem& p : reader.problems()) out.problems.push_back(p);
+    return out;
+}
+
+EventFileContents EventStreamReader::feed(const char* data, std::size_t size)
+{
+    m_pending.append(data, size);
+    EventFileContents out;
+    TfRecordReader reader(m_pending.data(), m_pending.size());
+    readRecords(reader, m_base, out);
+    // The cut record at the end is not a problem yet: it is being written.
+    const std::uint64_t used = reader.truncatedTail() ? reader.tailOffset() : m_pending.size();
+    for (const RecordProblem& p : reader.problems())
+        if (!(reader.truncatedTail() && p.offset == reader.tailOffset())) out.problems.push_back({m_base + p.offset, p.message});
+    m_pending.erase(0, std::size_t(used));
+    m_base += used;
     return out;
 }
 

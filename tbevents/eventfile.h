@@ -33,6 +33,23 @@ EventFileContents readEventFile(const std::string& path);
 /// The same, from bytes already in memory.
 EventFileContents readEventBytes(const char* data, std::size_t size);
 
+/// Reads a growing event file piece by piece, as the live mirror brings its appended bytes: each
+/// feed() gives the scalars of the records that are complete so far, exactly those a whole read of
+/// the same bytes gives; a record cut at the end of what has arrived is kept and read once the rest
+/// of it comes (no problem is reported for it). Problems carry offsets in the whole file.
+class EventStreamReader {
+public:
+    EventFileContents feed(const char* data, std::size_t size);
+    /// Bytes of the file read so far (records and reported problems), before the pending tail.
+    std::uint64_t consumed() const { return m_base; }
+    /// Bytes of a record still being written, waiting for the rest of it.
+    std::size_t pending() const { return m_pending.size(); }
+
+private:
+    std::string m_pending;
+    std::uint64_t m_base = 0;
+};
+
 /// Writes an event file as PyTorch's SummaryWriter does: the name
 /// `events.out.tfevents.<unix seconds>.<host>.<pid>.0`, a first event with `file_version`
 /// "brain.Event:2", then one event per scalar (`simple_value`). Every event is flushed, so that a

@@ -73,6 +73,8 @@ bool TfRecordReader::next(std::string_view* record, std::uint64_t* offset)
         const char* p = m_data + m_pos;
         if (left < kHeader) {
             m_problems.push_back({m_pos, "truncated record: " + std::to_string(left) + " bytes of a 12-byte header"});
+            m_truncatedTail = true;
+            m_tailAt = m_pos;
             m_pos = m_size;
             return false;
         }
@@ -101,6 +103,8 @@ bool TfRecordReader::next(std::string_view* record, std::uint64_t* offset)
             m_problems.push_back({m_pos,
                                   "truncated record: header says " + std::to_string(length) + " bytes of data, " +
                                       std::to_string(left - kHeader) + " bytes left in the file"});
+            m_truncatedTail = true;
+            m_tailAt = m_pos;
             m_pos = m_size;
             return false;
         }

@@ -37,6 +37,10 @@ public:
     const std::vector<RecordProblem>& problems() const { return m_problems; }
     /// Bytes consumed so far: everything before it was records or reported problems.
     std::uint64_t position() const { return m_pos; }
+    /// Whether the reading ended at a record cut off by the end of the bytes (a file still being
+    /// written), and where that record starts.
+    bool truncatedTail() const { return m_truncatedTail; }
+    std::uint64_t tailOffset() const { return m_tailAt; }
     /// Bytes whose data CRC the search for a sound record checked so far (its work, bounded).
     std::uint64_t resyncBytesChecked() const { return m_resyncChecked; }
 
@@ -51,6 +55,8 @@ private:
     std::uint64_t m_resyncChecked = 0;
     std::uint64_t m_resyncCandidates = 0;
     std::vector<RecordProblem> m_problems;
+    bool m_truncatedTail = false;
+    std::uint64_t m_tailAt = 0;
 };
 
 /// One record with its framing, ready to append to a file.

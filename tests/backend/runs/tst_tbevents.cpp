@@ -77,6 +77,64 @@ private slots:
         QCOMPARE(c.records, std::uint64_t(1 + 42));  // the version event, then one event per scalar
     }
 
+    // A growing file, as the live mirror brings it: the NERSC file fed in pieces of every size,
+    // cut anywhere (mid-header, mid-data, mid-CRC), gives exactly the scalars of a whole read, in
+    // order, with no problem reported; a cut record is read once its rest arrives.
+    void aGrowingFileReadsAsAWholeRead()
+    {
+        const QByteArray bytes = fixture();
+        QVERIFY(!bytes.isEmpty());
+        const EventFileContents whole = read(bytes);
+        const std::vector<qsizetype> starts = recordOffsets(bytes);
+        for (const qsizetype piece : {qsizetype(1), qsizetype(5), qsizetype(13), qsizetype(100), qsizetype(4096), qsizetype(-1)}) {
+            EventStreamReader stream;
+            std::vector<ScalarPoint> got;
+            QRandomGenerator random(quint32(piece + 7));
+            for (qsizetype at = 0; at < bytes.size();) {
+                const qsizetype n = piece > 0 ? piece : 1 + random.bounded(300);  // -1: random sizes
+                const qsizetype take = std::min(n, bytes.size() - at);
+                const EventFileContents part = stream.feed(bytes.constData() + at, std::size_t(take));
+                QVERIFY2(part.problems.empty(), part.problems.empty() ? "" : part.problems.front().message.c_str());
+                got.insert(got.end(), part.scalars.begin(), part.scalars.end());
+                at += take;
+                // Everything up to the end of the last whole record is read; what follows waits.
+                qsizetype readUpTo = 0;
+                for (std::size_t r = 0; r < starts.size(); ++r) {
+                    const qsizetype end = r + 1 < starts.size() ? starts[r + 1] : bytes.size();
+                    if (end <= at) readUpTo = end;
+                }
+                QCOMPARE(qsizetype(stream.consumed()), readUpTo);
+                QCOMPARE(qsizetype(stream.pending()), at - readUpTo);
+            }
+            QCOMPARE(stream.pending(), std::size_t(0));
+            QCOMPARE(got.size(), whole.scalars.size());
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                QCOMPARE(got[i].tag, whole.scalars[i].tag);
+                QCOMPARE(got[i].step, whole.scalars[i].step);
+                QCOMPARE(got[i].wallTime, whole.scalars[i].wallTime);
+                QCOMPARE(got[i].value, whole.scalars[i].value);
+            }
+        }
+        // A record cut in the middle: nothing of it until the rest arrives, then all of it.
+        EventStreamReader stream;
+        const qsizetype cut = starts[2] + 20;  // inside the third record's data
+        const EventFileContents first = stream.feed(bytes.constData(), std::size_t(cut));
+        QCOMPARE(stream.consumed(), std::uint64_t(starts[2]));
+        QCOMPARE(stream.pending(), std::size_t(20));
+        const std::size_t before = first.scalars.size();
+        const EventFileContents rest = stream.feed(bytes.constData() + cut, std::size_t(starts[3] - cut));
+        QCOMPARE(rest.scalars.size(), std::size_t(1));  // the third record: one scalar
+        QCOMPARE(rest.scalars[0].tag, whole.scalars[before].tag);
+        QCOMPARE(stream.consumed(), std::uint64_t(starts[3]));
+        QCOMPARE(stream.pending(), std::size_t(0));
+        // A record whose data is damaged is reported at its offset in the whole file.
+        QByteArray damaged = bytes.mid(starts[3], starts[4] - starts[3]);
+        damaged[14] = char(damaged[14] ^ 0x40);
+        const EventFileContents bad = stream.feed(damaged.constData(), std::size_t(damaged.size()));
+        QCOMPARE(bad.problems.size(), std::size_t(1));
+        QCOMPARE(bad.problems[0].offset, std::uint64_t(starts[3]));
+    }
+
     // What the writer writes, the reader reads back: name, version, tags, steps, values, times.
     void writesWhatItReads()
     {
