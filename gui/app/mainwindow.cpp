@@ -417,6 +417,20 @@ void MainWindow::buildMenus(QDockWidget* runsDock, QDockWidget* profileDock)
         m_filter->selectAll();
     });
     QMenu* file = menuBar()->addMenu(tr("&File"));
+    // Another config file, or a run definition of your own code: the Config tab edits and checks it,
+    // and Launch… launches it.
+    QAction* open = file->addAction(tr("Open config or run definition…"), QKeySequence::Open, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open a config file or a run definition"),
+                                                          QFileInfo(m_editor->path()).absolutePath(), tr("YAML (*.yaml *.yml)"));
+        if (path.isEmpty()) return;
+        if (m_editor->editor()->document()->isModified()) m_editor->save();
+        if (!m_editor->open(path)) {
+            QMessageBox::warning(this, tr("Open"), tr("Cannot read %1").arg(path));
+            return;
+        }
+        m_tabs->setCurrentWidget(m_editor);
+    });
+    open->setObjectName(QStringLiteral("openConfig"));
     file->addAction(m_actions.save);
     file->addAction(m_actions.exportView);
     file->addSeparator();

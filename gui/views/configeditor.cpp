@@ -1,5 +1,6 @@
 #include "views/configeditor.h"
 
+#include "config/commandrun.h"
 #include "config/configcheck.h"
 #include "config/configresolve.h"
 #include "config/profiles.h"
@@ -285,6 +286,14 @@ void ConfigEditor::validateNow()
     } catch (const YAML::Exception& e) {
         m_yamlErrors.append({e.mark.line + 1, e.mark.column + 1, QStringLiteral("YAML: ") + QString::fromStdString(e.msg)});
     }
+    // A run definition (your own code) is checked by the one loader that submit uses, not the trainer.
+    if (m_yamlErrors.isEmpty() && isCommandRunFile(m_tempFile)) {
+        m_configs->clear();
+        m_resolved->clear();
+        if (auto run = loadCommandRun(m_tempFile); !run) m_yamlErrors.append(locatedError(run.error()));
+        showErrors(m_yamlErrors);
+        return;
+    }
     refreshConfigs();
     // The trainer checks every key of every config of the file (types, values, cross-key rules): an
     // edit of a config reaches the ones that inherit from it, whichever is selected.
@@ -300,6 +309,15 @@ void ConfigEditor::validateNow()
     } else {
         showErrors(m_yamlErrors);
     }
+}
+
+std::tuple<int, int, QString> ConfigEditor::locatedError(const Error& e)
+{
+    // "FILE:LINE:COL" as the config readers name a place: the line and column, for the gutter marks.
+    static const QRegularExpression at(QStringLiteral(":(\\d+):(\\d+)$"));
+    const auto m = at.match(e.location);
+    if (!m.hasMatch()) return {0, 0, e.message};
+    return {m.captured(1).toInt(), m.captured(2).toInt(), e.message};
 }
 
 void ConfigEditor::showErrors(const QList<std::tuple<int, int, QString>>& errors)

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/error.h"
+
 #include <QMap>
 #include <QPlainTextEdit>
 #include <QProcess>
@@ -65,6 +67,8 @@ private:
     void writeAutosave();
     void validateNow();
     void showErrors(const QList<std::tuple<int, int, QString>>& errors);
+    /// An error of a config reader as the error list shows it: its line and column (from "FILE:LINE:COL"), its message.
+    static std::tuple<int, int, QString> locatedError(const Error& e);
     void refreshConfigs();
     void showResolved();
     void showChangesSince(const QString& configFile, const QString& configName, const ConfigBaseline& baseline);

@@ -12,6 +12,30 @@ class TestGuiViews : public GuiTestCase {
 private slots:
     // The Scaling view reflows its six charts to the width, 2 columns where two fit and 1 where they
     // do not, never scrolls sideways, and its warnings pane is as tall as its lines (issue 34 item 4).
+
+    // A run definition (your own code) in the Config tab: checked by the loader submit uses, its
+    // errors at their line and column, no trainer check; fixed, it lists none.
+    void configEditorChecksARunDefinition()
+    {
+        const QString path = m_tmp.filePath(QStringLiteral("edit/own.yaml"));
+        QDir().mkpath(QFileInfo(path).absolutePath());
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("command: [python3, train.py, --batch, '{local_batch}']\nworkers: 4\n");
+        f.close();
+        WorkspaceController controller(m_tmp.filePath(QStringLiteral("own-edit-ws")));
+        ConfigEditor e(controller);
+        QVERIFY(e.open(path));
+        QTRY_VERIFY(!e.validating());
+        QCOMPARE(e.errors().size(), 1);
+        QVERIFY2(e.errors().first().startsWith(QStringLiteral("2:1: unknown key 'workers'")), qPrintable(e.errors().first()));
+        QCOMPARE(e.configsTree()->topLevelItemCount(), 0);  // no named configs in a run definition
+        e.editor()->setPlainText(QStringLiteral("command: [python3, train.py, --batch, '{local_batch}']\nvariants:\n  a: ['{rank}']\n"));
+        QTRY_VERIFY_WITH_TIMEOUT(e.errors().size() == 1 && e.errors().first().startsWith(QStringLiteral("3:7: ")), 5000);
+        QVERIFY(e.errors().first().contains(QStringLiteral("no placeholder {rank}")));
+        e.editor()->setPlainText(QStringLiteral("command: [python3, train.py, --batch, '{local_batch}']\n"));
+        QTRY_VERIFY_WITH_TIMEOUT(e.errors().isEmpty(), 5000);
+    }
     void theScalingViewReflowsToItsWidth()
     {
         WorkspaceController controller(m_tmp.filePath(QStringLiteral("reflow-ws")));
