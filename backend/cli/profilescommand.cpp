@@ -29,6 +29,9 @@ public:
         m_test = m_app->add_subcommand("test", "connect and check the scheduler, the remote root and the trainer");
         m_test->add_option("name", m_testName, "profile name")->required();
         m_test->add_flag("--connect-only", m_connectOnly, "only connect and log in (host key, keys, 2FA)");
+        m_test->add_option("--run", m_run,
+                           "also check the Python of a run definition (your own code): its interpreter imports torch there, "
+                           "after the profile's and the definition's setup");
         addHostKeyFlag(*m_test, shared);
     }
     bool chosen() const override { return m_app->parsed(); }
@@ -72,11 +75,22 @@ private:
     {
         auto p = findProfile(ctx.ws, q(m_testName));
         if (!p) return fail(p.error());
+        CommandRun run;
+        if (!m_run.empty()) {  // a bad definition is refused before connecting
+            auto loaded = loadCommandRun(q(m_run));
+            if (!loaded) return fail(loaded.error());
+            run = *loaded;
+        }
         Connection c = ctx.connect(*p);
-        const QList<ProfileCheck> checks = testProfile(*c.transport, *p, m_connectOnly, [](const ProfileCheck& k) {
+        auto say = [](const ProfileCheck& k) {
             out(QStringLiteral("%1 %2%3").arg(k.ok ? QStringLiteral("ok  ") : QStringLiteral("FAIL"), k.what,
                                               k.detail.isEmpty() ? QString() : QStringLiteral(": ") + k.detail));
-        });
+        };
+        QList<ProfileCheck> checks = testProfile(*c.transport, *p, m_connectOnly, say);
+        if (run.isSet() && !m_connectOnly && !checks.isEmpty() && checks.first().ok) {
+            checks << pythonCheck(*c.transport, *p, run);
+            say(checks.last());
+        }
         if (!checks.isEmpty() && checks.first().ok) c.rememberSecrets();
         return std::all_of(checks.begin(), checks.end(), [](const ProfileCheck& k) { return k.ok; }) ? 0 : 1;
     }
@@ -86,6 +100,7 @@ private:
     CLI::App* m_add = nullptr;
     CLI::App* m_test = nullptr;
     bool m_json = false;
+    std::string m_run;
     std::string m_file, m_name, m_testName;
     bool m_connectOnly = false;
 };

@@ -3,6 +3,7 @@
 #include "runs/runsubmitter.h"
 #include "scheduler/shellquote.h"
 
+#include <QFileInfo>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -181,6 +182,29 @@ int gpusOnNode(Transport& t, const ClusterProfile& p, QString* where)
 }
 
 }  // namespace
+
+ProfileCheck pythonCheck(Transport& t, const ClusterProfile& p, const CommandRun& run)
+{
+    static const QRegularExpression python(QStringLiteral("^python[0-9.]*$"));
+    const QString program = run.command.isEmpty() ? QString() : run.command.first();
+    const QString interpreter = python.match(QFileInfo(program).fileName()).hasMatch() ? program : QStringLiteral("python3");
+    const QString probe =
+        QStringLiteral("import sys, torch, torch.distributed as d; print(sys.executable, 'Python', sys.version.split()[0], 'torch', "
+                       "torch.__version__, 'CUDA ' + str(torch.version.cuda) if torch.cuda.is_available() else 'no CUDA', "
+                       "'gloo' if d.is_available() and d.is_gloo_available() else 'no gloo', "
+                       "'NCCL' if d.is_available() and d.is_nccl_available() else 'no NCCL')");
+    // In a subshell, as the job runs them: the profile's setup, then the definition's.
+    const QString script = QStringLiteral("(\n%1\n%2\n%3 -c %4\n) 2>&1")
+                               .arg(p.setup.trimmed(), run.setup.trimmed(), shellQuote(interpreter), shellQuote(probe));
+    auto r = t.exec(script, 120000, Idempotent::Yes);
+    const QString what = QStringLiteral("Python and PyTorch for %1").arg(QFileInfo(run.file).fileName());
+    if (!r) return {what, false, r.error().text()};
+    const QString text = QString::fromUtf8(r->out + r->err).trimmed();
+    if (r->exitCode != 0)
+        return {what, false,
+                QStringLiteral("%1 -c 'import torch' failed (exit %2): %3").arg(interpreter).arg(r->exitCode).arg(text.right(300))};
+    return {what, true, text.section(QLatin1Char('\n'), -1)};
+}
 
 QList<ProfileCheck> testProfile(Transport& t, const ClusterProfile& p, bool connectOnly,
                                 const std::function<void(const ProfileCheck&)>& each)

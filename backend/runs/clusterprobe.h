@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/clusterprofile.h"
+#include "config/commandrun.h"
 #include "remote/transport.h"
 
 #include <QList>
@@ -65,6 +66,13 @@ struct ProfileCheck {
 /// partition has (`gpusOnNode`, -1: unknown): whether the trainer can use the GPUs the profile
 /// asks for (slurm.gpus_per_node), and whether the nodes have them.
 QList<ProfileCheck> gpuChecks(const ClusterProfile& profile, const TrainerBuild& build, int gpusOnNode, const QString& where);
+
+/// The Python a run definition's command runs, checked where it runs: after the profile's setup
+/// and the definition's, its interpreter (the command's program when it is a python, else python3)
+/// imports torch; the detail names the interpreter, Python's and PyTorch's versions, and whether
+/// CUDA, gloo and NCCL are there. A missing interpreter or a failed import is a failed check with
+/// what it printed.
+ProfileCheck pythonCheck(Transport& transport, const ClusterProfile& profile, const CommandRun& run);
 
 /// Connects and logs in; then (unless `connectOnly`) checks SLURM, that the remote root is
 /// writable, that the trainer runs, and its GPU build against the GPUs per node (gpuChecks). Stops after a failed connection. `each` hears every check

@@ -207,6 +207,26 @@ private slots:
         QVERIFY(!env.contains(QStringLiteral("SECRET_TOKEN")));
     }
 
+    // `profiles test --run`: the definition's interpreter imports torch where the code runs (with
+    // the versions), or the check fails saying what the interpreter printed.
+    void profilesTestChecksTheCodesPython()
+    {
+        Cli cli = m_cli;
+        cli.env.insert(QStringLiteral("SCALEDESK_TRAIN"), QStringLiteral(SCALEDESK_TRAIN_BIN));
+        auto r =
+            cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("local"), QStringLiteral("--run"), m_definition});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QVERIFY2(r.out.contains(QStringLiteral("ok   Python and PyTorch for ddp-script.yaml: /usr/bin/python3 Python 3.")) &&
+                     r.out.contains(QStringLiteral(" torch 1.13")) && r.out.contains(QStringLiteral("gloo")),
+                 qPrintable(r.out));
+        const QString bad = write(QStringLiteral("no-python.yaml"), "command: [/nonexistent/python3, train.py]\n");
+        r = cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("local"), QStringLiteral("--run"), bad});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(
+            r.out.contains(QStringLiteral("FAIL Python and PyTorch for no-python.yaml: /nonexistent/python3 -c 'import torch' failed")),
+            qPrintable(r.out));
+    }
+
     void badDefinitionsAreRefusedBeforeAnythingIsRecorded()
     {
         const QString bad = write(QStringLiteral("bad.yaml"), "command: [python3, train.py]\nvariants:\n  a: [--rank, '{rank}']\n");

@@ -292,6 +292,11 @@ private slots:
                 "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
                 "env: {OMP_NUM_THREADS: '1'}\n");
         f.close();
+        // Its Python, checked over SSH where it will run.
+        const auto test =
+            m_cli.run({QStringLiteral("profiles"), QStringLiteral("test"), QStringLiteral("sb"), QStringLiteral("--run"), def});
+        QVERIFY2(test.out.contains(QStringLiteral("ok   Python and PyTorch for own.yaml: /usr/bin/python3 Python 3.")),
+                 qPrintable(test.all()));
         const QString name = QStringLiteral("own $(touch pwned); 'q' ü");
         const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("sb"), QStringLiteral("--run"), def,
                                   QStringLiteral("--name"), name, QStringLiteral("--ranks-per-node"), QStringLiteral("2"),
