@@ -41,6 +41,8 @@ for f in usr/bin/scaledesk usr/bin/scaledesk-train \
          usr/share/icons/hicolor/48x48/apps/org.scaledesk.ScaleDesk.png \
          usr/share/icons/hicolor/256x256/apps/org.scaledesk.ScaleDesk.png \
          usr/share/scaledesk/configs/unet.yaml usr/share/scaledesk/configs/profiles/perlmutter.yaml \
+         usr/share/scaledesk/configs/own-code/ddp.yaml usr/share/scaledesk/configs/own-code/train.py \
+         usr/share/scaledesk/python/scaledesk_metrics.py \
          usr/share/scaledesk/trainer-src/CMakeLists.txt usr/share/scaledesk/trainer-src/trainer/CMakeLists.txt \
          usr/share/scaledesk/trainer-src/trainer/src/main.cpp usr/share/scaledesk/trainer-src/configs/unet.yaml \
          usr/share/scaledesk/trainer-src/tbevents/tensorboard.proto; do
