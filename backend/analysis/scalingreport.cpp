@@ -176,8 +176,17 @@ ReportRunRow runRow(const ReportRun& in, const ReportOptions& options, QStringLi
     if (!usable) {
         warnings << QStringLiteral("%1: %2; left out of the averages").arg(r.id, runStateName(r.state));
     } else if (in.epochs.rows.isEmpty()) {
-        warnings << QStringLiteral("%1: no epochs yet; left out").arg(r.id);
+        // The user's own code that ended without an epoch record never called scaledesk_metrics.epoch().
+        const bool command = r.task == QLatin1String("command") && r.state == RunState::Completed;
+        warnings << (command ? QStringLiteral("%1: your code recorded no epochs (scaledesk_metrics.epoch(); docs/own-code.md); left out")
+                             : QStringLiteral("%1: no epochs yet; left out"))
+                        .arg(r.id);
     } else {
+        if (r.task == QLatin1String("command") &&
+            std::none_of(in.epochs.rows.begin(), in.epochs.rows.end(), [](const EpochRow& e) { return std::isfinite(e.samplesGlobal); }))
+            warnings << QStringLiteral("%1: your code's epochs record no samples (scaledesk_metrics.epoch(..., samples=N)): no "
+                                       "throughput or efficiency")
+                            .arg(r.id);
         if (r.state != RunState::Completed)
             warnings << QStringLiteral("%1: still %2; its finished epochs are used").arg(r.id, runStateName(r.state));
         double fullSteps = 0;

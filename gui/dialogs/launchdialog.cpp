@@ -23,6 +23,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QSettings>
 #include <QSignalBlocker>
@@ -278,7 +279,11 @@ Status LaunchDialog::fillStrategies(SweepSpec& spec, int sweepBatch)
 
 QString LaunchDialog::uniqueSweepName() const
 {
-    const QString name = m_isCommand ? QFileInfo(m_configFile->text()).completeBaseName() : m_config->currentText();
+    QString name = m_isCommand ? QFileInfo(m_configFile->text()).completeBaseName() : m_config->currentText();
+    // A sweep's name is part of folder and job names: a file called "my model.yaml" gives "my-model-…".
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
+    name = name.left(40);
+    while (name.startsWith(QLatin1Char('-')) || name.startsWith(QLatin1Char('.')) || name.startsWith(QLatin1Char('_'))) name.remove(0, 1);
     const QString base = QStringLiteral("%1-%2").arg(name.isEmpty() ? QStringLiteral("sweep") : name,
                                                      QDate::currentDate().toString(QStringLiteral("yyyyMMdd")));
     const QDir runs(Workspace(m_workspace).runsDir());

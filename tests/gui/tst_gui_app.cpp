@@ -116,11 +116,12 @@ private slots:
         QWidget* launch = toolbarButton(w, QStringLiteral("Launch…"));
         QVERIFY(launch);
         bool filled = false;
-        QString why;
+        QString why, defaultSweep;
         QTimer::singleShot(100, this, [&] {
             auto* d = qobject_cast<LaunchDialog*>(QApplication::activeModalWidget());
             if (!d) return;
             d->configFileEdit()->setText(definition);
+            defaultSweep = d->sweepEdit()->text();  // from "own code.yaml": a name a sweep can have
             // The form is your code's: its variants and a per-rank batch, no named config.
             if (!d->launchesCommand() || d->configCombo()->isVisible() || !d->variantsEdit()->isVisible()) return;
             d->ranksEdit()->setText(QStringLiteral("2"));
@@ -136,6 +137,7 @@ private slots:
         QTest::mouseClick(launch, Qt::LeftButton);
         QVERIFY2(filled, "the launch dialog did not take the run definition");
         QVERIFY2(why.contains(QStringLiteral("{local_batch}")), qPrintable(why));
+        QVERIFY2(defaultSweep.startsWith(QStringLiteral("own-code-")), qPrintable(defaultSweep));
         // The launched run is selected and followed: its loss arrives while it runs.
         const QString id = QStringLiteral("mine-slow-1x2-r1");
         QTRY_COMPARE_WITH_TIMEOUT(w.runView()->runId(), id, 30000);

@@ -185,6 +185,28 @@ private slots:
         QVERIFY2(rep.markdown().contains(QStringLiteral("| 60.0% | 10.0% | 10.0% | 10.0% | 10.0% | 1 |")), qPrintable(rep.markdown()));
     }
 
+    // Runs of the user's own code: the report names what the code did not record.
+    void commandRunsSayWhatTheirCodeDidNotRecord()
+    {
+        ReportRun none = run(QStringLiteral("plain"), 1, 1, RunState::Completed, QByteArray());
+        none.record.task = QStringLiteral("command");
+        ReportRun noSamples = run(QStringLiteral("plain"), 2, 1, RunState::Completed,
+                                  "epoch,step,wall_s,train_s,val_s,samples_processed_global,steps,throughput_samples_s,data_wait_s,"
+                                  "compute_s,allreduce_wait_s,max_rank_wall_s,min_rank_wall_s,train_loss,val_loss,lr,t_end\n"
+                                  "1,10,,2.5,,,10,,,,,,,0.5,,,1002.5\n2,20,,2.4,,,10,,,,,,,0.4,,,1005\n");
+        noSamples.record.task = QStringLiteral("command");
+        ReportOptions options;
+        options.warmupEpochs = 0;
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), {none, noSamples}, options);
+        const QString all = rep.warnings.join(QLatin1Char('\n'));
+        QVERIFY2(all.contains(QStringLiteral("s-plain-1x1-r1: your code recorded no epochs (scaledesk_metrics.epoch()")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("s-plain-1x2-r1: your code's epochs record no samples")), qPrintable(all));
+        // Its epoch times are still used.
+        const ReportGroupRow* g = group(rep, QStringLiteral("plain"), 2);
+        QVERIFY(g);
+        QVERIFY(near(g->epochS, 2.45));
+    }
+
     void warningsSayWhatIsMissingOrSuspicious()
     {
         ReportOptions options;

@@ -35,13 +35,14 @@ private:
         return path;
     }
 
-    // A definition whose command prints its argv as JSON, with a hostile variant.
+    // A definition whose command prints its argv as JSON (one write per rank, so that the two ranks'
+    // lines never interleave in the shared pipe), with a hostile variant.
     CommandRun hostileRun()
     {
         const QString file =
             write(QStringLiteral("argv.yaml"),
-                  "command: [/usr/bin/python3, -c, 'import json,sys,os; print(\"ARGV\", json.dumps(sys.argv[1:] + "
-                  "[os.environ[\"RANK\"], os.environ[\"WORLD_SIZE\"], os.environ[\"MARK\"]]))', '{run_id}', "
+                  "command: [/usr/bin/python3, -c, 'import json,sys,os; os.write(1, (\"ARGV \" + json.dumps(sys.argv[1:] + "
+                  "[os.environ[\"RANK\"], os.environ[\"WORLD_SIZE\"], os.environ[\"MARK\"]]) + \"\\n\").encode())', '{run_id}', "
                   "'{{literal}}']\n"
                   "env: {MARK: 'm {variant}'}\n"
                   "variants:\n  evil: [\"" +
@@ -185,10 +186,11 @@ private slots:
         bash.setWorkingDirectory(m_tmp.path());
         bash.start(QStringLiteral("/bin/bash"), {QStringLiteral("job.sh")});
         QVERIFY(bash.waitForFinished(60000));
-        QCOMPARE(bash.exitCode(), 0);
         const QByteArray out = bash.readAllStandardOutput();
+        const QByteArray err = bash.readAllStandardError();
+        QVERIFY2(bash.exitCode() == 0, (out + err).constData());
         const QList<QStringList> lines = argvLines(out);
-        QCOMPARE(lines.size(), 2);
+        QVERIFY2(lines.size() == 2, (out + err).constData());
         for (const QStringList& argv : lines) {
             QCOMPARE(argv.mid(0, 4),
                      (QStringList{QStringLiteral("s-evil-1x2-r1"), QStringLiteral("{literal}"), kHostile, QStringLiteral("2")}));
