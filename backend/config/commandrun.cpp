@@ -176,18 +176,21 @@ Expected<CommandRun> loadCommandRun(const QString& file)
 
 bool usesPlaceholder(const CommandRun& run, const QString& name)
 {
-    const QString token = QLatin1Char('{') + name + QLatin1Char('}');
     QStringList all = run.command;
     all << run.code;
     for (const auto& [n, value] : run.environment) all << value;
     for (const auto& [n, args] : run.variants) all << args;
-    for (const QString& text : all) {
-        // {{local_batch}} is literal text, not the placeholder.
-        QString plain = text;
-        plain.replace(QLatin1String("{{"), QLatin1String("\x01")).replace(QLatin1String("}}"), QLatin1String("\x02"));
-        if (plain.contains(token)) return true;
-    }
-    return false;
+    // The templates' own reader finds the placeholders ({{local_batch}} is literal text, not one).
+    bool used = false;
+    for (const QString& text : all)
+        expand(
+            text,
+            [&](const QString& placeholder) {
+                used = used || placeholder == name;
+                return QString();
+            },
+            nullptr);
+    return used;
 }
 
 bool isCommandRunFile(const QString& file)
@@ -211,7 +214,6 @@ Status checkCommandBatch(const CommandRun& run, const SweepSpec& spec)
 }
 
 namespace {
-QString fill(const CommandRun& run, const QString& text, const CommandValues& v);
 QString fill(const CommandRun& run, const QString& text, const CommandValues& v)
 {
     const RunPoint& p = *v.point;

@@ -145,6 +145,8 @@ private slots:
         QVERIFY(run);
         QCOMPARE(run->variantNames(), QStringList{QStringLiteral("default")});
         QCOMPARE(run->code, m_tmp.filePath(QStringLiteral("model")));  // relative to the definition's folder
+        QVERIFY(!usesPlaceholder(*loadCommandRun(write(QStringLiteral("literal.yaml"), "command: [x, '{{local_batch}}']\n")),
+                                 QStringLiteral("local_batch")));  // braces written twice are text
     }
 
     void badDefinitionsAreRefusedNamingTheLine()
