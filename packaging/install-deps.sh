@@ -25,6 +25,8 @@ packages=(
   clang libclang-rt-14-dev
   # tests and benchmarks: GoogleTest, Google Benchmark, the Python PyTorch peer (Debian's python3-torch)
   libgtest-dev libbenchmark-dev python3 python3-torch python3-h5py python3-yaml python3-numpy
+  # the code sync benchmark's peer: rsync over the same SSH
+  rsync
   # the test sandbox: a real SLURM (munge, slurmctld, slurmd; srun --mpi=pmix with Open MPI)
   slurm-wlm munge
   # the keyring test: a Secret Service (gnome-keyring) on a private D-Bus session

@@ -82,13 +82,56 @@ QStringList checkedList(const QString& file, const YAML::Node& node, const QStri
     return items;
 }
 
+/// `code` (a folder here, sent at each launch), or `code_on_cluster` (a path there, a template),
+/// and `sync`'s limits for the first.
+void parseCode(const QString& file, const YAML::Node& root, CommandRun& run)
+{
+    const auto code = root["code"];
+    const auto there = root["code_on_cluster"];
+    if (code && there)
+        refuse(file, there, QStringLiteral("code_on_cluster: give either `code` (a folder here, sent) or `code_on_cluster`"));
+    if (code) {
+        run.code = checkedTemplate(file, code, QStringLiteral("code"));
+        if (run.code.contains(QLatin1Char('{')))
+            refuse(file, code,
+                   QStringLiteral("code: a folder on this machine, sent at each launch, takes no placeholders (a path on the cluster "
+                                  "goes in code_on_cluster)"));
+        // A relative folder is the definition's own neighbourhood, wherever the command is given from.
+        if (run.code.startsWith(QLatin1String("~/"))) run.code = QDir::homePath() + run.code.mid(1);
+        run.code = QDir::cleanPath(QFileInfo(file).absoluteDir().filePath(run.code));
+        if (!QFileInfo(run.code).isDir()) refuse(file, code, QStringLiteral("code: no folder %1 on this machine").arg(run.code));
+        run.sendCode = true;
+    } else if (there) {
+        run.code = checkedTemplate(file, there, QStringLiteral("code_on_cluster"));
+        if (run.code.contains(QLatin1String("{code}"))) refuse(file, there, QStringLiteral("code_on_cluster: cannot name itself ({code})"));
+        if (!run.code.startsWith(QLatin1Char('/')) && !run.code.startsWith(QLatin1String("~/")) && !run.code.startsWith(QLatin1Char('{')))
+            refuse(file, there, QStringLiteral("code_on_cluster: give an absolute path or ~/... on the cluster"));
+    }
+    if (const auto sync = root["sync"]) {
+        if (!code) refuse(file, sync, QStringLiteral("sync: only for `code`, the folder that is sent"));
+        if (!sync.IsMap()) refuse(file, sync, QStringLiteral("sync: expected a mapping {max_file_mb: N, max_total_mb: N}"));
+        for (const auto& kv : sync) {
+            const QString key = q(kv.first.as<std::string>());
+            qint64* limit = key == QLatin1String("max_file_mb") ? &run.syncMaxFileBytes
+                : key == QLatin1String("max_total_mb")          ? &run.syncMaxTotalBytes
+                                                                : nullptr;
+            if (!limit) refuse(file, kv.first, QStringLiteral("sync: unknown key '%1'; there are max_file_mb, max_total_mb").arg(key));
+            double mb = 0;
+            if (!kv.second.IsScalar() || !YAML::convert<double>::decode(kv.second, mb) || !(mb > 0) || mb > 1e6)
+                refuse(file, kv.second, QStringLiteral("sync.%1: expected a number of megabytes above 0").arg(key));
+            *limit = qint64(mb * (1 << 20));
+        }
+    }
+}
+
 CommandRun parse(const QString& file, const YAML::Node& root)
 {
     if (!root.IsMap()) refuse(file, root, QStringLiteral("a run definition is a mapping with a `command` list"));
     CommandRun run;
     run.file = file;
-    static const QStringList keys{QStringLiteral("command"), QStringLiteral("code"),        QStringLiteral("setup"),
-                                  QStringLiteral("env"),     QStringLiteral("stop_signal"), QStringLiteral("variants")};
+    static const QStringList keys{QStringLiteral("command"),     QStringLiteral("code"),    QStringLiteral("code_on_cluster"),
+                                  QStringLiteral("sync"),        QStringLiteral("setup"),   QStringLiteral("env"),
+                                  QStringLiteral("stop_signal"), QStringLiteral("variants")};
     for (const auto& kv : root) {
         const QString key = q(kv.first.as<std::string>());
         if (!keys.contains(key))
@@ -98,14 +141,7 @@ CommandRun parse(const QString& file, const YAML::Node& root)
     run.command = checkedList(file, root["command"], QStringLiteral("command"));
     if (run.command.isEmpty() || run.command.first().trimmed().isEmpty())
         refuse(file, root["command"], QStringLiteral("command: give at least the program to run"));
-    if (const auto code = root["code"]) {
-        run.code = checkedTemplate(file, code, QStringLiteral("code"));
-        if (run.code.contains(QLatin1String("{code}"))) refuse(file, code, QStringLiteral("code: cannot name itself ({code})"));
-        // A relative folder is the definition's own neighbourhood, wherever the command is given from.
-        if (!run.code.isEmpty() && QDir::isRelativePath(run.code) && !run.code.startsWith(QLatin1Char('~')) &&
-            !run.code.contains(QLatin1Char('{')))
-            run.code = QDir::cleanPath(QFileInfo(file).absoluteDir().filePath(run.code));
-    }
+    parseCode(file, root, run);
     if (const auto setup = root["setup"]) {
         if (!setup.IsScalar()) refuse(file, setup, QStringLiteral("setup: expected shell lines as one string (use |)"));
         run.setup = q(setup.Scalar());

@@ -3,6 +3,7 @@
 #include "core/expected.h"
 #include "core/status.h"
 
+#include <QByteArray>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -17,8 +18,9 @@ struct RunPoint;
 /// in the configs tree (docs/own-code.md):
 ///
 ///     command: [python3, "{code}/train.py", --epochs, "3", --batch, "{local_batch}"]
-///     code: /home/me/mymodel        # the folder the code lives in (relative: the definition's folder);
-///                                   # on a cluster, a path there: it is not copied (yet)
+///     code: /home/me/mymodel        # the folder the code lives in (relative: the definition's folder),
+///                                   # sent at each launch; or code_on_cluster: /path/there
+///     sync: {max_file_mb: 50, max_total_mb: 500}
 ///     setup: |                      # shell lines before the ranks start (module load, venv)
 ///       source ~/venvs/torch/bin/activate
 ///     env: {NCCL_DEBUG: WARN}
@@ -31,9 +33,22 @@ struct RunPoint;
 /// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), as torchrun would set them. The command runs in the
 /// run folder, where ScaleDesk puts its metrics module (scaledesk_metrics.py, on PYTHONPATH).
 struct CommandRun {
-    QString file;                                     ///< the definition's path (errors and the run record name it)
-    QStringList command;                              ///< argv, each item a template with {placeholders}
-    QString code;                                     ///< the code's folder (a template), or empty
+    QString file;         ///< the definition's path (errors and the run record name it)
+    QStringList command;  ///< argv, each item a template with {placeholders}
+    /// The code: with `code`, a folder on this machine (absolute) that each launch sends to the
+    /// cluster (runs/codesync.h: changed files only, .gitignore honoured, shared by content hash);
+    /// with `code_on_cluster`, a path there (a template), used as it is. Empty: none.
+    QString code;
+    bool sendCode = false;                   ///< `code` (sent) rather than `code_on_cluster`
+    qint64 syncMaxFileBytes = 50LL << 20;    ///< sync.max_file_mb
+    qint64 syncMaxTotalBytes = 500LL << 20;  ///< sync.max_total_mb
+    /// What a launch sent (filled by the submitter once the code is on the far side; `code` is then
+    /// the copy there): the tree's hash, the folder it came from, its git commit, uncommitted changes.
+    struct Sent {
+        QString hash, source, gitCommit;
+        bool gitDirty = false;
+        QByteArray gitDiff;
+    } sent;
     QString setup;                                    ///< shell lines, verbatim
     QList<std::pair<QString, QString>> environment;   ///< NAME -> value template
     QList<std::pair<QString, QStringList>> variants;  ///< name -> extra argument templates, in file order ("default": none)

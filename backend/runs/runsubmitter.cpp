@@ -1,4 +1,5 @@
 #include "runs/runsubmitter.h"
+#include "runs/codesync.h"
 
 #include "runs/deploy.h"
 #include "runs/handover.h"
@@ -75,10 +76,45 @@ Status RunSubmitter::placeCommandFiles(const RunRecord& rec, const CommandRun& c
     if (!local.open(QIODevice::WriteOnly) || local.write(definitionBytes) != definitionBytes.size() || !local.commit())
         return Error{ErrorCode::StoreIo, QStringLiteral("cannot write the run's definition: ") + local.errorString(), local.fileName()};
     if (auto ok = m_transport.writeFile(rec.remoteDir + QStringLiteral("/run.yaml"), definitionBytes); !ok) return ok;
+    if (command.sent.gitDirty) {  // the uncommitted changes of the code this run got
+        QSaveFile diff(m_store.workspace().runDir(rec.id) + QStringLiteral("/code.diff"));
+        if (!diff.open(QIODevice::WriteOnly) || diff.write(command.sent.gitDiff) != command.sent.gitDiff.size() || !diff.commit())
+            return Error{ErrorCode::StoreIo, QStringLiteral("cannot write the code's diff: ") + diff.errorString(), diff.fileName()};
+        if (auto ok = m_transport.writeFile(rec.remoteDir + QStringLiteral("/code.diff"), command.sent.gitDiff); !ok) return ok;
+    }
     QFile module(QStringLiteral(":/scaledesk/python/scaledesk_metrics.py"));
     if (!module.open(QIODevice::ReadOnly))
         return Error{ErrorCode::StoreIo, QStringLiteral("the metrics module is missing from this build"), module.fileName()};
     return m_transport.writeFile(rec.remoteDir + QStringLiteral("/scaledesk_metrics.py"), module.readAll());
+}
+
+Status RunSubmitter::sendCode(const LaunchRequest& req, CommandRun& command, const ProgressFn& say)
+{
+    auto firstDir = remoteRunDir(req.profile, req.points.first().runId);  // the remote root, absolute
+    if (!firstDir) return firstDir.error();
+    say(QStringLiteral("reading the code folder %1").arg(command.code));
+    auto snap = snapshotCode(command.code, {command.syncMaxFileBytes, command.syncMaxTotalBytes});
+    if (!snap)
+        return Error{snap.error().code, snap.error().message + QStringLiteral(" (the code of %1)").arg(command.file),
+                     snap.error().location};
+    auto sync = syncCode(m_transport, *snap, m_remoteRoot + QStringLiteral("/code"));
+    if (!sync) return sync.error();
+    say(sync->reused ? QStringLiteral("code %1: %2 files, unchanged since a launch before: nothing sent (%3)")
+                           .arg(snap->shortHash())
+                           .arg(snap->files.size())
+                           .arg(sync->remoteDir)
+                     : QStringLiteral("code %1: %2 files; sent %3 of them (%4 bytes) to %5")
+                           .arg(snap->shortHash())
+                           .arg(snap->files.size())
+                           .arg(sync->filesSent)
+                           .arg(sync->bytesSent)
+                           .arg(sync->remoteDir));
+    command.sent = {QString::fromLatin1(snap->hash), snap->folder, snap->gitCommit, snap->gitDirty, snap->gitDiff};
+    // From here the command's {code} is the copy on the far side (braces there are literal text).
+    QString there = sync->remoteDir;
+    there.replace(QLatin1Char('{'), QStringLiteral("{{")).replace(QLatin1Char('}'), QStringLiteral("}}"));
+    command.code = there;
+    return Done{};
 }
 
 SubmitOutcome RunSubmitter::submitPoint(const ClusterProfile& profile, const RunPoint& point, const SubmitOptions& o)
@@ -181,6 +217,10 @@ Expected<LaunchResult> RunSubmitter::submit(const LaunchRequest& req, const Prog
         auto trainer = profileTrainer(m_transport, req.profile);
         if (!trainer) return trainer.error();
         o.trainerPath = *trainer;
+    }
+    if (o.command.sendCode) {
+        auto sent = sendCode(req, o.command, say);
+        if (!sent) return sent.error();
     }
     if (req.makeData) {
         say(QStringLiteral("making sure the cpu configs' data exists under %1/data/generated").arg(req.profile.remoteRoot));

@@ -52,6 +52,8 @@ private:
     /// with the reason.
     SubmitOutcome submitPoint(const ClusterProfile& profile, const RunPoint& point, const SubmitOptions& options);
     SubmitOutcome resubmit(const RunRecord& rec);
+    /// Sends a command run's code folder (once per launch) and points `command.code` at the copy.
+    Status sendCode(const LaunchRequest& req, CommandRun& command, const ProgressFn& say);
     /// A command run's files in its folder (run.yaml, also in the mirror; scaledesk_metrics.py).
     Status placeCommandFiles(const RunRecord& rec, const CommandRun& command);
     /// <remote_root>/runs/<run id>, absolute on the far side.

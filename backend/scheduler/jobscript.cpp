@@ -70,15 +70,23 @@ QStringList commandRunLines(const JobRequest& r)
           << QStringLiteral("# --- end of the run definition's setup ---");
     for (const auto& [name, value] : commandEnvironment(r.command, values))
         l << QStringLiteral("export %1=%2").arg(name, shellQuote(value));
-    const QList<std::pair<QString, QString>> ours{{QStringLiteral("SCALEDESK_RUN_ID"), p.runId},
-                                                  {QStringLiteral("SCALEDESK_SWEEP"), p.sweep},
-                                                  {QStringLiteral("SCALEDESK_VARIANT"), p.strategy},
-                                                  {QStringLiteral("SCALEDESK_NODES"), QString::number(p.nodes)},
-                                                  {QStringLiteral("SCALEDESK_RANKS_PER_NODE"), QString::number(p.ranksPerNode)},
-                                                  {QStringLiteral("SCALEDESK_REPETITION"), QString::number(p.repetition)},
-                                                  {QStringLiteral("SCALEDESK_LOCAL_BATCH"), QString::number(p.localBatch)},
-                                                  {QStringLiteral("SCALEDESK_CODE"), commandCode(r.command, values)},
-                                                  {QStringLiteral("SCALEDESK_STOP_SIGNAL"), r.command.stopSignal}};
+    QList<std::pair<QString, QString>> ours{{QStringLiteral("SCALEDESK_RUN_ID"), p.runId},
+                                            {QStringLiteral("SCALEDESK_SWEEP"), p.sweep},
+                                            {QStringLiteral("SCALEDESK_VARIANT"), p.strategy},
+                                            {QStringLiteral("SCALEDESK_NODES"), QString::number(p.nodes)},
+                                            {QStringLiteral("SCALEDESK_RANKS_PER_NODE"), QString::number(p.ranksPerNode)},
+                                            {QStringLiteral("SCALEDESK_REPETITION"), QString::number(p.repetition)},
+                                            {QStringLiteral("SCALEDESK_LOCAL_BATCH"), QString::number(p.localBatch)},
+                                            {QStringLiteral("SCALEDESK_CODE"), commandCode(r.command, values)},
+                                            {QStringLiteral("SCALEDESK_STOP_SIGNAL"), r.command.stopSignal}};
+    if (const CommandRun::Sent& sent = r.command.sent; !sent.hash.isEmpty()) {
+        ours.push_back({QStringLiteral("SCALEDESK_CODE_HASH"), sent.hash});
+        ours.push_back({QStringLiteral("SCALEDESK_CODE_SOURCE"), sent.source});
+        if (!sent.gitCommit.isEmpty()) {
+            ours.push_back({QStringLiteral("SCALEDESK_CODE_COMMIT"), sent.gitCommit});
+            ours.push_back({QStringLiteral("SCALEDESK_CODE_DIRTY"), sent.gitDirty ? QStringLiteral("1") : QStringLiteral("0")});
+        }
+    }
     for (const auto& [name, value] : ours) l << QStringLiteral("export %1=%2").arg(name, shellQuote(value));
     l << QStringLiteral("# scaledesk_metrics.py, which writes the run's metrics, lies in the run folder");
     l << QStringLiteral("export SCALEDESK_RUN_DIR=\"$PWD\" PYTHONPATH=\"$PWD${PYTHONPATH:+:$PYTHONPATH}\"");

@@ -203,8 +203,19 @@ def init(parameters=None, dtype=None, **fields):
     if torch is not None:
         manifest["versions"]["torch"] = str(getattr(torch, "__version__", ""))
     manifest["environment"] = {k: v for k, v in os.environ.items() if k in _ENVIRONMENT or k.startswith(_ENVIRONMENT_PREFIXES)}
-    code = manifest["code"] or os.path.dirname(os.path.abspath(sys.argv[0] if sys.argv and sys.argv[0] else "."))
-    git = _git_state(code, _run.path("code.diff"))
+    if os.environ.get("SCALEDESK_CODE_HASH"):
+        # Code the launch sent: its hash, the folder it came from, and that folder's git state as
+        # the launch read it (code.diff is beside the run already); the copy here is no checkout.
+        manifest["code_hash"] = os.environ["SCALEDESK_CODE_HASH"]
+        manifest["code_source"] = os.environ.get("SCALEDESK_CODE_SOURCE", "")
+        git = None
+        if os.environ.get("SCALEDESK_CODE_COMMIT"):
+            git = {"commit": os.environ["SCALEDESK_CODE_COMMIT"], "dirty": os.environ.get("SCALEDESK_CODE_DIRTY") == "1"}
+            if git["dirty"]:
+                git["diff"] = "code.diff"
+    else:
+        code = manifest["code"] or os.path.dirname(os.path.abspath(sys.argv[0] if sys.argv and sys.argv[0] else "."))
+        git = _git_state(code, _run.path("code.diff"))
     if git:
         manifest["code_git"] = git
     manifest.update(fields)

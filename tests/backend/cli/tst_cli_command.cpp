@@ -199,7 +199,19 @@ private slots:
         QCOMPARE(g.value(QStringLiteral("commit")).toString(), commit);
         QCOMPARE(g.value(QStringLiteral("dirty")).toBool(), true);
         QCOMPARE(g.value(QStringLiteral("diff")).toString(), QStringLiteral("code.diff"));
-        QCOMPARE(m.value(QStringLiteral("code")).toString(), code);
+        // The code was sent (one file) to a copy named by its hash; the manifest names both.
+        QVERIFY2(r.all().contains(QStringLiteral("1 files; sent 1 of them")), qPrintable(r.all()));
+        const QString hash = m.value(QStringLiteral("code_hash")).toString();
+        QCOMPARE(hash.size(), 64);
+        QCOMPARE(m.value(QStringLiteral("code_source")).toString(), code);
+        QVERIFY2(m.value(QStringLiteral("code")).toString().endsWith(QStringLiteral("/code/") + hash.left(16)),
+                 qPrintable(m.value(QStringLiteral("code")).toString()));
+        // A second launch of the same code sends nothing and shares the copy.
+        const auto again =
+            m_cli.run({QStringLiteral("submit"), QStringLiteral("--run"), def, QStringLiteral("--name"), QStringLiteral("git2"),
+                       QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")});
+        QVERIFY2(again.exitCode == 0 && again.all().contains(QStringLiteral("nothing sent")), qPrintable(again.all()));
+        QCOMPARE(m_cli.manifest(QStringLiteral("git2")).value(QStringLiteral("code_hash")).toString(), hash);
         QVERIFY(m_cli.mirrored(QStringLiteral("git"), QStringLiteral("code.diff")).contains("+# a change not committed yet"));
         const QJsonObject env = m.value(QStringLiteral("environment")).toObject();
         QCOMPARE(env.value(QStringLiteral("NCCL_DEBUG")).toString(), QStringLiteral("WARN"));

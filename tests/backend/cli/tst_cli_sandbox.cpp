@@ -323,6 +323,16 @@ private slots:
         const QString remote = m_cli.record(name).value(QStringLiteral("remote_dir")).toString();
         QVERIFY(QFile::exists(remote + QStringLiteral("/scaledesk_metrics.py")));
         QVERIFY(!QFile::exists(remote + QStringLiteral("/pwned")));
+        // The code folder was sent over SFTP (train_ddp.py, the folder's one file) into a copy
+        // named by its hash, which the ranks ran.
+        QVERIFY2(r.all().contains(QStringLiteral("1 files; sent 1 of them")), qPrintable(r.all()));
+        const QString copy = m.value(QStringLiteral("code")).toString();
+        QVERIFY2(copy.endsWith(QStringLiteral("/code/") + m.value(QStringLiteral("code_hash")).toString().left(16)), qPrintable(copy));
+        QCOMPARE(m.value(QStringLiteral("code_source")).toString(), QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/commandrun"));
+        QFile sent(copy + QStringLiteral("/train_ddp.py"));
+        QFile original(QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/commandrun/train_ddp.py"));
+        QVERIFY(sent.open(QIODevice::ReadOnly) && original.open(QIODevice::ReadOnly));
+        QCOMPARE(sent.readAll(), original.readAll());
     }
 
     void sweepRunsEveryPointAndRendersMultiNodeScripts()

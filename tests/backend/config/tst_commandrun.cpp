@@ -95,7 +95,7 @@ private slots:
     {
         const QString file = write(QStringLiteral("own.yaml"),
                                    "command: [python3, '{code}/train.py', --batch, '{local_batch}', --out, '{run_dir}/x']\n"
-                                   "code: /home/me/model\n"
+                                   "code_on_cluster: /home/me/model\n"
                                    "setup: |\n  module load pytorch\n"
                                    "env: {NCCL_DEBUG: WARN, TAG: '{sweep}-{repetition}'}\n"
                                    "variants:\n  ddp: [--strategy, ddp]\n  horovod: [--strategy, horovod, --ranks, '{world_size}']\n");
@@ -141,8 +141,10 @@ private slots:
 
     void aDefinitionWithoutVariantsHasOneCalledDefault()
     {
+        QDir(m_tmp.path()).mkpath(QStringLiteral("model"));
         const auto run = loadCommandRun(write(QStringLiteral("plain.yaml"), "command: [python3, train.py]\ncode: ./sub/../model\n"));
         QVERIFY(run);
+        QVERIFY(run->sendCode);
         QCOMPARE(run->variantNames(), QStringList{QStringLiteral("default")});
         QCOMPARE(run->code, m_tmp.filePath(QStringLiteral("model")));  // relative to the definition's folder
         QVERIFY(!usesPlaceholder(*loadCommandRun(write(QStringLiteral("literal.yaml"), "command: [x, '{{local_batch}}']\n")),
@@ -161,7 +163,14 @@ private slots:
         expectRefused("command: [x]\nenv: {'A-B': 1}\n", QStringLiteral(":2:7"), QStringLiteral("'A-B' is not a variable name"));
         expectRefused("command: [x]\nvariants:\n  'a b': []\n", QStringLiteral(":3:3"), QStringLiteral("'a b' must be"));
         expectRefused("command: [x]\nvariants:\n  ok: [--a, '{nope}']\n", QStringLiteral(":3:13"), QStringLiteral("{nope}"));
-        expectRefused("command: [x]\ncode: '{code}/a'\n", QStringLiteral(":2:7"), QStringLiteral("cannot name itself"));
+        expectRefused("command: [x]\ncode_on_cluster: '{code}/a'\n", QStringLiteral(":2:18"), QStringLiteral("cannot name itself"));
+        expectRefused("command: [x]\ncode: '{sweep}/a'\n", QStringLiteral(":2:7"), QStringLiteral("takes no placeholders"));
+        expectRefused("command: [x]\ncode: no-such-folder\n", QStringLiteral(":2:7"), QStringLiteral("no folder"));
+        expectRefused("command: [x]\ncode_on_cluster: relative/x\n", QStringLiteral(":2:18"), QStringLiteral("absolute path"));
+        expectRefused("command: [x]\ncode: .\ncode_on_cluster: /x\n", QStringLiteral(":3:18"), QStringLiteral("either `code`"));
+        expectRefused("command: [x]\ncode: .\nsync: {max_file_mb: -1}\n", QStringLiteral(":3:21"), QStringLiteral("above 0"));
+        expectRefused("command: [x]\ncode: .\nsync: {max_files: 3}\n", QStringLiteral(":3:8"), QStringLiteral("unknown key 'max_files'"));
+        expectRefused("command: [x]\nsync: {max_file_mb: 3}\n", QStringLiteral(":2:7"), QStringLiteral("only for `code`"));
         expectRefused("command: [x\n", QStringLiteral(":2:1"), QStringLiteral("malformed YAML"));
         expectRefused("command: [x]\nstop_signal: KILL\n", QStringLiteral(":2:14"), QStringLiteral("one of USR1, USR2, TERM, HUP"));
         const auto missing = loadCommandRun(m_tmp.filePath(QStringLiteral("none.yaml")));
