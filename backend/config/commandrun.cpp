@@ -1,4 +1,5 @@
 #include "config/commandrun.h"
+#include "config/metricsources.h"
 #include "config/yamllocation.h"
 
 #include "runs/sweep.h"
@@ -129,9 +130,9 @@ CommandRun parse(const QString& file, const YAML::Node& root)
     if (!root.IsMap()) refuse(file, root, QStringLiteral("a run definition is a mapping with a `command` list"));
     CommandRun run;
     run.file = file;
-    static const QStringList keys{QStringLiteral("command"),     QStringLiteral("code"),    QStringLiteral("code_on_cluster"),
-                                  QStringLiteral("sync"),        QStringLiteral("setup"),   QStringLiteral("env"),
-                                  QStringLiteral("stop_signal"), QStringLiteral("variants")};
+    static const QStringList keys{QStringLiteral("command"),     QStringLiteral("code"),     QStringLiteral("code_on_cluster"),
+                                  QStringLiteral("sync"),        QStringLiteral("setup"),    QStringLiteral("env"),
+                                  QStringLiteral("stop_signal"), QStringLiteral("variants"), QStringLiteral("metrics")};
     for (const auto& kv : root) {
         const QString key = q(kv.first.as<std::string>());
         if (!keys.contains(key))
@@ -174,6 +175,11 @@ CommandRun parse(const QString& file, const YAML::Node& root)
                 refuse(file, kv.first, QStringLiteral("variants: '%1' must be 1-32 letters, digits, '_' or '.' (it names runs)").arg(n));
             run.variants.push_back({n, checkedList(file, kv.second, QStringLiteral("variants.") + n)});
         }
+    }
+    if (const auto metrics = root["metrics"]) {
+        auto sources = parseMetricSources(file, metrics);
+        if (!sources) throw Refusal{sources.error()};
+        run.metrics = *sources;
     }
     // Without variants a sweep's runs are all of one kind: "default", with no extra arguments.
     if (run.variants.isEmpty()) run.variants.push_back({QStringLiteral("default"), {}});

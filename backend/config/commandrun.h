@@ -1,5 +1,6 @@
 #pragma once
 
+#include "config/metricsources.h"
 #include "core/expected.h"
 #include "core/status.h"
 
@@ -55,6 +56,7 @@ struct CommandRun {
     /// The signal a stop (checkpoint-and-stop, the time limit near) sends every rank: USR1 (as the
     /// trainer's), USR2, TERM or HUP. The script checks scaledesk_metrics.stop_requested().
     QString stopSignal = QStringLiteral("USR1");
+    MetricSources metrics;  ///< `metrics`: TensorBoard, the job's output; none: scaledesk_metrics' files
     bool isSet() const { return !command.isEmpty(); }
     QStringList variantNames() const;
 };

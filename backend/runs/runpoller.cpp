@@ -1,4 +1,5 @@
 #include "runs/runpoller.h"
+#include "runs/derivedmetrics.h"
 
 #include "scheduler/jobscript.h"
 #include "scheduler/shellquote.h"
@@ -111,6 +112,9 @@ QStringList RunPoller::followedFiles(const RunRecord& r) const
     // shared, group-writable scratch file system) is ever named, listed or read.
     QStringList names{QStringLiteral("metrics.jsonl"), QStringLiteral("epochs.csv"),    QStringLiteral("out.log"),
                       QStringLiteral("job.out"),       QStringLiteral("manifest.json"), QStringLiteral("exit_code")};
+    // A command run whose metrics come from its output or event files gets them made here
+    // (derivedmetrics.h); its folder's own metrics.jsonl and epochs.csv are not read.
+    if (sourcesOf(r).isSet()) names = names.mid(2);                                    // metrics.jsonl, epochs.csv
     if (r.task == QLatin1String("bench-comm")) names << QStringLiteral("comm.jsonl");  // scaledesk calibrate's timings
     if (r.task == QLatin1String("command")) names << QStringLiteral("code.diff");      // the user's code's uncommitted changes
     if (!r.jobId.isEmpty()) names << QStringLiteral("slurm-%1.out").arg(r.jobId);
@@ -120,6 +124,42 @@ QStringList RunPoller::followedFiles(const RunRecord& r) const
     for (const QString& name : mirror.entryList({QStringLiteral("slurm-*.out"), QStringLiteral("rank-*.log")}, QDir::Files))
         if (ours.match(name).hasMatch() && !names.contains(name)) names << name;
     return names;
+}
+
+const MetricSources& RunPoller::sourcesOf(const RunRecord& r) const
+{
+    static const MetricSources none;
+    if (r.task != QLatin1String("command")) return none;
+    auto it = m_sources.find(r.id);
+    if (it == m_sources.end()) {
+        // The definition as it was launched (the submitter checked it then).
+        auto loaded = loadMetricSources(m_store.workspace().runDir(r.id) + QStringLiteral("/run.yaml"));
+        it = m_sources.insert(r.id, loaded ? *loaded : MetricSources{});
+    }
+    return *it;
+}
+
+void RunPoller::parseEventFiles(const QByteArray& output, const QHash<int, QString>& folders, QHash<int, Seen>& seen)
+{
+    static const QRegularExpression plain(QStringLiteral("^([A-Za-z0-9_.-]+/){0,2}events\\.out\\.tfevents\\.[A-Za-z0-9_.-]+$"));
+    for (const QByteArray& line : output.split('\n')) {
+        if (!line.startsWith("@tb ")) continue;
+        const QList<QByteArray> f = line.mid(4).split(' ');
+        if (f.size() != 4) continue;
+        bool okRun = false, okSize = false, okTime = false;
+        const int run = f[0].toInt(&okRun);
+        const qint64 size = f[1].toLongLong(&okSize);
+        const double mtime = f[2].toDouble(&okTime);
+        const QString path = QString::fromUtf8(f[3]);
+        if (!okRun || !okSize || !okTime || size < 0 || !folders.contains(run) || !plain.match(path).hasMatch() ||
+            path.split(QLatin1Char('/')).contains(QStringLiteral("..")))
+            continue;
+        FileSeen fs;
+        fs.name = folders.value(run) + QLatin1Char('/') + path;
+        fs.size = size;
+        fs.mtime = qint64(mtime);
+        seen[run].files << fs;
+    }
 }
 
 QHash<int, RunPoller::Seen> RunPoller::parseSizes(const QByteArray& out, const QList<AskedFile>& asked)
@@ -284,6 +324,7 @@ bool RunPoller::mirror(RunRecord& r, const FileSeen& f, PollReport& report, qint
                     .arg(QFileInfo(old).fileName());
         offset = 0;
     }
+    if (name.contains(QLatin1Char('/'))) QDir().mkpath(QFileInfo(local).path());  // an event file in its folder
     QFile out(local);
     if (!out.open(QIODevice::Append)) {
         report.problems << r.id + QStringLiteral(": cannot write the mirror %1: %2").arg(local, out.errorString());
@@ -436,6 +477,7 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
     // Whether the far side has Perl, so that the bytes' script carries one way of reading, not two.
     script << QStringLiteral("command -v perl >/dev/null 2>&1 && echo @perl");
     QStringList paths, newDirs;
+    QHash<int, QString> tbFolders;  // run -> its TensorBoard folder
     auto flushStat = [&] {
         if (!paths.isEmpty())
             script << QStringLiteral("stat -c '%s %Y %n' -- ") + paths.join(QLatin1Char(' ')) + QStringLiteral(" 2>/dev/null");
@@ -459,6 +501,12 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
             if (paths.size() >= kStatBatch) flushStat();
         }
         script << QStringLiteral("[ -d %1 ] || echo '@gone %2'").arg(shellQuote(r.remoteDir)).arg(i);
+        if (const QString& tb = sourcesOf(r).tensorboard; !tb.isEmpty()) {
+            tbFolders.insert(i, tb);
+            script << QStringLiteral("find %1 -maxdepth 3 -type f -name 'events.out.tfevents.*' -printf '@tb %2 %s %T@ %P\\n' 2>/dev/null")
+                          .arg(shellQuote(r.remoteDir + QLatin1Char('/') + tb))
+                          .arg(i);
+        }
         if (r.offsets.isEmpty() && r.mtimes.isEmpty()) newDirs << shellQuote(r.remoteDir);
         if (newDirs.size() >= kStatBatch / 8) flushFind();
     }
@@ -481,6 +529,7 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
     }
     const QHash<QString, JobStatus> states = m_scheduler.parseQuery(schedulerPart, jobs);
     QHash<int, Seen> seen = parseSizes(sizesPart, asked);
+    if (!tbFolders.isEmpty()) parseEventFiles(sizesPart, tbFolders, seen);
     const bool havePerl = sizesPart.startsWith("@perl\n");
 
     // The second round trip, only when files grew: the new bytes of each (whole files when they
@@ -597,6 +646,15 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
                 // The scheduler's answer is about the job this poll asked for: when the run moved on
                 // meanwhile (a requeue, another process's poll), the next poll asks again.
                 if (r.state == asked.state && r.jobId == asked.jobId) advance(r, s, states, report, mirrored);
+                if (const MetricSources& sources = sourcesOf(r); sources.isSet()) {
+                    QStringList outputs;
+                    for (const QString& name : followedFiles(r))
+                        if (name == QLatin1String("job.out") ||
+                            (name.startsWith(QLatin1String("slurm-")) && name.endsWith(QLatin1String(".out"))))
+                            outputs << name;
+                    if (auto derived = deriveMetrics(m_store.workspace().runDir(r.id), sources, outputs, !isActive(r.state)); !derived)
+                        report.problems << r.id + QStringLiteral(": ") + derived.error().text();
+                }
                 return Status(Done{});
             },
             &lock);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "config/metricsources.h"
 #include "runs/runstore.h"
 #include "scheduler/scheduler.h"
 
@@ -67,6 +68,14 @@ public:
 
 private:
     QStringList followedFiles(const RunRecord& r) const;
+    /// A command run's metric sources (its run.yaml's `metrics`), read once per run; empty for
+    /// other runs and for command runs whose code writes its own metrics.
+    const MetricSources& sourcesOf(const RunRecord& r) const;
+    /// "@tb <run> <size> <mtime> <path>" lines of a poll's answer: the event files found under the
+    /// TensorBoard folders of the runs in `folders` (run -> folder). A path whose parts are not
+    /// plain names is dropped.
+    static void parseEventFiles(const QByteArray& output, const QHash<int, QString>& folders, QHash<int, Seen>& seen);
+    mutable QHash<QString, MetricSources> m_sources;
     void reconcileSubmitting(RunRecord& r, PollReport& report);
     /// Brings one file's mirror up to what the poll saw, reading at most `budget` bytes over the
     /// transport (the budget shrinks by what was read). True when the mirror holds all of it.

@@ -32,6 +32,7 @@ def main():
     parser.add_argument("--print-argv", action="store_true", help="print this script's argv as JSON and train on")
     parser.add_argument("--fail-at-epoch", type=int, default=0, help="raise an error at the start of this epoch")
     parser.add_argument("--sleep", type=float, default=0.0, help="seconds to sleep per step (a slower run)")
+    parser.add_argument("--print-steps", action="store_true", help="print 'step N loss X' per step (rank 0), for output patterns")
     parser.add_argument("--exit-code", type=int, default=0, help="leave with sys.exit(N) after training")
     parser.add_argument("extra", nargs="*", help="words that are only printed (with --print-argv)")
     args = parser.parse_args()
@@ -87,6 +88,8 @@ def main():
             step += 1
             total += loss.item()
             sd.log(step, loss=loss.item(), lr=0.05)
+            if args.print_steps and rank == 0:
+                print("step %d loss %.6f" % (step, loss.item()), flush=True)
             if args.sleep:
                 time.sleep(args.sleep)
             if sd.stop_requested():

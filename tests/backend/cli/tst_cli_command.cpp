@@ -5,7 +5,11 @@
 #include "analysis/epochscsv.h"
 #include "clitest.h"
 
+#include "eventfile.h"
+
 #include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -217,6 +221,72 @@ private slots:
         QCOMPARE(env.value(QStringLiteral("NCCL_DEBUG")).toString(), QStringLiteral("WARN"));
         QCOMPARE(env.value(QStringLiteral("WORLD_SIZE")).toString(), QStringLiteral("1"));
         QVERIFY(!env.contains(QStringLiteral("SECRET_TOKEN")));
+    }
+
+    // Metrics from what the code prints, not through scaledesk_metrics: the NERSC epoch lines and
+    // a step pattern over the job's output, on 2 ranks. The module's own files are not read.
+    void metricsFromTheJobsOutput()
+    {
+        const QString def =
+            write(QStringLiteral("printed.yaml"),
+                  "command: [/usr/bin/python3, '{code}/train_ddp.py', --epochs, '2', --steps, '5', --batch, '4', --print-steps]\n"
+                  "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
+                  "env: {OMP_NUM_THREADS: '1'}\n"
+                  "metrics:\n"
+                  "  nersc: true\n"
+                  "  patterns: ['^step (?<step>\\d+) loss (?<loss>\\S+)$']\n");
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--run"), def, QStringLiteral("--name"),
+                                  QStringLiteral("printed"), QStringLiteral("--ranks-per-node"), QStringLiteral("2"),
+                                  QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        const QByteArray metrics = m_cli.mirrored(QStringLiteral("printed"), QStringLiteral("metrics.jsonl"));
+        QCOMPARE(metrics.count("\"kind\":\"step\""), 10);
+        QCOMPARE(metrics.count("\"kind\":\"epoch\""), 2);
+        QVERIFY2(!metrics.contains("\"lr\""), metrics.constData());  // the module's records (with lr) were not read
+        const EpochTable epochs =
+            parseEpochsCsv(m_cli.mirrored(QStringLiteral("printed"), QStringLiteral("epochs.csv")), QStringLiteral("epochs.csv"));
+        QCOMPARE(epochs.rows.size(), 2);
+        QCOMPARE(epochs.rows[1].samplesGlobal, 40.0);  // 5 steps x 4 x 2 ranks, from the NERSC line's seconds and rate
+        QCOMPARE(epochs.rows[1].step, 10.0);
+    }
+
+    // A growing TensorBoard event file (the NERSC example's, written in pieces cut inside records
+    // by tests/commandrun/grow_events.py) followed live: points arrive while the run runs, and at
+    // the end they are all the file's scalars.
+    void metricsFromAGrowingEventFileLive()
+    {
+        const QString events = QStringLiteral(
+            SCALEDESK_SOURCE_DIR
+            "/tests/backend/runs/data/nersc-example-logs/base/1GPU/00/logs/events.out.tfevents.1636677146.nid001104.65966.0");
+        const QString def = write(QStringLiteral("events.yaml"),
+                                  "command: [/usr/bin/python3, '{code}/grow_events.py', '" + events.toUtf8() +
+                                      "', logs/train, --pieces, '8', --pause, '1.2']\n"
+                                      "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
+                                      "metrics:\n  tensorboard: logs\n  tags: {loss: Loss/train}\n");
+        const auto r =
+            m_cli.run({QStringLiteral("submit"), QStringLiteral("--run"), def, QStringLiteral("--name"), QStringLiteral("events")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QFile whole(events);
+        QVERIFY(whole.open(QIODevice::ReadOnly));
+        const QByteArray bytes = whole.readAll();
+        const qsizetype total = qsizetype(tb::readEventBytes(bytes.constData(), std::size_t(bytes.size())).scalars.size());
+        bool sawPart = false;
+        QElapsedTimer clock;
+        clock.start();
+        while (clock.elapsed() < 120000) {
+            m_cli.run({QStringLiteral("status")});
+            const QString state = m_cli.state(QStringLiteral("events"));
+            const qsizetype n = m_cli.mirrored(QStringLiteral("events"), QStringLiteral("metrics.jsonl")).count("\"kind\":\"scalar\"");
+            if (state == QLatin1String("running") && n > 0 && n < total) sawPart = true;
+            if (state == QLatin1String("completed")) break;
+            QTest::qWait(300);
+        }
+        QCOMPARE(m_cli.state(QStringLiteral("events")), QStringLiteral("completed"));
+        QVERIFY2(sawPart, "no poll saw part of the event file while the run ran");
+        const QByteArray metrics = m_cli.mirrored(QStringLiteral("events"), QStringLiteral("metrics.jsonl"));
+        QCOMPARE(metrics.count("\"kind\":\"scalar\""), total);
+        QVERIFY(metrics.count("\"kind\":\"step\"") > 0);  // Loss/train as the step field `loss`
+        QCOMPARE(m_cli.mirrored(QStringLiteral("events"), QStringLiteral("logs/train/") + QFileInfo(events).fileName()), bytes);
     }
 
     // `profiles test --run`: the definition's interpreter imports torch where the code runs (with
