@@ -132,7 +132,8 @@ CommandRun parse(const QString& file, const YAML::Node& root)
     run.file = file;
     static const QStringList keys{QStringLiteral("command"),     QStringLiteral("code"),     QStringLiteral("code_on_cluster"),
                                   QStringLiteral("sync"),        QStringLiteral("setup"),    QStringLiteral("env"),
-                                  QStringLiteral("stop_signal"), QStringLiteral("variants"), QStringLiteral("metrics")};
+                                  QStringLiteral("stop_signal"), QStringLiteral("variants"), QStringLiteral("metrics"),
+                                  QStringLiteral("torchrun")};
     for (const auto& kv : root) {
         const QString key = q(kv.first.as<std::string>());
         if (!keys.contains(key))
@@ -175,6 +176,18 @@ CommandRun parse(const QString& file, const YAML::Node& root)
                 refuse(file, kv.first, QStringLiteral("variants: '%1' must be 1-32 letters, digits, '_' or '.' (it names runs)").arg(n));
             run.variants.push_back({n, checkedList(file, kv.second, QStringLiteral("variants.") + n)});
         }
+    }
+    if (const auto torchrun = root["torchrun"]) {
+        run.torchrun = torchrun.IsScalar() ? QStringList{checkedTemplate(file, torchrun, QStringLiteral("torchrun"))}
+                                           : checkedList(file, torchrun, QStringLiteral("torchrun"));
+        if (run.torchrun.isEmpty() || run.torchrun.first().trimmed().isEmpty())
+            refuse(file, torchrun,
+                   QStringLiteral("torchrun: the command that starts torchrun, e.g. torchrun or [python3, -m, torch.distributed.run]"));
+        // torchrun hands TERM, INT and HUP to its workers; USR1 and USR2 would end it instead.
+        if (!root["stop_signal"]) run.stopSignal = QStringLiteral("TERM");
+        if (run.stopSignal != QLatin1String("TERM") && run.stopSignal != QLatin1String("HUP"))
+            refuse(file, root["stop_signal"],
+                   QStringLiteral("stop_signal: torchrun passes only TERM and HUP on to its workers (not %1)").arg(run.stopSignal));
     }
     if (const auto metrics = root["metrics"]) {
         auto sources = parseMetricSources(file, metrics);
@@ -219,7 +232,7 @@ Expected<CommandRun> loadCommandRun(const QString& file)
 bool usesPlaceholder(const CommandRun& run, const QString& name)
 {
     QStringList all = run.command;
-    all << run.code;
+    all << run.code << run.torchrun;
     for (const auto& [n, value] : run.environment) all << value;
     for (const auto& [n, args] : run.variants) all << args;
     // The templates' own reader finds the placeholders ({{local_batch}} is literal text, not one).
@@ -289,6 +302,13 @@ QStringList commandArguments(const CommandRun& run, const CommandValues& values)
 }
 
 QString commandCode(const CommandRun& run, const CommandValues& values) { return fill(run, run.code, values); }
+
+QStringList commandTorchrun(const CommandRun& run, const CommandValues& values)
+{
+    QStringList argv;
+    for (const QString& item : run.torchrun) argv << fill(run, item, values);
+    return argv;
+}
 
 QList<std::pair<QString, QString>> commandEnvironment(const CommandRun& run, const CommandValues& values)
 {

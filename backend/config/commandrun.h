@@ -56,6 +56,11 @@ struct CommandRun {
     /// The signal a stop (checkpoint-and-stop, the time limit near) sends every rank: USR1 (as the
     /// trainer's), USR2, TERM or HUP. The script checks scaledesk_metrics.stop_requested().
     QString stopSignal = QStringLiteral("USR1");
+    /// `torchrun`: one torchrun per node (this command, e.g. [torchrun] or [python3, -m,
+    /// torch.distributed.run]), which starts the node's ranks and sets their env:// variables;
+    /// empty: one process per rank. torchrun passes TERM and HUP on to its workers, not USR1, so a
+    /// stop then sends TERM (stop_signal TERM or HUP only).
+    QStringList torchrun;
     MetricSources metrics;  ///< `metrics`: TensorBoard, the job's output; none: scaledesk_metrics' files
     bool isSet() const { return !command.isEmpty(); }
     QStringList variantNames() const;
@@ -95,6 +100,8 @@ struct CommandValues {
 QStringList commandArguments(const CommandRun& run, const CommandValues& values);
 /// The code folder filled in (empty when none is given).
 QString commandCode(const CommandRun& run, const CommandValues& values);
+/// The torchrun command filled in (empty: one process per rank).
+QStringList commandTorchrun(const CommandRun& run, const CommandValues& values);
 /// The environment filled in.
 QList<std::pair<QString, QString>> commandEnvironment(const CommandRun& run, const CommandValues& values);
 

@@ -93,6 +93,14 @@ QStringList commandRunLines(const JobRequest& r)
     return l;
 }
 
+QString torchrunStoppedLine(const QString& stopVariable)
+{
+    // torchrun ends with 1 after a signal, whatever its workers did: when they checkpointed
+    // (scaledesk_metrics.exit_for_requeue() recorded "preempted"), the job says so with 75 too.
+    return QStringLiteral("if [ \"$rc\" -ne 0 ] && [ -n \"$%1\" ] && grep -qs '\"status\": *\"preempted\"' manifest.json; then rc=75; fi")
+        .arg(stopVariable);
+}
+
 QStringList dataLinkLines(const JobRequest& r)
 {
     if (r.dataDir.isEmpty()) return {};
@@ -154,15 +162,30 @@ QString renderJobScript(const JobRequest& r)
     lines << dataLinkLines(r);
     lines << commandRunLines(r);
     QStringList train = trainerCommand(r);
-    // A command run's ranks get PyTorch's env:// variables from SLURM's, as torchrun would set them.
-    if (r.isCommand())
+    QString srun = QStringLiteral("srun --kill-on-bad-exit=1 --export=ALL");
+    const bool torchrun = r.isCommand() && !r.command.torchrun.isEmpty();
+    if (torchrun) {
+        // One torchrun per node, which starts the node's ranks: its rendezvous (this node's rank,
+        // the first node's address, the job's port) is filled in on each node by the task's shell.
+        const QStringList head = commandTorchrun(r.command, {&r.point, r.runDir}) +
+            QStringList{QStringLiteral("--nnodes=%1").arg(r.point.nodes), QStringLiteral("--nproc_per_node=%1").arg(r.point.ranksPerNode)};
+        train = QStringList{QStringLiteral("/bin/bash"), QStringLiteral("-c"),
+                            QStringLiteral("exec \"${@:1:%1}\" --node_rank=\"$SLURM_NODEID\" --master_addr=\"$MASTER_ADDR\" "
+                                           "--master_port=\"$MASTER_PORT\" \"${@:%2}\"")
+                                .arg(head.size())
+                                .arg(head.size() + 1),
+                            QStringLiteral("scaledesk-node")} +
+            head + QStringList{QStringLiteral("--no_python")} + train;
+        srun += QStringLiteral(" --ntasks-per-node=1 --ntasks=%1 --cpus-per-task=%2")
+                    .arg(r.point.nodes)
+                    .arg(r.point.ranksPerNode * s.cpusPerTask);
+    } else if (r.isCommand())  // each rank gets PyTorch's env:// variables from SLURM's, as torchrun would set them
         train = QStringList{QStringLiteral("/bin/bash"), QStringLiteral("-c"),
                             QStringLiteral("export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS "
                                            "LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE NODE_RANK=$SLURM_NODEID; exec \"$@\""),
                             QStringLiteral("scaledesk-rank")} +
             train;
-    QString srun = QStringLiteral("srun --kill-on-bad-exit=1 --export=ALL");
-    if (!s.mpi.isEmpty()) srun += QStringLiteral(" --mpi=") + shellQuote(s.mpi);
+    if (!s.mpi.isEmpty() && !torchrun) srun += QStringLiteral(" --mpi=") + shellQuote(s.mpi);
     lines << QStringLiteral("# The batch shell receives --signal's USR1 (the time limit is near) and forwards it to the");
     lines << QStringLiteral("# ranks, which checkpoint and exit 75 (EX_TEMPFAIL). TERM (scancel, preemption) is forwarded too,");
     lines << QStringLiteral("# and the ranks checkpoint, but only a USR1 stop asks for a requeue: a cancelled job stays cancelled.");
@@ -177,6 +200,7 @@ QString renderJobScript(const JobRequest& r)
     lines << QStringLiteral("# (127 means it was already collected).");
     lines << QStringLiteral("while :; do wait \"$srun_pid\"; rc=$?; kill -0 \"$srun_pid\" 2>/dev/null || break; done");
     lines << QStringLiteral("wait \"$srun_pid\" 2>/dev/null; last=$?; [ \"$last\" -ne 127 ] && rc=$last");
+    if (torchrun) lines << torchrunStoppedLine(QStringLiteral("stop_signal"));
     if (s.requeue) {
         lines << QStringLiteral("if [ \"$rc\" -eq 75 ] && [ \"$stop_signal\" = USR1 ]; then");
         lines << QStringLiteral("  echo \"scaledesk: checkpoint written; requeueing job $SLURM_JOB_ID\"");

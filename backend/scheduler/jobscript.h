@@ -44,6 +44,9 @@ QStringList commandRunLines(const JobRequest& request);
 
 /// Shell lines that link `data` to request.dataDir when it is set (empty otherwise).
 QStringList dataLinkLines(const JobRequest& request);
+/// The job script's line that turns torchrun's exit after a stop (1) into 75 when the workers
+/// checkpointed (their manifest says "preempted"); `stopVariable` is set when a stop was forwarded.
+QString torchrunStoppedLine(const QString& stopVariable);
 
 /// `export MASTER_PORT=…`: the profile's port, or for 0 one derived from the job's id (the shell
 /// variable `idVariable`: SLURM_JOB_ID, or `$` for the job shell's pid) in 20000–29999, below

@@ -88,12 +88,22 @@ QStringList forwardLines(const QString& signal)
 /// them once its handlers are installed (scaledesk-train: after libtorch has loaded, its config is
 /// read and MPI is up, a second or two here), and a signal before that kills it (exit 138,
 /// "failed"): so a stop in the ranks' first 5 s is held until they have run for 5 s.
-QStringList rankLines(const QString& train, const CommandRun* command)
+QStringList rankLines(const QString& train, const CommandRun* command, const QStringList& torchrun)
 {
     QStringList l;
     l << QStringLiteral("# From here a stop or cancel is kept until the ranks exist, then forwarded to them.");
     l << QStringLiteral("stop=; trap 'stop=1' USR1 TERM");
     l << QStringLiteral("pids=");
+    if (command && !torchrun.isEmpty()) {
+        // The user's code under torchrun, which starts the ranks (one node here).
+        l << QStringLiteral("%1 --nnodes=1 --nproc_per_node=$ranks --node_rank=0 --master_addr=127.0.0.1 --master_port=$MASTER_PORT "
+                            "--no_python %2 &")
+                 .arg(shellJoin(torchrun), train);
+        l << QStringLiteral("pids=$!");
+        l << forwardLines(command->stopSignal);
+        l << QStringLiteral("trap 'stop=1; forward' USR1 TERM");
+        return l;
+    }
     if (command) {
         // The user's code: one process per rank with PyTorch's env:// variables, as torchrun sets them.
         l << QStringLiteral("for ((rank = 0; rank < ranks; rank++)); do");
@@ -160,13 +170,15 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     const QString train = shellJoin(trainerCommand(r));
     lines << localPortLines(r.profile.masterPort);
     lines << QStringLiteral("ranks=%1").arg(ranks);
-    lines << rankLines(train, r.isCommand() ? &r.command : nullptr);
+    lines << rankLines(train, r.isCommand() ? &r.command : nullptr,
+                       r.isCommand() ? commandTorchrun(r.command, {&r.point, r.runDir}) : QStringList());
     lines << QStringLiteral("rc=0");
     lines << QStringLiteral("for pid in $pids; do");
     lines << QStringLiteral("  while :; do wait \"$pid\"; r=$?; kill -0 \"$pid\" 2>/dev/null || break; done");
     lines << QStringLiteral("  wait \"$pid\" 2>/dev/null; last=$?; [ \"$last\" -ne 127 ] && r=$last");
     lines << QStringLiteral("  [ \"$rc\" -eq 0 ] && rc=$r");
     lines << QStringLiteral("done");
+    if (r.isCommand() && !r.command.torchrun.isEmpty()) lines << torchrunStoppedLine(QStringLiteral("stop"));
     lines << QStringLiteral("echo \"$rc\" > exit_code.part && mv exit_code.part exit_code");
     lines << QStringLiteral("exit \"$rc\"");
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');

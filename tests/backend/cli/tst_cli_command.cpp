@@ -289,6 +289,65 @@ private slots:
         QCOMPARE(m_cli.mirrored(QStringLiteral("events"), QStringLiteral("logs/train/") + QFileInfo(events).fileName()), bytes);
     }
 
+    // One torchrun per node, which starts the ranks and sets their env:// variables: a real 2-rank
+    // DDP run (torchrun_py311.py: Debian 12's torchrun fails under Python 3.11 without it).
+    void torchrunStartsTheRanks()
+    {
+        const QString def = write(QStringLiteral("torchrun.yaml"),
+                                  "command: [/usr/bin/python3, '{code}/train_ddp.py', --epochs, '2', --steps, '4', --batch, '4']\n"
+                                  "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
+                                  "torchrun: [/usr/bin/python3, '{code}/torchrun_py311.py']\n"
+                                  "env: {OMP_NUM_THREADS: '1'}\n");
+        const auto dry =
+            m_cli.run({QStringLiteral("submit"), QStringLiteral("--run"), def, QStringLiteral("--name"), QStringLiteral("tr-dry"),
+                       QStringLiteral("--ranks-per-node"), QStringLiteral("2"), QStringLiteral("--dry-run")});
+        QVERIFY2(dry.out.contains(QStringLiteral("/torchrun_py311.py' --nnodes=1 --nproc_per_node=$ranks --node_rank=0")),
+                 qPrintable(dry.all()));
+        QVERIFY2(dry.out.contains(QStringLiteral("kill -TERM $pids")), qPrintable(dry.all()));
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--run"), def, QStringLiteral("--name"), QStringLiteral("tr"),
+                                  QStringLiteral("--ranks-per-node"), QStringLiteral("2"), QStringLiteral("--wait"),
+                                  QStringLiteral("--timeout"), QStringLiteral("300")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QCOMPARE(m_cli.state(QStringLiteral("tr")), QStringLiteral("completed"));
+        const QJsonObject m = m_cli.manifest(QStringLiteral("tr"));
+        QCOMPARE(m.value(QStringLiteral("world_size")).toInt(), 2);
+        QCOMPARE(m.value(QStringLiteral("rank_hosts")).toArray().size(), 2);
+        QCOMPARE(m_cli.mirrored(QStringLiteral("tr"), QStringLiteral("metrics.jsonl")).count("\"kind\":\"step\""), 8);
+        // A stop reaches the workers through torchrun (TERM): they checkpoint, and the run is
+        // stopped with 75 (torchrun's own 1 after a signal is not the workers' word), then resumes.
+        const QString longer =
+            write(QStringLiteral("torchrun-long.yaml"),
+                  "command: [/usr/bin/python3, '{code}/train_ddp.py', --epochs, '30', --steps, '4', --batch, '4', --sleep, '0.05']\n"
+                  "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
+                  "torchrun: [/usr/bin/python3, '{code}/torchrun_py311.py']\n"
+                  "env: {OMP_NUM_THREADS: '1'}\n");
+        const QString id = QStringLiteral("tr-stop");
+        QVERIFY(m_cli
+                    .run({QStringLiteral("submit"), QStringLiteral("--run"), longer, QStringLiteral("--name"), id,
+                          QStringLiteral("--ranks-per-node"), QStringLiteral("2")})
+                    .exitCode == 0);
+        QVERIFY(m_cli.waitForSteps(id, 3, 120));
+        QVERIFY(m_cli.run({QStringLiteral("cancel"), QStringLiteral("--signal"), QStringLiteral("USR1"), id}).exitCode == 0);
+        QVERIFY(m_cli.waitFor(
+            id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120));
+        QVERIFY2(m_cli.record(id).value(QStringLiteral("message")).toString().contains(QStringLiteral("exit 75")),
+                 qPrintable(m_cli.record(id).value(QStringLiteral("message")).toString()));
+        QVERIFY(m_cli.run({QStringLiteral("requeue"), id}).exitCode == 0);
+        m_cli.run({QStringLiteral("status"), QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("300"), id});
+        QCOMPARE(m_cli.state(id), QStringLiteral("completed"));
+        QVERIFY(m_cli.mirrored(id, QStringLiteral("job.out")).contains("resumed at epoch"));
+
+        // torchrun passes only TERM and HUP on: another stop signal is refused, naming the line.
+        const QString bad =
+            write(QStringLiteral("torchrun-usr1.yaml"), "command: [python3, train.py]\nstop_signal: USR1\ntorchrun: torchrun\n");
+        const auto refused =
+            m_cli.run({QStringLiteral("submit"), QStringLiteral("--run"), bad, QStringLiteral("--name"), QStringLiteral("never2")});
+        QVERIFY(refused.exitCode != 0);
+        QVERIFY2(refused.all().contains(QStringLiteral("torchrun-usr1.yaml:2:14")) &&
+                     refused.all().contains(QStringLiteral("only TERM and HUP")),
+                 qPrintable(refused.all()));
+    }
+
     // `profiles test --run`: the definition's interpreter imports torch where the code runs (with
     // the versions), or the check fails saying what the interpreter printed.
     void profilesTestChecksTheCodesPython()

@@ -139,6 +139,27 @@ private slots:
         QVERIFY(local.contains(QStringLiteral("kill -TERM $pids")));
     }
 
+    // torchrun: one per node, with the rendezvous filled in on each node; a stop sends TERM.
+    void torchrunStartsOnePerNode()
+    {
+        const auto run = loadCommandRun(
+            write(QStringLiteral("tr.yaml"), "command: [python3, train.py]\ntorchrun: [python3, -m, torch.distributed.run]\n"));
+        QVERIFY2(run, run ? "" : qPrintable(run.error().text()));
+        QCOMPARE(run->stopSignal, QStringLiteral("TERM"));
+        JobRequest r = job(*run, ProfileKind::SshSlurm, 4);
+        r.point.nodes = 2;
+        r.point.strategy = QStringLiteral("default");
+        const QString slurm = renderJobScript(r);
+        QVERIFY2(slurm.contains(QStringLiteral("srun --kill-on-bad-exit=1 --export=ALL --ntasks-per-node=1 --ntasks=2 --cpus-per-task=4 ")),
+                 qPrintable(slurm));
+        QVERIFY2(slurm.contains(QStringLiteral("--node_rank=\"$SLURM_NODEID\" --master_addr=\"$MASTER_ADDR\"")), qPrintable(slurm));
+        QVERIFY2(slurm.contains(QStringLiteral(
+                     "'python3' '-m' 'torch.distributed.run' '--nnodes=2' '--nproc_per_node=4' '--no_python' 'python3' 'train.py'")),
+                 qPrintable(slurm));
+        QVERIFY(slurm.contains(QStringLiteral("trap 'stop_signal=USR1; kill -TERM \"$srun_pid\" 2>/dev/null' USR1")));
+        QVERIFY(!slurm.contains(QStringLiteral("RANK=$SLURM_PROCID")));  // torchrun sets the ranks' variables
+    }
+
     void aDefinitionWithoutVariantsHasOneCalledDefault()
     {
         QDir(m_tmp.path()).mkpath(QStringLiteral("model"));
@@ -172,6 +193,9 @@ private slots:
         expectRefused("command: [x]\ncode: .\nsync: {max_files: 3}\n", QStringLiteral(":3:8"), QStringLiteral("unknown key 'max_files'"));
         expectRefused("command: [x]\nsync: {max_file_mb: 3}\n", QStringLiteral(":2:7"), QStringLiteral("only for `code`"));
         expectRefused("command: [x\n", QStringLiteral(":2:1"), QStringLiteral("malformed YAML"));
+        expectRefused("command: [x]\nstop_signal: USR1\ntorchrun: torchrun\n", QStringLiteral(":2:14"),
+                      QStringLiteral("only TERM and HUP"));
+        expectRefused("command: [x]\ntorchrun: []\n", QStringLiteral(":2:11"), QStringLiteral("the command that starts torchrun"));
         expectRefused("command: [x]\nstop_signal: KILL\n", QStringLiteral(":2:14"), QStringLiteral("one of USR1, USR2, TERM, HUP"));
         const auto missing = loadCommandRun(m_tmp.filePath(QStringLiteral("none.yaml")));
         QVERIFY(!missing);

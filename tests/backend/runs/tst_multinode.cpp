@@ -115,19 +115,30 @@ private slots:
 
     // The user's own code (a PyTorch DDP script, gloo over env://) across both nodes: srun's
     // variables become RANK/WORLD_SIZE/LOCAL_RANK, the rendezvous is the first node's address.
+    // The user's DDP script across both slurmd: one process per rank under srun, and one torchrun
+    // per node (which starts its node's rank; the rendezvous filled in on each node).
+    void ownCodeTrainsAcrossBothNodes_data()
+    {
+        QTest::addColumn<QByteArray>("launcher");
+        QTest::newRow("srun per rank") << QByteArray();
+        QTest::newRow("torchrun per node") << QByteArray("torchrun: [/usr/bin/python3, '{code}/torchrun_py311.py']\n");
+    }
     void ownCodeTrainsAcrossBothNodes()
     {
-        const QString file = m_tmp.filePath(QStringLiteral("own.yaml"));
+        QFETCH(QByteArray, launcher);
+        const QString sweep = launcher.isEmpty() ? QStringLiteral("own") : QStringLiteral("owntr");
+        const QString file = m_tmp.filePath(sweep + QStringLiteral(".yaml"));
         QFile def(file);
         QVERIFY(def.open(QIODevice::WriteOnly));
         def.write("command: [/usr/bin/python3, '{code}/train_ddp.py', --epochs, '2', --steps, '4', --batch, '{local_batch}']\n"
                   "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
-                  "env: {OMP_NUM_THREADS: '1'}\n");
+                  "env: {OMP_NUM_THREADS: '1'}\n" +
+                  launcher);
         def.close();
         auto command = loadCommandRun(file);
         QVERIFY2(command, command ? "" : qPrintable(command.error().text()));
         SweepSpec spec;
-        spec.name = QStringLiteral("own");
+        spec.name = sweep;
         spec.nodes = {2};
         spec.localBatch = 2;
         spec.strategies = command->variantNames();
@@ -140,7 +151,7 @@ private slots:
         req.options.command = *command;
         const LaunchResult r = launch(req);
         QVERIFY2(r.complete(), qPrintable(r.summary()));
-        const QString id = QStringLiteral("own-default-2x1-r1");
+        const QString id = sweep + QStringLiteral("-default-2x1-r1");
         QVERIFY(waitFor({id}));
         const RunRecord rec = *m_store->load(id);
         QVERIFY2(rec.state == RunState::Completed, qPrintable(rec.message));
