@@ -45,6 +45,98 @@ double meanAfter(const RunMetrics& m, const char* tag, double after, int* count 
     if (count) *count = n;
     return n > 0 ? sum / n : kNaN;
 }
+/// A plan that could not be made says why its runs were left out (what a run of the user's code
+/// lacks, most of all).
+Error withRunWarnings(Error e, const QStringList& warnings)
+{
+    if (!warnings.isEmpty()) e.message += QStringLiteral("; ") + warnings.join(QStringLiteral("; "));
+    return e;
+}
+
+/// The bytes of one gradient element of a dtype as the user's code names it (torch's names, with or
+/// without "torch."); 0 when unknown.
+double dtypeBytes(QString dtype)
+{
+    dtype = dtype.trimmed().toLower();
+    if (dtype.startsWith(QLatin1String("torch."))) dtype = dtype.mid(6);
+    if (dtype == QLatin1String("float32") || dtype == QLatin1String("float") || dtype == QLatin1String("fp32")) return 4;
+    if (dtype == QLatin1String("bfloat16") || dtype == QLatin1String("float16") || dtype == QLatin1String("half") ||
+        dtype == QLatin1String("bf16") || dtype == QLatin1String("fp16"))
+        return 2;
+    if (dtype == QLatin1String("float64") || dtype == QLatin1String("double")) return 8;
+    return 0;
+}
+
+/// A run of the user's own code has no breakdown of its steps: its step time is its epochs'
+/// training time over their steps (the steps the epochs record, else its step records), which at
+/// 1 rank is compute alone; its gradient size is its parameter count times its dtype's bytes
+/// (scaledesk_metrics.init(parameters=, dtype=)). A run that lacks either is left out, and the
+/// warning names what is missing. A multi-rank run's step time holds communication it does not
+/// time apart: its compute is left to the 1-rank runs (the collectives come from calibrate).
+bool commandRunTimes(const QJsonObject& m, const RunMetrics& metrics, int warmupEpochs, PlanRunInput& r, QStringList* warnings)
+{
+    QStringList missing;
+    const double parameters = m.value(QLatin1String("parameters")).toDouble(kNaN);
+    const QString dtype = m.value(QLatin1String("gradient_dtype")).toString();
+    if (!(parameters > 0))
+        missing << QStringLiteral("the gradient size (call scaledesk_metrics.init(parameters=N, dtype=\"float32\"))");
+    else if (dtypeBytes(dtype) == 0)
+        missing << QStringLiteral("the gradient dtype ('%1' is none the planner knows: float32, bfloat16, float16, float64)").arg(dtype);
+    double trainS = 0, steps = 0;
+    for (int pass = 0; pass < 2 && steps == 0; ++pass)
+        for (const EpochRow& e : r.epochs)
+            if ((pass == 1 || e.epoch > warmupEpochs) && std::isfinite(e.trainS) && std::isfinite(e.steps) && e.steps > 0) {
+                trainS += e.trainS;
+                steps += e.steps;
+            }
+    if (steps == 0) {  // epochs without their steps (a NERSC line, a pattern): the step records count them
+        std::size_t records = 0;
+        for (const QString& tag : metrics.tags())
+            if (tag.startsWith(QLatin1String("step/"))) records = std::max(records, metrics.series(tag)->size());
+        double all = 0;
+        for (const EpochRow& e : r.epochs)
+            if (std::isfinite(e.trainS)) all += e.trainS;
+        if (records > 0 && all > 0) {
+            trainS = all;
+            steps = double(records);
+        }
+    }
+    if (!(r.localBatch > 0))
+        missing << QStringLiteral("the local batch (launch with --local-batch, given to the command as {local_batch})");
+    if (steps == 0)
+        missing << QStringLiteral("the step time (epochs with their training time, and their steps or step records: "
+                                  "scaledesk_metrics.log(step, ...) and epoch(...))");
+    if (!missing.isEmpty()) {
+        if (warnings)
+            *warnings << QStringLiteral("%1: your code's run does not give the planner %2; left out")
+                             .arg(r.runId, missing.join(QStringLiteral(" or ")));
+        return false;
+    }
+    r.gradientBytes = parameters * dtypeBytes(dtype);
+    r.steps = int(steps);
+    if (!std::isfinite(r.samplesPerEpoch)) {
+        double samples = 0;
+        int n = 0;
+        for (const EpochRow& e : r.epochs)
+            if (std::isfinite(e.samplesGlobal)) {
+                samples += e.samplesGlobal;
+                ++n;
+            }
+        if (n > 0) r.samplesPerEpoch = samples / n;
+    }
+    if (r.ranks == 1) {
+        r.computeS = trainS / steps;
+        r.commS = r.exposedS = 0;
+    } else if (warnings) {
+        *warnings << QStringLiteral("%1: %2 ranks: its step time (%3 s) includes communication your code does not time apart; the "
+                                    "compute is fitted on the 1-rank runs, the collectives on calibrate's timings")
+                         .arg(r.runId)
+                         .arg(r.ranks)
+                         .arg(formatNumber(trainS / steps));
+    }
+    return true;
+}
+
 // Where a collective's measured curve replaces its α–β line: each (ranks, nodes) with the range
 // of sizes timed there.
 QString measuredCurveText(const AllreduceModel& m)
@@ -332,7 +424,7 @@ Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int war
     else
         shapes[options.ranksPerNode] = QSet<int>(options.nodes.begin(), options.nodes.end());
     auto plan = makePlans(sweep, *inputs, bench, sources, options, shapes);
-    if (!plan) return plan.error();
+    if (!plan) return withRunWarnings(plan.error(), warnings);
     plan->warnings = warnings + plan->warnings;
     return plan;
 }
@@ -1122,7 +1214,8 @@ Expected<std::vector<PlanRunInput>> loadPlanInputs(const RunStore& store, const 
     return loadPlanInputsOf(store, rows, warmupEpochs, warnings);
 }
 
-Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, const QString& configName, const QList<RunPoint>& points)
+Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, const QString& configName, const QList<RunPoint>& points,
+                             const QString& task)
 {
     // The finished training runs of this config on this profile, whatever sweep they were in.
     QList<RunSummary> rows;
@@ -1130,12 +1223,17 @@ Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, cons
     for (const RunSummary& row : store.list()) {
         if (row.profile != profile || row.state != RunState::Completed || !row.origin.isEmpty()) continue;
         auto r = store.load(row.id);
-        if (!r || !r->task.isEmpty() || r->configName != configName) continue;
+        if (!r || r->task != task || r->configName != configName) continue;
         rows << row;
         ids << row.id;
     }
     if (rows.isEmpty())
-        return planError(QStringLiteral("no completed run of config '%1' on profile '%2' to fit the model to").arg(configName, profile));
+        return planError(
+            task == QLatin1String("command")
+                ? QStringLiteral("no completed run of run definition '%1' on profile '%2' to fit the model to (a 1-rank run gives "
+                                 "the compute: its step time)")
+                      .arg(configName, profile)
+                : QStringLiteral("no completed run of config '%1' on profile '%2' to fit the model to").arg(configName, profile));
     QStringList warnings;
     auto inputs = loadPlanInputsOf(store, rows, 1, &warnings);
     if (!inputs) return inputs.error();
@@ -1161,6 +1259,7 @@ Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, cons
             o.localBatch = p.localBatch;
     }
     auto merged = makePlans(configName, *inputs, *calibration, sources, o, shapes);
+    if (!merged) return withRunWarnings(merged.error(), warnings);
     if (merged) {
         merged->inputs.prepend(QStringLiteral("fitted to %1 completed run(s) of %2 on %3: %4")
                                    .arg(ids.size())
@@ -1228,7 +1327,11 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
             for (double t : times) sq += (t - r.epochS) * (t - r.epochS);
             r.epochCv = times.size() > 1 ? std::sqrt(sq / (times.size() - 1)) / r.epochS : kNaN;
         }
-        if (r.steps == 0 && warnings) *warnings << QStringLiteral("%1: no step records; left out of the fit").arg(row.id);
+        if (m.value(QLatin1String("launcher")).toString() == QLatin1String("command")) {
+            if (!commandRunTimes(m, metrics, warmupEpochs, r, warnings)) continue;
+        } else if (r.steps == 0 && warnings) {
+            *warnings << QStringLiteral("%1: no step records; left out of the fit").arg(row.id);
+        }
         out.push_back(r);
     }
     return out;

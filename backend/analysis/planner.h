@@ -139,8 +139,11 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
 /// What the launch dialog shows before a sweep is launched: the model fitted to the completed
 /// training runs of the same config on the same profile (any sweep), with the profile's
 /// calibrations, predicted for each point's strategy at its nodes and ranks per node (weak scaling
-/// unless the points are strong), at the points' batch. An error says what is missing.
-Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, const QString& configName, const QList<RunPoint>& points);
+/// unless the points are strong), at the points' batch. An error says what is missing. `task`
+/// "command": the completed runs of the user's code launched from the run definition of that name
+/// (RunRecord::configName, the definition's file name without .yaml).
+Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, const QString& configName, const QList<RunPoint>& points,
+                             const QString& task = QString());
 
 /// Draws the plan's plots into a folder in each image format (the GUI library's renderer).
 using PlanRenderer = std::function<Status(const Plan& plan, const QString& dir, const QStringList& formats, QStringList* written)>;

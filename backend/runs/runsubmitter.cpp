@@ -137,7 +137,8 @@ SubmitOutcome RunSubmitter::submitPoint(const ClusterProfile& profile, const Run
     rec.sweep = point.sweep;
     rec.profile = profile.name;
     rec.configFile = withConfig ? QFileInfo(o.configFile).absoluteFilePath() : QString();
-    rec.configName = o.configName;
+    // A command run is named by its run definition (the planner finds the runs of one by it).
+    rec.configName = o.command.isSet() ? QFileInfo(o.command.file).completeBaseName() : o.configName;
     rec.strategy = point.strategy;
     rec.nodes = point.nodes;
     rec.ranksPerNode = point.ranksPerNode;

@@ -424,23 +424,21 @@ void LaunchDialog::revalidate()
 void LaunchDialog::predict()
 {
     const int generation = ++m_predictions;
-    if (m_isCommand) {  // the planner's model is the trainer's (issue 35: step time and gradient size from your code)
-        m_prediction->setText(QStringLiteral("<span style='color:#777'>%1</span>")
-                                  .arg(tr("No prediction for your own code yet: the planner models scaledesk-train's runs")));
-        emit predictionUpdated();
-        return;
-    }
     m_prediction->setText(tr("<i>Predicting…</i>"));
     const Workspace ws(m_workspace);
-    const QString profile = m_selected.name, config = m_config->currentText();
+    const QString profile = m_selected.name;
+    // Your own code: the completed runs launched from this run definition (their step time and
+    // gradient size, which the planner says when they lack).
+    const QString config = m_isCommand ? QFileInfo(m_command.file).completeBaseName() : m_config->currentText();
+    const QString task = m_isCommand ? QStringLiteral("command") : QString();
     const bool local = m_selected.kind == ProfileKind::Local;
     const QList<RunPoint> points = m_points;
     onPool<std::pair<Plan, QString>>(
         this,
-        [ws, profile, config, points]() -> std::pair<Plan, QString> {
+        [ws, profile, config, points, task]() -> std::pair<Plan, QString> {
             auto store = RunStore::open(ws);
             if (!store) return {Plan(), store.error().text()};
-            auto plan = planForLaunch(**store, profile, config, points);
+            auto plan = planForLaunch(**store, profile, config, points, task);
             if (!plan) return {Plan(), plan.error().text()};
             return {*plan, QString()};
         },

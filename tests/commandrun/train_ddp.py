@@ -32,6 +32,7 @@ def main():
     parser.add_argument("--print-argv", action="store_true", help="print this script's argv as JSON and train on")
     parser.add_argument("--fail-at-epoch", type=int, default=0, help="raise an error at the start of this epoch")
     parser.add_argument("--sleep", type=float, default=0.0, help="seconds to sleep per step (a slower run)")
+    parser.add_argument("--no-parameters", action="store_true", help="do not tell scaledesk_metrics the parameter count (the planner's missing input)")
     parser.add_argument("--print-steps", action="store_true", help="print 'step N loss X' per step (rank 0), for output patterns")
     parser.add_argument("--exit-code", type=int, default=0, help="leave with sys.exit(N) after training")
     parser.add_argument("extra", nargs="*", help="words that are only printed (with --print-argv)")
@@ -59,7 +60,10 @@ def main():
     if world > 1:
         hosts = [None] * world
         dist.all_gather_object(hosts, host)
-    sd.init(parameters=sum(p.numel() for p in model.parameters()), dtype="float32", strategy_arg=args.strategy, rank_hosts=hosts)
+    if args.no_parameters:
+        sd.init(strategy_arg=args.strategy, rank_hosts=hosts)
+    else:
+        sd.init(parameters=sum(p.numel() for p in model.parameters()), dtype="float32", strategy_arg=args.strategy, rank_hosts=hosts)
 
     generator = torch.Generator().manual_seed(100 + rank)
     weights = torch.randn(32, 1, generator=torch.Generator().manual_seed(7))

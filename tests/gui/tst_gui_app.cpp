@@ -129,7 +129,10 @@ private slots:
             why = d->whyNot();  // no batch yet: the definition takes {local_batch}
             d->localBatchSpin()->setValue(4);
             d->sweepEdit()->setText(QStringLiteral("mine"));
-            filled = d->canLaunch() && d->prediction().contains(QStringLiteral("No prediction for your own code"));
+            // No run of this definition has completed: nothing to predict from, and it says so.
+            QTRY_VERIFY_WITH_TIMEOUT(!d->prediction().contains(QStringLiteral("Predicting")), 20000);
+            filled =
+                d->canLaunch() && d->prediction().contains(QStringLiteral("No prediction: no completed run of run definition 'own code'"));
             const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR");
             if (!shots.isEmpty()) d->grab().save(shots + QStringLiteral("/launch-dialog-own-code.png"));
             QTest::mouseClick(d->buttons()->button(QDialogButtonBox::Ok), Qt::LeftButton);
@@ -162,6 +165,25 @@ private slots:
             QTest::qWait(300);
             w.grab().save(shots + QStringLiteral("/own-code-run.png"));
         }
+        // The next launch of the definition is predicted from that run, or says what it lacks: its
+        // 2 ranks' step time holds communication, and the compute needs a 1-rank run.
+        QString predicted;
+        QTimer::singleShot(100, this, [&] {
+            auto* d = qobject_cast<LaunchDialog*>(QApplication::activeModalWidget());
+            if (!d) return;
+            d->configFileEdit()->setText(definition);
+            d->ranksEdit()->setText(QStringLiteral("2"));
+            d->variantsEdit()->setText(QStringLiteral("slow"));
+            d->localBatchSpin()->setValue(4);
+            d->sweepEdit()->setText(QStringLiteral("mine2"));
+            QTRY_VERIFY_WITH_TIMEOUT(!d->prediction().contains(QStringLiteral("Predicting")), 20000);
+            predicted = d->prediction();
+            const QString shots = qEnvironmentVariable("SCALEDESK_SCREENSHOT_DIR");
+            if (!shots.isEmpty()) d->grab().save(shots + QStringLiteral("/launch-dialog-own-code-next.png"));
+            d->reject();
+        });
+        QTest::mouseClick(launch, Qt::LeftButton);
+        QVERIFY2(predicted.contains(QStringLiteral("mine-slow-1x2-r1: 2 ranks: its step time")), qPrintable(predicted));
         qunsetenv("SCALEDESK_SLOTS_DIR");
     }
 

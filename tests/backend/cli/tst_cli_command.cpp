@@ -14,6 +14,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 
 using namespace scaledesk;
@@ -108,6 +109,38 @@ private slots:
         // weak scaling: the 2-rank runs processed twice the samples per epoch
         QVERIFY(text.contains(QStringLiteral("Scaling: weak")));
         QVERIFY(!QFile::exists(m_tmp.filePath(QStringLiteral("pwned-ws"))));
+    }
+
+    // The planner on the user's code: the step time from its epochs and steps, the gradient size
+    // from its parameter count and dtype (scaledesk_metrics.init); a code that does not record
+    // them is named with what is missing.
+    void thePlannerPredictsFromYourCodesRecords()
+    {
+        const auto plan = m_cli.run({QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("own"), QStringLiteral("--nodes"),
+                                     QStringLiteral("1,2"), QStringLiteral("--out"), m_tmp.filePath(QStringLiteral("plan"))});
+        QVERIFY2(plan.exitCode == 0, qPrintable(plan.all()));
+        QFile md(m_tmp.filePath(QStringLiteral("plan/plan.md")));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(md.readAll());
+        // 1 rank predicted (the compute is that run's step time); 2 ranks need collectives timed.
+        static const QRegularExpression oneRank(QStringLiteral("\\| plain \\| 1 \\| 1 \\| [0-9.]+ m?s \\|"));
+        QVERIFY2(oneRank.match(text).hasMatch(), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("scaledesk calibrate --profile local --nodes")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("own-plain-1x2-r1: 2 ranks: its step time")), qPrintable(text));
+
+        const QString def = write(
+            QStringLiteral("noparams.yaml"),
+            "command: [/usr/bin/python3, '{code}/train_ddp.py', --epochs, '2', --steps, '3', --batch, '{local_batch}', --no-parameters]\n"
+            "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n");
+        QVERIFY(m_cli
+                    .run({QStringLiteral("submit"), QStringLiteral("--run"), def, QStringLiteral("--sweep"), QStringLiteral("nop"),
+                          QStringLiteral("--local-batch"), QStringLiteral("4"), QStringLiteral("--wait"), QStringLiteral("--timeout"),
+                          QStringLiteral("300")})
+                    .exitCode == 0);
+        const auto missing = m_cli.run({QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("nop"), QStringLiteral("--nodes"),
+                                        QStringLiteral("1"), QStringLiteral("--out"), m_tmp.filePath(QStringLiteral("plan-nop"))});
+        QVERIFY(missing.exitCode != 0);
+        QVERIFY2(missing.all().contains(QStringLiteral("does not give the planner the gradient size")), qPrintable(missing.all()));
     }
 
     void aFailingScriptIsFailedWithItsError()
