@@ -1,7 +1,10 @@
 // The `scaledesk` command line against the test sandbox: a real sshd (key auth, host keys) and a
 // real SLURM (sbatch, squeue, scancel, requeue), the trainer deployed over SFTP, 2-rank jobs under
 // srun --mpi=pmix. Everything goes through one SSH session per command, as on a real cluster.
+#include "analysis/epochscsv.h"
 #include "clitest.h"
+#include "eventfile.h"
+#include "runs/importer.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -323,16 +326,52 @@ private slots:
         const QString remote = m_cli.record(name).value(QStringLiteral("remote_dir")).toString();
         QVERIFY(QFile::exists(remote + QStringLiteral("/scaledesk_metrics.py")));
         QVERIFY(!QFile::exists(remote + QStringLiteral("/pwned")));
-        // The code folder was sent over SFTP (train_ddp.py, the folder's one file) into a copy
-        // named by its hash, which the ranks ran.
-        QVERIFY2(r.all().contains(QStringLiteral("1 files; sent 1 of them")), qPrintable(r.all()));
+        // The code folder was sent over SFTP into a copy named by its hash, which the ranks ran.
+        static const QRegularExpression sent(
+            QStringLiteral("code [0-9a-f]{16}: [0-9]+ files(; sent [0-9]+ of them|, unchanged since a launch before: nothing sent)"));
+        QVERIFY2(sent.match(r.all()).hasMatch(), qPrintable(r.all()));
         const QString copy = m.value(QStringLiteral("code")).toString();
         QVERIFY2(copy.endsWith(QStringLiteral("/code/") + m.value(QStringLiteral("code_hash")).toString().left(16)), qPrintable(copy));
         QCOMPARE(m.value(QStringLiteral("code_source")).toString(), QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/commandrun"));
-        QFile sent(copy + QStringLiteral("/train_ddp.py"));
+        QFile there(copy + QStringLiteral("/train_ddp.py"));
         QFile original(QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/commandrun/train_ddp.py"));
-        QVERIFY(sent.open(QIODevice::ReadOnly) && original.open(QIODevice::ReadOnly));
-        QCOMPARE(sent.readAll(), original.readAll());
+        QVERIFY(there.open(QIODevice::ReadOnly) && original.open(QIODevice::ReadOnly));
+        QCOMPARE(there.readAll(), original.readAll());
+    }
+
+    // Metrics from what the code writes, over SSH under SLURM: an event file growing in the run
+    // folder (found and mirrored by the poll) and the NERSC lines in slurm-<job>.out.
+    void ownCodeMetricsFromEventFilesAndOutputOverSsh()
+    {
+        const QString data = QStringLiteral(SCALEDESK_SOURCE_DIR "/tests/backend/runs/data/nersc-example-logs/base/1GPU/00");
+        const QString events = data + QStringLiteral("/logs/events.out.tfevents.1636677146.nid001104.65966.0");
+        const QString def = m_tmp.filePath(QStringLiteral("written.yaml"));
+        QFile f(def);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("command: [/usr/bin/python3, '{code}/grow_events.py', '" + events.toUtf8() +
+                "', logs, --pieces, '5', --pause, '0.5', --log, '" + data.toUtf8() +
+                "/out.log']\n"
+                "code: " SCALEDESK_SOURCE_DIR "/tests/commandrun\n"
+                "metrics: {tensorboard: logs, nersc: true, tags: {loss: Loss/train}}\n");
+        f.close();
+        const auto r = m_cli.run({QStringLiteral("submit"), QStringLiteral("--profile"), QStringLiteral("sb"), QStringLiteral("--run"), def,
+                                  QStringLiteral("--name"), QStringLiteral("written"), QStringLiteral("--wait"),
+                                  QStringLiteral("--timeout"), QStringLiteral("300")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        QCOMPARE(m_cli.state(QStringLiteral("written")), QStringLiteral("completed"));
+        QFile whole(events);
+        QVERIFY(whole.open(QIODevice::ReadOnly));
+        const QByteArray bytes = whole.readAll();
+        const auto scalars = scaledesk::tb::readEventBytes(bytes.constData(), std::size_t(bytes.size())).scalars.size();
+        const QByteArray metrics = m_cli.mirrored(QStringLiteral("written"), QStringLiteral("metrics.jsonl"));
+        QCOMPARE(metrics.count("\"kind\":\"scalar\""), qsizetype(scalars));
+        QFile log(data + QStringLiteral("/out.log"));
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        const scaledesk::NerscLog nersc = scaledesk::parseNerscLog(log.readAll(), QStringLiteral("out.log"));
+        const scaledesk::EpochTable epochs = scaledesk::parseEpochsCsv(
+            m_cli.mirrored(QStringLiteral("written"), QStringLiteral("epochs.csv")), QStringLiteral("epochs.csv"));
+        QCOMPARE(epochs.rows.size(), nersc.epochs.size());
+        QCOMPARE(epochs.rows.last().trainS, nersc.epochs.last().trainS);
     }
 
     void sweepRunsEveryPointAndRendersMultiNodeScripts()
