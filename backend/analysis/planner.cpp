@@ -400,8 +400,16 @@ Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int war
     QList<CommSample> bench;
     QStringList sources;
     QString profile;
-    for (const RunSummary& r : store.list(sweep))
+    // The strategies to predict: the trainer's, or any the sweep ran (a command sweep's variants).
+    QStringList known{QStringLiteral("ddp"), QStringLiteral("fused"), QStringLiteral("zero1")};
+    for (const RunSummary& r : store.list(sweep)) {
         if (!r.profile.isEmpty()) profile = r.profile;
+        if (!r.strategy.isEmpty() && !known.contains(r.strategy)) known << r.strategy;
+    }
+    for (const QString& s : options.strategies)
+        if (!known.contains(s))
+            return planError(QStringLiteral("strategy '%1' is neither the trainer's nor one sweep '%2' ran; there are %3")
+                                 .arg(s, sweep, known.join(QStringLiteral(", "))));
     if (options.profile.isEmpty()) options.profile = profile;
     if (benchmarkFiles.isEmpty()) {
         if (!profile.isEmpty()) {

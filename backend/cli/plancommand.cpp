@@ -33,9 +33,11 @@ public:
         m_app->add_option("--comm", m_comm,
                           "JSON lines of `scaledesk-train bench-comm --out` (any number of files; default: the comm.jsonl of every "
                           "completed `scaledesk calibrate` job of the profile the sweep ran on)");
-        m_app->add_option("--strategies", m_strategies, "strategies to predict, comma-separated (default: the sweep's)")
-            ->delimiter(',')
-            ->check(CLI::IsMember({"ddp", "fused", "zero1"}));
+        m_app
+            ->add_option("--strategies", m_strategies,
+                         "strategies to predict, comma-separated: ddp, fused, zero1 or any the sweep ran (a run definition's "
+                         "variants) (default: the sweep's)")
+            ->delimiter(',');
         m_app->add_option("--scaling", m_scaling, "weak (local batch kept) or strong (global batch kept); auto: as the sweep ran")
             ->capture_default_str()
             ->check(CLI::IsMember({"auto", "weak", "strong"}));

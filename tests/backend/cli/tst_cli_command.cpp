@@ -117,7 +117,8 @@ private slots:
     void thePlannerPredictsFromYourCodesRecords()
     {
         const auto plan = m_cli.run({QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("own"), QStringLiteral("--nodes"),
-                                     QStringLiteral("1,2"), QStringLiteral("--out"), m_tmp.filePath(QStringLiteral("plan"))});
+                                     QStringLiteral("1,2"), QStringLiteral("--strategies"), QStringLiteral("plain"),
+                                     QStringLiteral("--out"), m_tmp.filePath(QStringLiteral("plan"))});
         QVERIFY2(plan.exitCode == 0, qPrintable(plan.all()));
         QFile md(m_tmp.filePath(QStringLiteral("plan/plan.md")));
         QVERIFY(md.open(QIODevice::ReadOnly));
@@ -127,6 +128,15 @@ private slots:
         QVERIFY2(oneRank.match(text).hasMatch(), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("scaledesk calibrate --profile local --nodes")), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("own-plain-1x2-r1: 2 ranks: its step time")), qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("| slow |")), qPrintable(text));  // only the variant asked for
+        // A name that is neither the trainer's strategy nor a variant the sweep ran is refused.
+        const auto unknown = m_cli.run({QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("own"), QStringLiteral("--nodes"),
+                                        QStringLiteral("1"), QStringLiteral("--strategies"), QStringLiteral("plian"),
+                                        QStringLiteral("--out"), m_tmp.filePath(QStringLiteral("plan-x"))});
+        QVERIFY(unknown.exitCode != 0);
+        QVERIFY2(unknown.all().contains(QStringLiteral(
+                     "strategy 'plian' is neither the trainer's nor one sweep 'own' ran; there are ddp, fused, zero1, plain, slow")),
+                 qPrintable(unknown.all()));
 
         const QString def = write(
             QStringLiteral("noparams.yaml"),
