@@ -1268,12 +1268,10 @@ Expected<Plan> planForLaunch(const RunStore& store, const QString& profile, cons
     }
     auto merged = makePlans(configName, *inputs, *calibration, sources, o, shapes);
     if (!merged) return withRunWarnings(merged.error(), warnings);
-    if (merged) {
-        merged->inputs.prepend(QStringLiteral("fitted to %1 completed run(s) of %2 on %3: %4")
-                                   .arg(ids.size())
-                                   .arg(configName, profile, ids.join(QStringLiteral(", "))));
-        merged->warnings = warnings + merged->warnings;
-    }
+    merged->inputs.prepend(QStringLiteral("fitted to %1 completed run(s) of %2 on %3: %4")
+                               .arg(ids.size())
+                               .arg(configName, profile, ids.join(QStringLiteral(", "))));
+    merged->warnings = warnings + merged->warnings;
     return merged;
 }
 

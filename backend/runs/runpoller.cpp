@@ -110,11 +110,11 @@ QStringList RunPoller::followedFiles(const RunRecord& r) const
     // Only names this app chose: fixed ones, the job's own output, the ranks' logs, and what the
     // mirror already holds under those patterns. Nothing else in a run folder (which may sit on a
     // shared, group-writable scratch file system) is ever named, listed or read.
-    QStringList names{QStringLiteral("metrics.jsonl"), QStringLiteral("epochs.csv"),    QStringLiteral("out.log"),
-                      QStringLiteral("job.out"),       QStringLiteral("manifest.json"), QStringLiteral("exit_code")};
+    QStringList names;
     // A command run whose metrics come from its output or event files gets them made here
     // (derivedmetrics.h); its folder's own metrics.jsonl and epochs.csv are not read.
-    if (sourcesOf(r).isSet()) names = names.mid(2);                                    // metrics.jsonl, epochs.csv
+    if (!sourcesOf(r).isSet()) names << QStringLiteral("metrics.jsonl") << QStringLiteral("epochs.csv");
+    names << QStringLiteral("out.log") << QStringLiteral("job.out") << QStringLiteral("manifest.json") << QStringLiteral("exit_code");
     if (r.task == QLatin1String("bench-comm")) names << QStringLiteral("comm.jsonl");  // scaledesk calibrate's timings
     if (r.task == QLatin1String("command")) names << QStringLiteral("code.diff");      // the user's code's uncommitted changes
     if (!r.jobId.isEmpty()) names << QStringLiteral("slurm-%1.out").arg(r.jobId);
