@@ -1,5 +1,6 @@
 #include "analysis/planner.h"
 
+#include "analysis/curvesteps.h"
 #include "analysis/plangaps.h"
 
 #include "analysis/axisticks.h"
@@ -13,6 +14,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSet>
 
@@ -782,22 +784,8 @@ void checkSizesSent(PlanFit& f)
         QList<qint64> sizes;
         for (const auto& [what, bytes] : sent) {
             if (!sizes.contains(qint64(bytes))) sizes << qint64(bytes);
-            const AllreduceModel& m = what == QLatin1String("allreduce") ? plan.model.comm
-                : what == QLatin1String("reduce-scatter")                ? plan.model.reduceScatter
-                                                                         : plan.model.allgather;
-            // The two sizes time() interpolates between, at each (ranks, nodes) timed.
-            const CommSample* below = nullptr;
-            const CommSample* above = nullptr;
-            for (const CommSample& c : m.measured)
-                if (const auto [lo, hi] = m.curveAround(c.ranks, c.nodes, bytes); lo && lo != hi) {
-                    below = lo;
-                    above = hi;
-                }
-            if (below && above && above->seconds / below->seconds > 3 * above->bytes / below->bytes)
-                steps << QStringLiteral("%1 of %2 MiB lies where the timings jump from %3 s at %4 MiB to %5 s at %6 MiB")
-                             .arg(what, formatNumber(bytes / (1 << 20)), formatNumber(below->seconds),
-                                  formatNumber(below->bytes / (1 << 20)), formatNumber(above->seconds),
-                                  formatNumber(above->bytes / (1 << 20)));
+            for (const CurveStep& c : curveStepsAnywhere(plan.model, what, bytes))
+                if (!steps.contains(c.describe())) steps << c.describe();
         }
         std::sort(sizes.begin(), sizes.end());
         QStringList list;
@@ -807,8 +795,9 @@ void checkSizesSent(PlanFit& f)
                                           "exactly these")
                                .arg(list.join(QLatin1Char(',')));
         for (const QString& step : steps)
-            plan.warnings << QStringLiteral("%1: the curve steps there and the interpolation cannot say where; time the exact sizes "
-                                            "(bench-comm --sizes, in 'Where the numbers come from')")
+            plan.warnings << QStringLiteral("%1: the curve steps there and the interpolation cannot say where, so the ranges of the "
+                                            "points that send it span both sizes' times; time the exact sizes (`scaledesk calibrate "
+                                            "--config <the config>` does, or bench-comm --sizes, in 'Where the numbers come from')")
                                  .arg(step);
     }
 }
@@ -967,6 +956,13 @@ PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool super
     const double sigma = e.steps * std::hypot(sigmaCompute * (st.computeS + st.dataS), sigmaComm * st.exposedS);
     p.epochLowS = std::max(0.0, e.epochS - 2 * sigma);
     p.epochHighS = e.epochS + 2 * sigma;
+    // A message read off the curve across a step in it: its time is anything between the two
+    // sizes' (all of it counted as exposed: the range's far end).
+    for (const CurveStep& c : curveStepsCrossed(plan.model, s, p.ranks, nodes)) {
+        p.epochLowS = std::max(0.0, p.epochLowS - e.steps * c.downS);
+        p.epochHighS += e.steps * c.upS;
+        p.rangeNotes << QStringLiteral("range spans a step in the timings: ") + c.describe();
+    }
     p.throughput = e.throughput;
     p.speedup = e.speedup;
     p.efficiency = e.efficiency;
@@ -1106,7 +1102,7 @@ QString Plan::csv() const
                        "measured_epoch_s,measured_efficiency,extrapolated,global_batch,epochs_to_target,"
                        "epochs_to_target_low,epochs_to_target_high,time_to_target_s,time_to_target_low_s,"
                        "time_to_target_high_s,node_hours_to_target,measured_time_to_target_s,target_beyond_curve,efficiency_clipped,"
-                       "not_measured,measure_with")};
+                       "not_measured,measure_with,range_notes")};
     for (const PlanPoint& p : points)
         lines << QStringList{csvField(p.strategy),
                              QString::number(p.nodes),
@@ -1141,7 +1137,8 @@ QString Plan::csv() const
                              std::isfinite(targetLoss) ? (p.targetBeyondCurve ? QStringLiteral("yes") : QStringLiteral("no")) : QString(),
                              p.efficiencyClipped ? QStringLiteral("yes") : QStringLiteral("no"),
                              csvField(p.notMeasured.join(QStringLiteral("; "))),
-                             csvField(p.measureWith.join(QStringLiteral("; ")))}
+                             csvField(p.measureWith.join(QStringLiteral("; "))),
+                             csvField(p.rangeNotes.join(QStringLiteral("; ")))}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -1176,7 +1173,9 @@ QString Plan::markdown() const
                        p.efficiencyClipped ? QStringLiteral(", clipped at 100 %") : QString(), num(p.speedup), num(p.nodeHours))
                   .arg(cost ? QStringLiteral(" | ") + num(p.cost) : QString())
                   .arg(std::isfinite(p.measuredEpochS) ? formatDuration(p.measuredEpochS) : QStringLiteral("–"))
-                  .arg(p.extrapolated ? QStringLiteral("extrapolated") : QString());
+                  .arg(QStringList{p.extrapolated ? QStringLiteral("extrapolated") : QString(), p.rangeNotes.join(QStringLiteral("; "))}
+                           .filter(QRegularExpression(QStringLiteral(".")))
+                           .join(QStringLiteral("; ")));
     }
     if (std::isfinite(targetLoss)) {
         auto time = [](double v) { return std::isinf(v) ? QStringLiteral("never") : formatDuration(v); };

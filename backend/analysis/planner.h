@@ -84,6 +84,9 @@ struct PlanPoint {
     /// The efficiency range reached past 100 % and was cut there: no run measured superlinear
     /// scaling. (The base point's efficiency is 1 by definition, with no range.)
     bool efficiencyClipped = false;
+    /// Why the epoch range is wider than ±2σ: a message read off the timings across a step in them
+    /// (curvesteps.h), the range spanning both sizes' times.
+    QStringList rangeNotes;
     bool base = false;  ///< the base point (the smallest run's ranks, one node): efficiency 1 by definition
     /// With a target loss: the global batch; the epochs the curve takes to reach the target
     /// (samples to target / samples per epoch, and its range from the curve's ±2σ); the training

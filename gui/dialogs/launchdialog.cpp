@@ -477,7 +477,10 @@ void LaunchDialog::predict()
                     html += shape +
                         QStringLiteral("<td align='right'>%1</td><td align='right'>%2%3</td>%4</tr>")
                             .arg(formatWithRange(p.epochS, p.epochLowS, p.epochHighS, QStringLiteral(" s")), efficiencyText(p),
-                                 p.extrapolated ? tr(" (extrapolated)") : QString(),
+                                 (p.extrapolated ? tr(" (extrapolated)") : QString()) +
+                                     (p.rangeNotes.isEmpty() ? QString()
+                                                             : tr(" (range widened: a message size lies on a step in the "
+                                                                  "timings; calibrate with this config to time it)")),
                                  local ? QString()
                                        : QStringLiteral("<td align='right'>%1</td>").arg(nodeHoursText(p.nodeHours).toHtmlEscaped()));
                 }

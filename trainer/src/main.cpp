@@ -284,7 +284,9 @@ void addSubcommands(CLI::App& app, Cli& cli)
         app.add_subcommand("bench-comm",
                            "time the collectives of the strategies (allreduce; reduce-scatter and allgather) over this job's ranks at each "
                            "size, and (compute) a convolution kernel on one rank alone and on every rank at once; with --config "
-                           "(and --yaml_config, --local_batch_size), that config's own training step instead of the kernel (launch "
+                           "(and --yaml_config, --local_batch_size), that config's own training step instead of the kernel, and every "
+                           "collective also at the sizes each strategy sends for that config (--bucket_cap_mb, --fusion_mb, "
+                           "--zero_bucket_mb) at this job's ranks (launch "
                            "it as the training is launched: mpirun -np N or srun, with its --threads); rank 0 prints a table and "
                            "appends JSON lines to --out for `scaledesk plan --comm`. CPU tensors and the mpi and gloo backends");
     CLI::App* bench = cli.bench;
@@ -370,6 +372,9 @@ int benchComm(Cli& cli)
         options.model = loadTrainConfig(cli.values.yamlConfig, cli.values.config);
         validateTrainConfig(*options.model);
         options.localBatch = cli.options.localBatchSize.value_or(std::max<int64_t>(1, options.model->globalBatchSize / dist.size));
+        options.bucketCapMb = cli.options.bucketCapMb;
+        options.fusionMb = cli.options.fusionMb;
+        options.zeroBucketMb = cli.options.zeroBucketMb;
     }
     rankPrefix = dist.size > 1 ? "rank " + std::to_string(dist.rank) + ": " : "";
     {

@@ -59,6 +59,57 @@ PlanOptions twoRanksOnOneNode(const QString& strategy)
 class TestPlanner : public QObject {
     Q_OBJECT
 private slots:
+
+    // A message the plan reads off the timings between two sizes where they jump (Open MPI's
+    // allreduce switching algorithm between 16 and 64 MiB): the interpolation cannot say where the
+    // step lies, so the point's range spans both sizes' times and says why; the plan warns. Timed
+    // at its own size (what calibrate --config does), the range is ±2σ again and nothing is said.
+    void aMessageOnAStepInTheTimingsWidensItsRange()
+    {
+        const double mib = 1 << 20, message = 35.8 * mib, steps = 16;  // 64 samples in global batches of 4
+        QList<CommSample> bench;
+        for (const auto& [bytes, seconds] : {std::pair{1 * mib, 0.001}, {16 * mib, 0.0069}, {64 * mib, 0.226}}) {
+            CommSample c;
+            c.bytes = bytes;
+            c.seconds = seconds;
+            bench << c;
+        }
+        PlanRunInput run = oneRankRun();
+        run.strategy = QStringLiteral("fused");
+        run.gradientBytes = message;  // the layout is used where it carries every gradient
+        run.messageBytes.insert(QStringLiteral("fused"), {message});
+        auto wide = makePlan(QStringLiteral("s"), {run}, bench, {}, twoRanksOnOneNode(QStringLiteral("fused")));
+        QVERIFY2(wide, wide ? "" : qPrintable(wide.error().text()));
+        const PlanPoint& w = wide->points.first();
+        QCOMPARE(w.rangeNotes.size(), 1);
+        QVERIFY2(w.rangeNotes.first().contains(QStringLiteral("allreduce of 35.8 MiB lies where the timings jump from 0.0069 s at 16 MiB "
+                                                              "to 0.226 s at 64 MiB")),
+                 qPrintable(w.rangeNotes.first()));
+        const double interpolated = 0.0069 + (message - 16 * mib) / (48 * mib) * (0.226 - 0.0069);
+        QVERIFY(std::abs(w.exposedCommS - interpolated) < 1e-12);  // fused: all of it exposed
+        // ±2σ (compute's spread and the allreduce line's residual), then each end out by the step.
+        const double twoSigma = w.epochHighS - steps * (0.226 - interpolated) - w.epochS;
+        QVERIFY(twoSigma > 0);
+        QVERIFY(std::abs(w.epochLowS - std::max(0.0, w.epochS - twoSigma - steps * (interpolated - 0.0069))) < 1e-9);
+        QVERIFY(w.epochHighS > w.epochS + steps * (0.226 - interpolated));
+        QVERIFY(w.efficiencyLow < w.efficiency && w.efficiencyHigh > w.efficiency);
+        QVERIFY(wide->markdown().contains(QStringLiteral("range spans a step in the timings")));
+        QVERIFY(wide->csv().contains(QStringLiteral("range spans a step in the timings")));
+        QVERIFY(std::any_of(wide->warnings.begin(), wide->warnings.end(),
+                            [](const QString& x) { return x.contains(QStringLiteral("scaledesk calibrate --config")); }));
+
+        CommSample exact;
+        exact.bytes = message;
+        exact.seconds = 0.03;
+        bench << exact;
+        auto timed = makePlan(QStringLiteral("s"), {run}, bench, {}, twoRanksOnOneNode(QStringLiteral("fused")));
+        QVERIFY2(timed, timed ? "" : qPrintable(timed.error().text()));
+        const PlanPoint& t = timed->points.first();
+        QVERIFY(t.rangeNotes.isEmpty());
+        QVERIFY(std::abs(t.exposedCommS - 0.03) < 1e-12);
+        QVERIFY(std::abs((t.epochHighS - t.epochS) - (t.epochS - t.epochLowS)) < 1e-9);  // ±2σ alone
+        QVERIFY(!timed->markdown().contains(QStringLiteral("timings jump")));
+    }
     void predictsAsTheHandComputationDoes()
     {
         QTemporaryDir dir;
@@ -250,10 +301,10 @@ private slots:
         QVERIFY(p8.targetBeyondCurve);
         QVERIFY(std::isnan(p8.measuredTimeToTargetS));
         QVERIFY(plan->warnings.join(QLatin1Char('\n')).contains(QStringLiteral("the learning curve is extrapolated")));
-        QVERIFY(
-            plan->csv()
-                .section(QLatin1Char('\n'), 0, 0)
-                .endsWith(QStringLiteral("measured_time_to_target_s,target_beyond_curve,efficiency_clipped,not_measured,measure_with")));
+        QVERIFY(plan->csv()
+                    .section(QLatin1Char('\n'), 0, 0)
+                    .endsWith(QStringLiteral(
+                        "measured_time_to_target_s,target_beyond_curve,efficiency_clipped,not_measured,measure_with,range_notes")));
         QVERIFY(plan->markdown().contains(QStringLiteral("## Time to a validation loss of 0.08")));
         QVERIFY(plan->markdown().contains(QStringLiteral("B_noise = 8")));
 

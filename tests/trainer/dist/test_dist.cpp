@@ -1,5 +1,7 @@
 // Multi-rank runs of the real scaledesk-train: mpirun (mpi backend) and env:// processes (gloo).
 #include "compat/torchcompat.h"
+#include "dist/benchcomm.h"
+#include "dist/buckets.h"
 #include "dist/comm.h"
 #include "model/unet.h"
 #include "run/checkpoint.h"
@@ -23,6 +25,11 @@
 
 using namespace scaledesk::test;
 using json = nlohmann::json;
+using scaledesk::train::BenchCommOptions;
+using scaledesk::train::benchSizes;
+using scaledesk::train::strategyMessageBytes;
+using scaledesk::train::UNet;
+using scaledesk::train::unetOptions;
 namespace fs = std::filesystem;
 
 namespace {
@@ -243,15 +250,27 @@ TEST_F(Dist, BenchCommComputesTheConfigsOwnStep)
                             "--reps", "3", "--after_compute", "0.01", "--compute_seconds", "0.2", "--out", out, "--threads", "1"});
     for (int code : job.exitCodes) EXPECT_EQ(code, 0) << all(job);
     const std::vector<std::string> lines = readLines(out);
-    ASSERT_EQ(lines.size(), 4u) << readFile(out);  // the allreduce behind a barrier, after compute, overlapped, then compute
+    // Each allreduce size behind a barrier, after compute, overlapped; then compute. The sizes:
+    // 4 KiB, and those cpu-tiny's ddp and fused send at 2 ranks (below).
+    BenchCommOptions asked;
+    asked.sizes = {4096};
+    asked.model = scaledesk::train::loadTrainConfig(kUnet, "cpu-tiny");
+    const auto sizes = benchSizes(asked, "allreduce", 2);
+    ASSERT_GT(sizes.size(), 1u);
+    ASSERT_EQ(lines.size(), 3 * sizes.size() + 1) << readFile(out);
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+        const json j = json::parse(lines[3 * k]);
+        EXPECT_EQ(j.at("bytes").get<long long>(), sizes[k].first) << lines[3 * k];
+        EXPECT_EQ(j.value("sent_by", std::vector<std::string>{}), sizes[k].second) << lines[3 * k];
+    }
     EXPECT_FALSE(json::parse(lines[0]).contains("kernel")) << lines[0];
-    for (std::size_t k : {1u, 2u, 3u}) {
+    for (std::size_t k : {std::size_t(1), std::size_t(2), lines.size() - 1}) {
         const json j = json::parse(lines[k]);
         EXPECT_EQ(j.at("kernel"), "model") << lines[k];
         EXPECT_EQ(j.at("config"), "cpu-tiny") << lines[k];
         EXPECT_EQ(j.at("local_batch"), 2) << lines[k];
     }
-    const json after = json::parse(lines[1]), compute = json::parse(lines[3]);
+    const json after = json::parse(lines[1]), compute = json::parse(lines.back());
     EXPECT_EQ(after.at("mode"), "after_compute");
     EXPECT_EQ(json::parse(lines[2]).at("mode"), "overlapped") << lines[2];
     EXPECT_GE(after.at("kernels").get<int>(), 1) << lines[1];
@@ -271,6 +290,48 @@ TEST_F(Dist, BenchCommComputesTheConfigsOwnStep)
     const ProcessResult bad = runCommand(shellQuote(kBin) + " bench-comm --yaml_config " + shellQuote(kUnet) + " --config nosuch 2>&1");
     EXPECT_NE(bad.exitCode, 0);
     EXPECT_NE(bad.output.find("nosuch"), std::string::npos) << bad.output;
+}
+
+// With a config, every collective is also timed at the sizes the strategies send with it (the
+// buckets manifest.json records as comm_message_bytes), so that no plan interpolates across a
+// step in the curve between two sizes of the grid; the grid stays, and a size both in the grid
+// and sent is timed once.
+TEST(BenchSizes, TheConfigsMessagesBesideTheGrid)
+{
+    BenchCommOptions options;
+    options.sizes = {4096, 1 << 20};
+    const auto gridOnly = benchSizes(options, "allreduce", 2);
+    ASSERT_EQ(gridOnly.size(), 2u);
+    EXPECT_TRUE(gridOnly[0].second.empty() && gridOnly[1].second.empty());
+
+    options.model = scaledesk::train::loadTrainConfig(kUnet, "cpu-tiny");
+    std::vector<int64_t> numels;
+    for (const auto& p : UNet(unetOptions(*options.model))->parameters()) numels.push_back(p.numel());
+    for (const int ranks : {2, 3}) {
+        const auto sent = strategyMessageBytes(numels, options.bucketCapMb, options.fusionMb, options.zeroBucketMb, ranks);
+        const auto rounded = [ranks](long long b) { return b / 4 / ranks * ranks * 4; };
+        const auto by = [](const std::vector<std::pair<long long, std::vector<std::string>>>& sizes, const std::string& strategy) {
+            std::set<long long> out;
+            for (const auto& [bytes, strategies] : sizes)
+                if (std::find(strategies.begin(), strategies.end(), strategy) != strategies.end()) out.insert(bytes);
+            return out;
+        };
+        const auto allreduce = benchSizes(options, "allreduce", ranks), scatter = benchSizes(options, "reduce_scatter", ranks);
+        for (const char* strategy : {"ddp", "fused", "zero1"}) {
+            std::set<long long> expected;
+            for (int64_t b : sent.at(strategy)) expected.insert(rounded(b));
+            EXPECT_EQ(by(std::string(strategy) == "zero1" ? scatter : allreduce, strategy), expected) << strategy << " at " << ranks;
+        }
+        EXPECT_EQ(by(allreduce, "zero1"), std::set<long long>{});
+        EXPECT_EQ(by(scatter, "ddp"), std::set<long long>{});
+        EXPECT_EQ(benchSizes(options, "allgather", ranks), scatter);
+        for (const auto& sizes : {allreduce, scatter}) {
+            EXPECT_TRUE(std::is_sorted(sizes.begin(), sizes.end()));
+            for (long long grid : {4096LL, 1LL << 20})
+                EXPECT_EQ(std::count_if(sizes.begin(), sizes.end(), [&](const auto& s) { return s.first == rounded(grid); }), 1);
+            for (const auto& [bytes, strategies] : sizes) EXPECT_EQ(bytes % (4 * ranks), 0);
+        }
+    }
 }
 
 TEST_F(Dist, GlooEnvTwoAndThreeRanks)

@@ -1,5 +1,6 @@
 #include "dist/benchcomm.h"
 
+#include "dist/buckets.h"
 #include "dist/comm.h"
 #include "model/fusedadam.h"
 #include "model/unet.h"
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -270,6 +272,26 @@ void printRow(const nlohmann::json& line, const std::string& label, int n)
 }
 }  // namespace
 
+std::vector<std::pair<long long, std::vector<std::string>>> benchSizes(const BenchCommOptions& options, const std::string& op, int ranks)
+{
+    const auto rounded = [ranks](long long asked) { return std::max<long long>(ranks, asked / 4 / ranks * ranks) * 4; };
+    std::map<long long, std::vector<std::string>> sizes;
+    for (const long long asked : options.sizes) sizes[rounded(asked)];
+    if (options.model) {
+        std::vector<int64_t> numels;
+        for (const auto& p : UNet(unetOptions(*options.model))->parameters()) numels.push_back(p.numel());
+        const auto sent = strategyMessageBytes(numels, options.bucketCapMb, options.fusionMb, options.zeroBucketMb, ranks);
+        for (const auto& [strategy, messages] : sent) {
+            if ((strategy == "zero1") != (op == "reduce_scatter" || op == "allgather")) continue;
+            for (const int64_t bytes : messages) {
+                std::vector<std::string>& by = sizes[rounded(bytes)];
+                if (std::find(by.begin(), by.end(), strategy) == by.end()) by.push_back(strategy);
+            }
+        }
+    }
+    return {sizes.begin(), sizes.end()};
+}
+
 void runBenchComm(Communicator& comm, const BenchCommOptions& options)
 {
     if (comm.size() < 2) throw CommError("bench-comm: an allreduce needs at least two ranks (launch it with mpirun -np N or srun -n N)");
@@ -308,10 +330,10 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
             if (file.is_open()) file << line.dump() << '\n' << std::flush;
             continue;
         }
-        for (const long long asked : options.sizes) {
-            // Whole float32 elements, a whole number of them per rank.
-            const long long count = std::max<long long>(n, asked / 4 / n * n);
-            const long long bytes = count * 4;
+        for (const auto& size : benchSizes(options, op, n)) {
+            const long long bytes = size.first;
+            const std::vector<std::string>& sentBy = size.second;
+            const long long count = bytes / 4;  // whole float32 elements, a whole number of them per rank
             torch::Tensor buffer = torch::ones({count}, torch::kFloat32);
             torch::Tensor shard = buffer.narrow(0, comm.rank() * (count / n), count / n);
             const auto describe = [&](const Timings& x) {
@@ -319,6 +341,7 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
                     {"kind", op},     {"backend", comm.backend()}, {"ranks", n},         {"nodes", nodes},       {"host", hosts.front()},
                     {"bytes", bytes}, {"seconds", x.seconds},      {"min_s", x.fastest}, {"reps", options.reps}, {"t", now()}};
                 if (op != "allgather") line["averaged"] = true;  // the time includes the ×1/n of the sum
+                if (!sentBy.empty()) line["sent_by"] = sentBy;
                 return line;
             };
             const nlohmann::json line = describe(timeCollective(comm, op, buffer, shard, options.reps, 0, nullptr));

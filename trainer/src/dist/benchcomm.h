@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace scaledesk::train {
@@ -31,17 +32,30 @@ struct BenchCommOptions {
     /// with afterCompute); none: the convolution kernel.
     std::optional<TrainConfig> model;
     int64_t localBatch = 1;  ///< with model: crops per step
-    std::string out;         ///< JSON lines written here by rank 0 ("" or "-": standard output only)
+    /// With model: the strategies' layout (the training's --bucket_cap_mb, --fusion_mb,
+    /// --zero_bucket_mb). Each collective is also timed at every size a step of a strategy sends
+    /// with it at this job's ranks (configMessageSizes), so that the planner reads the curve at
+    /// those sizes instead of interpolating across a step in it.
+    double bucketCapMb = 25.0, fusionMb = 64.0, zeroBucketMb = 25.0;
+    std::string out;  ///< JSON lines written here by rank 0 ("" or "-": standard output only)
 };
 
 /// Parses "4K,64K,1M,16M" (K, M, G: powers of 1024; plain numbers are bytes) into byte counts,
 /// each a positive multiple of 4; throws std::invalid_argument naming the bad item.
 std::vector<long long> parseByteSizes(const std::string& list);
 
+/// The sizes `op` is timed at over `ranks` ranks, each with the strategies that send it (empty for
+/// a size of the grid only): the grid (`options.sizes`) and, with a model, the messages a step of
+/// each strategy sends with `op` (dist/buckets.h: ddp's buckets and fused's buffers by allreduce,
+/// zero1's buckets by reduce-scatter and allgather), every size rounded down to whole float32
+/// elements, a whole number per rank (at least one each); ascending, each once.
+std::vector<std::pair<long long, std::vector<std::string>>> benchSizes(const BenchCommOptions& options, const std::string& op, int ranks);
+
 /// Runs the benchmark on `comm` (every rank calls it). Rank 0 prints a table and writes one JSON
 /// line per collective and size: {"kind": "allreduce" | "reduce_scatter" | "allgather", "backend",
 /// "ranks", "nodes", "host", "bytes" (the full buffer), "seconds" (the slowest rank's median),
-/// "min_s", "reps", "t"}; a reduction is timed with the average that follows it in the strategies
+/// "min_s", "reps", "t"}, and "sent_by" (the strategies of the config that send this size, from
+/// benchSizes) where there are any; a reduction is timed with the average that follows it in the strategies
 /// (×1/n over the buffer, or the shard of a reduce-scatter), and its line says "averaged": true.
 /// With afterCompute, a second line per collective and size with "mode": "after_compute",
 /// "seconds" (the mean over calls of the last rank in, who waits for none), "wait_s" (the ranks'

@@ -1,0 +1,80 @@
+#include "analysis/curvesteps.h"
+
+#include "analysis/axisticks.h"
+
+#include <algorithm>
+
+namespace scaledesk {
+
+namespace {
+
+const AllreduceModel& curveOf(const PerfModel& model, const QString& collective)
+{
+    if (collective == QLatin1String("reduce-scatter")) return model.reduceScatter;
+    if (collective == QLatin1String("allgather")) return model.allgather;
+    return model.comm;
+}
+
+bool stepAt(const AllreduceModel& m, const QString& collective, int ranks, int nodes, double bytes, double weight, CurveStep* out)
+{
+    const auto [lo, hi] = m.curveAround(ranks, nodes, bytes);
+    if (!lo || !hi || lo == hi || !timingsJump(*lo, *hi)) return false;
+    out->collective = collective;
+    out->bytes = bytes;
+    out->below = lo;
+    out->above = hi;
+    out->interpolatedS = m.time(ranks, nodes, bytes);
+    out->upS = weight * std::max(0.0, hi->seconds - out->interpolatedS);
+    out->downS = weight * std::max(0.0, out->interpolatedS - lo->seconds);
+    return true;
+}
+
+}  // namespace
+
+bool timingsJump(const CommSample& below, const CommSample& above)
+{
+    return below.seconds > 0 && below.bytes > 0 && above.seconds / below.seconds > 3 * above.bytes / below.bytes;
+}
+
+QString CurveStep::describe() const
+{
+    const double weight = collective == QLatin1String("allreduce") ? 1.0 : 0.5;  // as the curve stores them
+    return QStringLiteral("%1 of %2 MiB lies where the timings jump from %3 s at %4 MiB to %5 s at %6 MiB")
+        .arg(collective, formatNumber(bytes / (1 << 20)), formatNumber(weight * below->seconds), formatNumber(below->bytes / (1 << 20)),
+             formatNumber(weight * above->seconds), formatNumber(above->bytes / (1 << 20)));
+}
+
+QList<CurveStep> curveStepsCrossed(const PerfModel& model, const QString& strategy, int ranks, int nodes)
+{
+    QList<CurveStep> steps;
+    if (ranks < 2) return steps;
+    const StrategyComm sc = model.strategies.value(strategy);
+    const bool zero = strategy == QLatin1String("zero1") && model.reduceScatter.samples > 0 && model.allgather.samples > 0;
+    for (const double bytes : sc.messageBytes) {
+        CurveStep s;
+        if (zero) {
+            // PerfModel::step: (reduce-scatter + allgather) / 2, each stored as an allreduce-equivalent.
+            if (stepAt(model.reduceScatter, QStringLiteral("reduce-scatter"), ranks, nodes, bytes, 0.5, &s)) steps << s;
+            if (stepAt(model.allgather, QStringLiteral("allgather"), ranks, nodes, bytes, 0.5, &s)) steps << s;
+        } else if (stepAt(model.comm, QStringLiteral("allreduce"), ranks, nodes, bytes, 1.0, &s)) {
+            steps << s;
+        }
+    }
+    return steps;
+}
+
+QList<CurveStep> curveStepsAnywhere(const PerfModel& model, const QString& collective, double bytes)
+{
+    const AllreduceModel& m = curveOf(model, collective);
+    const double weight = collective == QLatin1String("allreduce") ? 1.0 : 0.5;
+    CurveStep found, s;
+    bool any = false;
+    for (const CommSample& c : m.measured)
+        if (stepAt(m, collective, c.ranks, c.nodes, bytes, weight, &s)) {
+            found = s;
+            any = true;
+        }
+    return any ? QList<CurveStep>{found} : QList<CurveStep>{};
+}
+
+}  // namespace scaledesk
