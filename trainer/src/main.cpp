@@ -248,6 +248,12 @@ void addRunOptions(CLI::App& app, Cli& cli)
     app.add_flag("--noddp", options.noddp,
                  "NERSC's benchmarking mode: every rank trains its own replica and gradients are never synchronised "
                  "(world size, batch split, loss averaging and rank 0's run files as usual; --strategy is ignored)");
+    app.add_option("--gns_every", options.gnsEvery,
+                   "take the gradient noise scale's norms every N steps, 0: never (default: every step on a GPU, every 8th on "
+                   "CPU). With two or more ranks, the squared norm of the gradients before and after the average (one dot "
+                   "product per bucket each) give B_simple (McCandlish et al. 2018), recorded per epoch as gns_b_simple "
+                   "(metrics.jsonl, epochs.csv, TensorBoard GNS/B_simple)")
+        ->check(CLI::NonNegativeNumber);
     app.add_flag("--disable_broadcast_buffers", cli.disableBroadcastBuffers,
                  "accepted for compatibility and recorded in manifest.json; changes nothing: the U-Net has no buffers "
                  "(no normalisation layers), and gradients are bucket views already");

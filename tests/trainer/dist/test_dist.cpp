@@ -18,6 +18,7 @@
 #include <csignal>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -368,11 +369,15 @@ TEST_F(Dist, EveryStrategyAndBackendMatchesOneRankWithTheGlobalBatch)
     ASSERT_EQ(ref.exitCodes[0], 0) << all(ref);
     const auto reference = finalParameters(path("eq-ref/checkpoints/latest.pt"));
     const double refVal = records(path("eq-ref"), "epoch").at(0)["val_loss"].get<double>();
+    // One rank has no gradient noise to measure (no averaged gradient): the record says nothing.
+    EXPECT_FALSE(records(path("eq-ref"), "epoch").at(0).contains("gns_grad_sq"));
+    EXPECT_NE(readFile(path("eq-ref/out.log")).find("Gradient noise scale: not measured with one rank"), std::string::npos);
+    std::optional<json> firstNoise;  // the gradient noise of the first run: every strategy and backend measures the same
     for (const std::string backend : {"mpi", "gloo"}) {
         for (const std::string strategy : {"ddp", "fused", "zero1"}) {
             const std::string run = "eq-" + backend + "-" + strategy;
             const auto args = with({"--local_batch_size", "1", "--backend", backend, "--strategy", strategy, "--check_replicas",
-                                    "--bucket_cap_mb", "0.05", "--zero_bucket_mb", "0.05", "--run_dir", run});
+                                    "--bucket_cap_mb", "0.05", "--zero_bucket_mb", "0.05", "--gns_every", "1", "--run_dir", run});
             const Job job = backend == "mpi" ? runMpi(2, args) : runEnv(2, args);
             for (int code : job.exitCodes) ASSERT_EQ(code, 0) << run << "\n" << all(job);
             const auto params = finalParameters(path(run + "/checkpoints/latest.pt"));
@@ -385,7 +390,19 @@ TEST_F(Dist, EveryStrategyAndBackendMatchesOneRankWithTheGlobalBatch)
             // The parameters moved: the comparison is not between two initial states.
             EXPECT_GT((params[0] - finalParameters(path("eq-ref/checkpoints/latest.pt"))[0]).abs().max().item<double>() + 1.0, 0.0);
             EXPECT_NEAR(records(path(run), "epoch").at(0)["val_loss"].get<double>(), refVal, 1e-5) << run;
-            std::cout << run << ": max |Δparam| = " << worst << std::endl;
+            // The same steps on the same samples: the norms before and after the average agree
+            // whether taken per bucket before its allreduce (ddp), per fusion buffer (fused), or
+            // over the flat vector and summed over the ranks' shards (zero1).
+            const json epoch = records(path(run), "epoch").at(0);
+            ASSERT_TRUE(epoch.contains("gns_grad_sq") && epoch.contains("gns_trace_sigma") && epoch.contains("gns_b_simple")) << epoch;
+            EXPECT_GT(epoch["gns_trace_sigma"].get<double>(), 0.0) << run;
+            EXPECT_GT(epoch["gns_b_simple"].get<double>(), 0.0) << run;  // every step measured: |G|² came out positive
+            if (!firstNoise) firstNoise = epoch;
+            for (const char* key : {"gns_grad_sq", "gns_trace_sigma"})
+                EXPECT_NEAR(epoch[key].get<double>() / (*firstNoise)[key].get<double>(), 1.0, 1e-5) << run << " " << key;
+            EXPECT_NE(readFile(path(run + "/epochs.csv")).find(",gns_b_simple\n"), std::string::npos) << run;
+            std::cout << run << ": max |Δparam| = " << worst << "; gradient noise |G|² " << epoch["gns_grad_sq"] << ", tr(Σ) "
+                      << epoch["gns_trace_sigma"] << ", B_simple " << epoch["gns_b_simple"] << std::endl;
         }
     }
 }

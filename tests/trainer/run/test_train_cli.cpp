@@ -4,6 +4,7 @@
 #include "dist/comm.h"
 #include "model/unet.h"
 #include "run/checkpoint.h"
+#include "run/tensorboardlog.h"
 #include "testutil.h"
 
 #include <nlohmann/json.hpp>
@@ -13,12 +14,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <regex>
 #include <sys/wait.h>
@@ -289,6 +292,23 @@ TEST(BucketLayout, ZeroLayoutCoversTheVectorOnce)
     EXPECT_EQ(one.buckets, 1);
     EXPECT_EQ(one.padded, 1002);
     EXPECT_EQ(one.shard, 334);
+}
+
+// An epoch record's gradient noise scale is TensorBoard's GNS/B_simple (null: NaN, as the
+// losses), besides its epoch/ field; a record without it has no such tag.
+TEST(TensorBoardTags, GradientNoiseScale)
+{
+    const auto tags = [](const json& r) {
+        std::map<std::string, double> out;
+        for (const auto& [tag, value] : scaledesk::train::tensorboardScalars(r)) out[tag] = value;
+        return out;
+    };
+    const auto measured = tags(json{{"kind", "epoch"}, {"step", 8}, {"train_loss", 0.5}, {"gns_b_simple", 3.5}});
+    ASSERT_TRUE(measured.count("GNS/B_simple"));
+    EXPECT_EQ(measured.at("GNS/B_simple"), 3.5);
+    EXPECT_EQ(measured.at("epoch/gns_b_simple"), 3.5);
+    EXPECT_TRUE(std::isnan(tags(json{{"kind", "epoch"}, {"step", 8}, {"gns_b_simple", nullptr}}).at("GNS/B_simple")));
+    EXPECT_FALSE(tags(json{{"kind", "epoch"}, {"step", 8}, {"train_loss", 0.5}}).count("GNS/B_simple"));
 }
 
 // Rank 0 keeps a TensorBoard event file in logs/, as the NERSC trainer does: the NERSC tags at the

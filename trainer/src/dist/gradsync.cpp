@@ -2,6 +2,7 @@
 
 #include "compat/torchcompat.h"
 #include "dist/buckets.h"
+#include "dist/smallcollectives.h"
 #include "model/fusedadam.h"
 
 #include <torch/csrc/autograd/engine.h>
@@ -137,6 +138,8 @@ public:
             b.handle.reset();
         }
         recordWait(waitStart, m_clock.mark());
+        if (measuresNoise())
+            for (const auto& b : m_buckets) noteSquaredNorm(b.flat, false);
         resetPending();
     }
 
@@ -162,6 +165,7 @@ private:
 
     void launch(Bucket& b)
     {
+        if (measuresNoise()) noteSquaredNorm(b.flat, true);  // before the average overwrites it
         b.launched = Clock::now();
         // The mean, not the sum: part of the collective (NCCL's ncclAvg; the CPU backends scale before
         // the work completes), so it counts in the communication and never in the optimizer's time.
@@ -225,9 +229,12 @@ public:
 
     void afterBackward() override
     {
+        if (measuresNoise()) noteSquaredNorm(m_flatGrads, true);  // the padding is zeros
         eachBucket(m_flatGrads, m_shardGrads, [this](const torch::Tensor& full, const torch::Tensor& mine) {
             return m_comm.reduceScatterAsync(full, mine, ReduceOp::Avg);
         });
+        // This rank's part of the averaged gradient: takeNoise() sums the parts over the ranks.
+        if (measuresNoise()) noteSquaredNorm(m_shardGrads, false);
     }
 
     std::vector<torch::Tensor> gradients() override { return {m_shardGrads}; }
@@ -322,6 +329,42 @@ private:
 };
 
 }  // namespace
+
+void GradientSync::noteSquaredNorm(const torch::Tensor& flat, bool local)
+{
+    torch::NoGradGuard noGrad;
+    const torch::Tensor sq = torch::dot(flat, flat).to(torch::kDouble);
+    torch::Tensor& sum = local ? m_stepLocalSq : m_stepGlobalSq;
+    sum = sum.defined() ? sum + sq : sq;
+}
+
+void GradientSync::countNoiseStep(double weight)
+{
+    if (m_stepLocalSq.defined() && m_stepGlobalSq.defined() && weight > 0) {
+        m_epochLocalSq = m_epochLocalSq.defined() ? m_epochLocalSq + weight * m_stepLocalSq : weight * m_stepLocalSq;
+        m_epochGlobalSq = m_epochGlobalSq.defined() ? m_epochGlobalSq + weight * m_stepGlobalSq : weight * m_stepGlobalSq;
+        ++m_noiseSteps;
+    }
+    m_stepLocalSq = torch::Tensor();
+    m_stepGlobalSq = torch::Tensor();
+    ++m_noiseStep;
+}
+
+GradientSync::NoiseSums GradientSync::takeNoise(Communicator& comm)
+{
+    NoiseSums n;
+    // Every rank counted the same steps (a skipped fp16 step is skipped everywhere).
+    if (comm.size() > 1 && m_noiseSteps > 0) {
+        const double steps = double(m_noiseSteps);
+        n.localSq = allreduceMean(comm, m_epochLocalSq.item<double>()) / steps;
+        // Replicated averaged gradients (ddp, fused): the mean is each rank's; a shard (zero1): the sum of the ranks' parts.
+        n.globalSq = allreduceMean(comm, m_epochGlobalSq.item<double>()) * (shardedGradients() ? comm.size() : 1) / steps;
+        n.steps = m_noiseSteps;
+    }
+    m_epochLocalSq = m_epochGlobalSq = torch::Tensor();
+    m_noiseSteps = 0;
+    return n;
+}
 
 SyncTimes GradientSync::takeTimes()
 {

@@ -58,7 +58,27 @@ public:
     /// Timings since the last call, then reset. Call after the step's clock settled.
     SyncTimes takeTimes();
 
+    /// The gradient noise (dist/gradnoise.h) as the strategies see it for free: each step, the
+    /// squared norm of this rank's gradient before the average (a batch of B_local) and of the
+    /// averaged one (B_global), summed on the device (no host synchronisation). After a step:
+    /// counts its norms with `weight` (1/scale² under fp16, whose gradients are scaled; 0: a
+    /// skipped step, not counted). Called after every step, measured or not.
+    void countNoiseStep(double weight);
+    /// The epoch's means over steps and ranks of the two squared norms, then reset: a collective on
+    /// every rank. `steps` 0: none measured (one rank, or --gns off).
+    struct NoiseSums {
+        double localSq = 0, globalSq = 0;
+        int64_t steps = 0;
+    };
+    NoiseSums takeNoise(Communicator& comm);
+    /// Take the norms at every `every`-th step (0: never; --gns_every): one dot product per bucket
+    /// before its collective and one after, a pass over the gradients each.
+    void setNoiseEvery(int every) { m_noiseEvery = every; }
+
 protected:
+    /// Adds flat·flat to this step's squared norm before the average (`local`) or after it.
+    void noteSquaredNorm(const torch::Tensor& flat, bool local);
+    bool measuresNoise() const { return m_noiseEvery > 0 && m_noiseStep % m_noiseEvery == 0; }
     /// A wait of the training stream on collectives, between two marks of the clock.
     void recordWait(int fromMark, int toMark) { m_waits.emplace_back(fromMark, toMark); }
     /// A collective of the step and when it was launched (host clock).
@@ -81,6 +101,10 @@ private:
     };
     std::vector<std::pair<int, int>> m_waits;
     std::vector<Collective> m_collectives;
+    int m_noiseEvery = 1;
+    int64_t m_noiseStep = 0;  ///< steps counted by countNoiseStep(), measured or not
+    torch::Tensor m_stepLocalSq, m_stepGlobalSq, m_epochLocalSq, m_epochGlobalSq;
+    int64_t m_noiseSteps = 0;  ///< steps measured this epoch
 };
 
 /// Creates the strategy; parameters must already be equal on every rank (see broadcastState()).

@@ -148,7 +148,8 @@ const std::vector<std::string>& epochsCsvColumns()
                                                      "lr",
                                                      "t_end",
                                                      "gpu_energy_wh",
-                                                     "gpu_util_pct"};
+                                                     "gpu_util_pct",
+                                                     "gns_b_simple"};
     return columns;
 }
 

@@ -37,6 +37,7 @@ std::vector<std::pair<std::string, double>> tensorboardScalars(const json& r)
         nersc("Loss/valid", "val_loss");
         nersc("Learning Rate", "lr");
         nersc("Avg iters per sec", "iters_per_s");
+        nersc("GNS/B_simple", "gns_b_simple");
         fields("epoch/");
     } else if (kind == "step") {
         fields("step/");

@@ -9,6 +9,7 @@
 #include "device/device.h"
 #include "device/stepclock.h"
 #include "dist/buckets.h"
+#include "dist/gradnoise.h"
 #include "dist/gradsync.h"
 #include "dist/smallcollectives.h"
 #include "model/unet.h"
@@ -288,6 +289,9 @@ private:
         strategyLabel = o.noddp ? "none" : o.strategy;
         sync = makeGradientSync(strategyLabel, comm, model, *optimizer, *clock, o.bucketCapMb, o.fusionMb, o.zeroBucketMb);
         sync->importOptimizerState();
+        sync->setNoiseEvery(gnsEvery(o));
+        if (rank0 && gnsEvery(o) > 0 && comm.size() == 1 && !o.noddp)
+            log.info("Gradient noise scale: not measured with one rank (it compares the local and the averaged gradient)");
         step = std::make_unique<TrainStep>(model, *sync, amp, comm, *clock, c.lambdaRho);
         plantNonFiniteGradient();
         if (rank0 && o.noddp && comm.size() > 1)
@@ -559,6 +563,7 @@ private:
     std::optional<int> endEpoch(int64_t epoch)
     {
         const RankSpread spread = checkFairness(epoch);
+        const std::optional<GradientNoise> noise = epochNoise();
         const double samplesPerSec = double(sums.steps * plan.globalBatch) / epochTime;
         const double trainLoss = sums.loss / double(std::max<int64_t>(1, batchesDone));
         if (rank0) {
@@ -581,7 +586,7 @@ private:
             }
         }
         const Telemetry::EpochTotals gpuTotals = telemetry.endEpoch(epoch, iters);
-        recordEpoch(epoch, spread, trainLoss, valLoss, valTime, samplesPerSec, gpuTotals);
+        recordEpoch(epoch, spread, trainLoss, valLoss, valTime, samplesPerSec, gpuTotals, noise);
         saveState(CheckpointState{epoch + 1, 0, iters, 0.0, settings});
         recorder.event("checkpoint", iters, epoch + 1, {{"path", checkpointPath.string()}});
         if (stopRequested())
@@ -591,9 +596,19 @@ private:
         return std::nullopt;
     }
 
+    // The epoch's gradient noise (every rank: a collective), from the steps it measured: B_small is
+    // a rank's batch, B_big the global one. None with one rank or --gns_every 0.
+    std::optional<GradientNoise> epochNoise()
+    {
+        const GradientSync::NoiseSums sums = sync->takeNoise(comm);
+        if (sums.steps == 0 || this->sums.steps == 0) return std::nullopt;
+        const double local = double(this->sums.samples) / double(this->sums.steps);
+        return estimateGradientNoise(sums.localSq, sums.globalSq, local, local * comm.size());
+    }
+
     // The epoch's `epoch` record and its epochs.csv row (rank 0).
     void recordEpoch(int64_t epoch, const RankSpread& spread, double trainLoss, double valLoss, double valTime, double samplesPerSec,
-                     const Telemetry::EpochTotals& gpu)
+                     const Telemetry::EpochTotals& gpu, const std::optional<GradientNoise>& noise)
     {
         if (!rank0) return;
         const double now = unixNow();
@@ -622,13 +637,32 @@ private:
             record["gpu_util_pct"] = jsonNumber(gpu.meanUtilPct);
         }
         if (amp.mode() == AmpMode::Fp16) record["skipped_steps"] = amp.scaler().skippedSteps();
+        if (noise) {
+            record["gns_b_simple"] = jsonNumber(noise->bSimple);
+            record["gns_grad_sq"] = noise->gradSq;
+            record["gns_trace_sigma"] = noise->traceSigma;
+        }
         recorder.write(record);
-        recorder.epochRow({std::to_string(epoch + 1), std::to_string(iters), csvNumber(epochTime + valTime), csvNumber(epochTime),
-                           csvNumber(valTime), std::to_string(spread.samplesGlobal), std::to_string(sums.steps), csvNumber(samplesPerSec),
-                           csvNumber(sums.data), csvNumber(sums.compute), csvNumber(sums.exposed), csvNumber(spread.maxRank),
-                           csvNumber(spread.minRank), csvNumber(trainLoss), csvNumber(valLoss), csvNumber(lastLr), csvNumber(now),
+        recorder.epochRow({std::to_string(epoch + 1),
+                           std::to_string(iters),
+                           csvNumber(epochTime + valTime),
+                           csvNumber(epochTime),
+                           csvNumber(valTime),
+                           std::to_string(spread.samplesGlobal),
+                           std::to_string(sums.steps),
+                           csvNumber(samplesPerSec),
+                           csvNumber(sums.data),
+                           csvNumber(sums.compute),
+                           csvNumber(sums.exposed),
+                           csvNumber(spread.maxRank),
+                           csvNumber(spread.minRank),
+                           csvNumber(trainLoss),
+                           csvNumber(valLoss),
+                           csvNumber(lastLr),
+                           csvNumber(now),
                            gpu.ranks > 0 ? csvNumber(gpu.energyWh) : std::string(),
-                           gpu.ranks > 0 ? csvNumber(gpu.meanUtilPct) : std::string()});
+                           gpu.ranks > 0 ? csvNumber(gpu.meanUtilPct) : std::string(),
+                           noise ? csvNumber(noise->bSimple) : std::string()});
     }
 
     const TrainOptions& o;
@@ -694,6 +728,8 @@ void recordFailure(const RunPlan& plan, const std::string& message)
         // The failure itself is reported by the caller; a second one while recording it is not.
     }
 }
+
+int gnsEvery(const TrainOptions& options) { return options.gnsEvery.value_or(options.device.is_cuda() ? 1 : 8); }
 
 int runTraining(const TrainOptions& o, RunPlan plan, RunLog& log) { return Training(o, std::move(plan), log).run(); }
 

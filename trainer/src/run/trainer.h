@@ -31,10 +31,13 @@ struct TrainOptions {
     std::string strategy = "ddp";  ///< ddp, fused or zero1 (none at world size 1)
     double bucketCapMb = 25.0;
     double fusionMb = 64.0;
-    double zeroBucketMb = 25.0;      ///< zero1: bucket size in MiB (DeepSpeed's reduce_bucket_size / allgather_bucket_size)
-    bool sharedStreams = false;      ///< --data_streams shared
-    bool checkReplicas = false;      ///< --check_replicas: compare parameter hashes after every step
-    bool noddp = false;              ///< --noddp: every rank trains its own replica, no gradient sync
+    double zeroBucketMb = 25.0;  ///< zero1: bucket size in MiB (DeepSpeed's reduce_bucket_size / allgather_bucket_size)
+    bool sharedStreams = false;  ///< --data_streams shared
+    bool checkReplicas = false;  ///< --check_replicas: compare parameter hashes after every step
+    bool noddp = false;          ///< --noddp: every rank trains its own replica, no gradient sync
+    /// --gns_every: the gradient noise scale's norms every this many steps (0: never); unset: every
+    /// step on a GPU, every 8th on CPU ranks (gnsEvery()).
+    std::optional<int> gnsEvery;
     bool broadcastBuffers = true;    ///< false with --disable_broadcast_buffers (recorded; the U-Net has no buffers)
     double gpuSampleSeconds = 1.0;   ///< --gpu_sample_s: NVML telemetry interval; 0 switches it off
     std::string nvmlLibrary;         ///< empty: NvmlLibrary::defaultPath()
@@ -43,6 +46,12 @@ struct TrainOptions {
     DistEnv dist;
     c10::Device device{c10::DeviceType::CPU};  ///< chooseDevice()'s answer for this rank
 };
+
+/// How often the gradient noise scale's norms are taken: --gns_every, else every step on a GPU
+/// (two passes over the gradients cost microseconds there) and every 8th step on CPU ranks, where a
+/// pass over the gradients is memory-bound on a core the step also computes on (cpu-bench:
+/// measured at 1.4–6 % of a step when taken every step; bench-gns).
+int gnsEvery(const TrainOptions& options);
 
 /// The resolved run: batch sizes, steps and the run folder, as the loop will use them.
 struct RunPlan {

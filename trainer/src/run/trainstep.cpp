@@ -24,7 +24,9 @@ StepOutcome TrainStep::run(const torch::Tensor& input, const torch::Tensor& targ
     if (m_afterBackward) m_afterBackward(m_model);
     m_sync.afterBackward();
     StepOutcome out;
+    const double scale = m_amp.mode() == AmpMode::Fp16 ? m_amp.scaler().scale() : 1.0;  // before the update changes it
     out.applied = m_amp.unscaleAndUpdate(m_sync.gradients(), m_sync.shardedGradients() ? &m_comm : nullptr);
+    m_sync.countNoiseStep(out.applied ? 1.0 / (scale * scale) : 0.0);
     if (out.applied) m_sync.step(lr);
     const int end = m_clock.mark();
     out.loss = loss.item<double>();
