@@ -38,6 +38,7 @@ const ColumnRef kColumns[] = {
     {"t_end", &EpochRow::tEnd},
     {"gpu_energy_wh", &EpochRow::gpuEnergyWh, true},
     {"gpu_util_pct", &EpochRow::gpuUtilPct, true},
+    {"gns_b_simple", &EpochRow::gnsBSimple, true},
 };
 
 double number(const QByteArray& cell, bool* ok)
@@ -62,7 +63,7 @@ double number(const QByteArray& cell, bool* ok)
 EpochRow::EpochRow()
     : step(kNaN), wallS(kNaN), trainS(kNaN), valS(kNaN), samplesGlobal(kNaN), steps(kNaN), throughput(kNaN), dataWaitS(kNaN),
       computeS(kNaN), allreduceWaitS(kNaN), maxRankWallS(kNaN), minRankWallS(kNaN), trainLoss(kNaN), valLoss(kNaN), lr(kNaN), tEnd(kNaN),
-      gpuEnergyWh(kNaN), gpuUtilPct(kNaN)
+      gpuEnergyWh(kNaN), gpuUtilPct(kNaN), gnsBSimple(kNaN)
 {}
 
 EpochTable parseEpochsCsv(const QByteArray& bytes, const QString& fileName)

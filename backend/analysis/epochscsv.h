@@ -15,6 +15,7 @@ struct EpochRow {
     double step, wallS, trainS, valS, samplesGlobal, steps, throughput, dataWaitS, computeS, allreduceWaitS, maxRankWallS, minRankWallS,
         trainLoss, valLoss, lr, tEnd;
     double gpuEnergyWh, gpuUtilPct;  ///< the epoch's GPU energy summed over ranks, and mean utilisation (NVML)
+    double gnsBSimple;               ///< the gradient noise scale the trainer measured over the epoch (docs/trainer.md)
     EpochRow();
 };
 

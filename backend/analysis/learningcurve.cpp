@@ -56,17 +56,108 @@ Trial solve(const QList<LossSample>& losses, double unit, double b, double noise
 
 LearningCurve::LearningCurve() : lossFloor(kNaN), amplitude(kNaN), exponent(kNaN), noiseBatch(kInf), relativeRms(kNaN), maxSamples(kNaN) {}
 
-bool LearningCurve::batchMeasured() const { return std::isfinite(noiseBatch); }
+bool LearningCurve::batchMeasured() const { return std::isfinite(noiseBatch) || !noiseByLoss.isEmpty(); }
 
 double LearningCurve::loss(double samples, double batch) const
 {
-    return lossFloor + amplitude * std::pow(samples / (1.0 + batch / noiseBatch), -exponent);
+    if (noiseByLoss.isEmpty()) return lossFloor + amplitude * std::pow(samples / (1.0 + batch / noiseBatch), -exponent);
+    // samplesTo() falls as the loss rises: bisection on log(L − L∞).
+    double lo = std::log(amplitude) - 50, hi = std::log(amplitude) + 50;
+    for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
+        const double mid = (lo + hi) / 2;
+        (samplesTo(lossFloor + std::exp(mid), batch) > samples ? lo : hi) = mid;
+    }
+    return lossFloor + std::exp((lo + hi) / 2);
+}
+
+double LearningCurve::noiseAt(double loss) const
+{
+    if (noiseByLoss.isEmpty()) return noiseBatch;
+    if (!(loss > noiseByLoss.first().first)) return noiseByLoss.first().second;
+    if (!(loss < noiseByLoss.last().first)) return noiseByLoss.last().second;
+    int i = 1;
+    while (noiseByLoss[i].first < loss) ++i;
+    const auto& [l0, b0] = noiseByLoss[i - 1];
+    const auto& [l1, b1] = noiseByLoss[i];
+    if (!(l1 > l0)) return b1;
+    const double f = std::log(loss / l0) / std::log(l1 / l0);
+    return std::exp(std::log(b0) + f * (std::log(b1) - std::log(b0)));
 }
 
 double LearningCurve::samplesTo(double target, double batch) const
 {
     if (!(target > lossFloor)) return kInf;
-    return std::pow((target - lossFloor) / amplitude, -1.0 / exponent) * (1.0 + batch / noiseBatch);
+    const double effective = std::pow((target - lossFloor) / amplitude, -1.0 / exponent);
+    if (noiseByLoss.isEmpty()) return effective * (1.0 + batch / noiseBatch);
+    // ∫ (1 + B/B_noise(L(s))) ds over the effective samples, on a log grid from 10⁻⁶ of them (the
+    // stretch below it at its first point's rate).
+    const auto rate = [&](double s) { return 1.0 + batch / noiseAt(lossFloor + amplitude * std::pow(s, -exponent)); };
+    const int n = 512;
+    const double from = effective * 1e-6;
+    double sum = from * rate(from), prevS = from, prevR = rate(from);
+    for (int i = 1; i <= n; ++i) {
+        const double s = from * std::pow(1e6, double(i) / n), r = rate(s);
+        sum += (s - prevS) * (r + prevR) / 2;
+        prevS = s;
+        prevR = r;
+    }
+    return sum;
+}
+
+QList<QPair<double, double>> gradientNoiseByLoss(const QList<RunLosses>& runs)
+{
+    QList<QPair<double, double>> points;
+    for (const RunLosses& r : runs)
+        for (qsizetype i = 0; i < r.losses.size() && i < r.bSimple.size(); ++i) {
+            const double before = i > 0 ? r.losses[i - 1] : r.losses[i];
+            const double at = (before + r.losses[i]) / 2;
+            if (r.bSimple[i] > 0 && std::isfinite(r.bSimple[i]) && at > 0 && std::isfinite(at)) points << qMakePair(at, r.bSimple[i]);
+        }
+    std::sort(points.begin(), points.end());
+    return points;
+}
+
+Expected<LearningCurve> fitLearningCurve(const QList<RunLosses>& runs)
+{
+    QList<LossSample> plain;
+    for (const RunLosses& r : runs)
+        for (qsizetype i = 0; i < r.losses.size() && i < r.samples.size(); ++i) plain << LossSample{r.samples[i], r.batch, r.losses[i]};
+    QSet<double> counts;
+    for (const LossSample& p : plain) counts.insert(p.samples);
+    const QList<QPair<double, double>> noise = gradientNoiseByLoss(runs);
+    // Too few sample counts is the plain fit's error: effective samples would differ by batch alone.
+    if (noise.isEmpty() || counts.size() < 3) return fitLearningCurve(plain);
+    LearningCurve pooled;
+    pooled.noiseByLoss = noise;
+    QList<LossSample> effective;
+    for (const RunLosses& r : runs) {
+        double s = 0, seen = 0;
+        for (qsizetype i = 0; i < r.losses.size() && i < r.samples.size(); ++i) {
+            const double measured = i < r.bSimple.size() ? r.bSimple[i] : kNaN;
+            const double before = i > 0 ? r.losses[i - 1] : r.losses[i];
+            const double bNoise = measured > 0 && std::isfinite(measured) ? measured : pooled.noiseAt((before + r.losses[i]) / 2);
+            s += (r.samples[i] - seen) / (1.0 + r.batch / bNoise);
+            seen = r.samples[i];
+            effective << LossSample{s, r.batch, r.losses[i]};
+        }
+    }
+    // The batch is in the effective samples already: fitted as one batch (no B_noise of its own).
+    QList<LossSample> oneBatch = effective;
+    for (LossSample& p : oneBatch) p.batch = 1;
+    auto curve = fitLearningCurve(oneBatch);
+    if (!curve) return curve;
+    curve->noiseBatch = kInf;
+    curve->noiseByLoss = noise;
+    QSet<double> batches;
+    double most = 0;
+    for (const LossSample& p : plain) {
+        batches.insert(p.batch);
+        most = std::max(most, p.samples);
+    }
+    curve->batches = batches.values();
+    std::sort(curve->batches.begin(), curve->batches.end());
+    curve->maxSamples = most;
+    return curve;
 }
 
 Expected<LearningCurve> fitLearningCurve(const QList<LossSample>& losses)

@@ -311,7 +311,25 @@ double PerfModel::arrivalWait(int ranks, int nodes) const
             wait += c.waitS;
             compute += c.computeS;
         }
-    return compute > 0 ? wait / compute : 0.0;
+    if (!(compute > 0)) return 0.0;
+    // Measured at another rank count: the stragglers' expected maximum at these ranks.
+    const double scale = layout.first == ranks || layout.first < 2 ? 1.0 : expectedMaxOfNormals(ranks) / expectedMaxOfNormals(layout.first);
+    return wait / compute * scale;
+}
+
+double expectedMaxOfNormals(int n)
+{
+    if (n <= 1) return 0.0;
+    // ∫ x · n·φ(x)·Φ(x)^(n−1) dx over [−10, 10], Simpson's rule on 4000 intervals.
+    const auto density = [n](double x) {
+        const double phi = std::exp(-x * x / 2) / std::sqrt(2 * M_PI), cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+        return x * n * phi * std::pow(cdf, n - 1);
+    };
+    const int intervals = 4000;
+    const double lo = -10, hi = 10, h = (hi - lo) / intervals;
+    double sum = density(lo) + density(hi);
+    for (int i = 1; i < intervals; ++i) sum += (i % 2 ? 4 : 2) * density(lo + i * h);
+    return sum * h / 3;
 }
 
 double PerfModel::overlapShare(int ranks, int nodes) const

@@ -158,6 +158,10 @@ struct EpochPrediction {
     EpochPrediction();
 };
 
+/// E[max of n independent standard normal draws] (0 for one; 1/√π for two; about 2.54 for 128),
+/// by numerical integration of n·x·φ(x)·Φ(x)^(n−1).
+double expectedMaxOfNormals(int n);
+
 /// The fitted model of one (profile, config): compute, data wait, the allreduce, the gradients'
 /// size, and each strategy's communication.
 struct PerfModel {
@@ -193,6 +197,10 @@ struct PerfModel {
     /// The wait of a step's first collective for the last rank to finish computing, as a share of
     /// the step's compute: Σ wait / Σ compute over the after-compute timings at this layout, else
     /// at the largest layout of as many ranks per node, else 0 (not measured). 0 for one rank.
+    /// Read at another rank count m than `ranks` = n, it grows as stragglers do: a rank waits, on
+    /// average, for the slowest of n draws from the ranks' spread σ, the mean wait σ·e(n) with e
+    /// the expected maximum of n standard normals (expectedMaxOfNormals), so the share is scaled
+    /// by e(n)/e(m).
     double arrivalWait(int ranks, int nodes) const;
     /// The allreduces timed behind compute (CommSample::overlapped), for overlapShare().
     QList<CommSample> overlapSamples;

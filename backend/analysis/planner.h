@@ -108,8 +108,12 @@ struct Plan {
     int measuredMaxRanks = 1;
     double epochs = 1;  ///< what the node-hours are for
     PerfModel model;
-    double targetLoss;        ///< NaN: no time-to-target
-    LearningCurve curve;      ///< fitted when there is a target
+    double targetLoss;    ///< NaN: no time-to-target
+    LearningCurve curve;  ///< fitted when there is a target
+    /// The gradient noise scale the trainer measured over the runs' epochs, as (validation loss,
+    /// B_simple) (gradientNoiseByLoss), and the runs' global batches: the noise scale plot's.
+    QList<QPair<double, double>> noiseByLoss;
+    QList<double> runBatches;
     QList<PlanPoint> points;  ///< by strategy, then nodes
     QStringList inputs;       ///< where each part of the model came from, in words
     QStringList warnings;

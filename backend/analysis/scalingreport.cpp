@@ -1,5 +1,7 @@
 #include "analysis/scalingreport.h"
 
+#include "analysis/learningcurve.h"
+
 #include "analysis/axisticks.h"
 
 #include "config/configresolve.h"
@@ -443,6 +445,29 @@ void speedups(ScalingReport& rep, const QMap<QString, int>& baseline)
 
 }  // namespace
 
+// The runs' global batches and the gradient noise scale their epochs measured, against the loss.
+void gradientNoise(ScalingReport& rep, const QList<ReportRun>& input)
+{
+    QList<RunLosses> runs;
+    for (const ReportRun& in : input) {
+        RunLosses r;
+        r.batch = in.manifest.value(QStringLiteral("global_batch_size")).toDouble();
+        if (!(r.batch > 0)) continue;
+        if (!rep.globalBatches.contains(r.batch)) rep.globalBatches << r.batch;
+        double seen = 0;
+        for (const EpochRow& e : in.epochs.rows) {
+            if (std::isfinite(e.samplesGlobal)) seen += e.samplesGlobal;
+            if (!(e.valLoss > 0)) continue;
+            r.samples << seen;
+            r.losses << e.valLoss;
+            r.bSimple << e.gnsBSimple;
+        }
+        runs << r;
+    }
+    std::sort(rep.globalBatches.begin(), rep.globalBatches.end());
+    rep.noiseByLoss = gradientNoiseByLoss(runs);
+}
+
 ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& input, const ReportOptions& options)
 {
     ScalingReport rep;
@@ -479,6 +504,7 @@ ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& i
     measuredScaling(rep, input, baseline);
     speedups(rep, baseline);
     rep.warnings << sharedHostWarnings(input, resolved.warmupEpochs);
+    gradientNoise(rep, input);
     return rep;
 }
 

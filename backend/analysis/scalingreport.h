@@ -1,7 +1,9 @@
 #pragma once
 
 #include "analysis/epochscsv.h"
+
 #include "runs/runrecord.h"
+#include <QPair>
 
 #include <QJsonObject>
 #include <QMap>
@@ -95,6 +97,10 @@ struct ScalingReport {
     bool targetGiven = false;         ///< --target-loss (or the window's) set it
     QList<ReportRunRow> runs;
     QList<ReportGroupRow> groups;  ///< by strategy, then world size
+    /// The gradient noise scale the trainer measured over the runs' epochs, as (validation loss,
+    /// B_simple) (learningcurve.h gradientNoiseByLoss), and the runs' global batches, ascending.
+    QList<QPair<double, double>> noiseByLoss;
+    QList<double> globalBatches;
     QStringList warnings;
     ScalingReport();
 

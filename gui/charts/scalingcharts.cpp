@@ -90,6 +90,13 @@ QCategoryAxis* tickedAxis(const QString& title, const AxisTicks& ticks, Scale s)
 class Plot {
 public:
     Plot(QChart* chart, Scale y) : m_chart(chart), m_y(y) { styleLineLegend(chart); }
+    /// Another x than ranks on log2: `title`, log10 or linear, drawn right to left with `reversed`.
+    void setX(const QString& title, Scale scale, bool reversed)
+    {
+        m_xTitle = title;
+        m_x = scale;
+        m_xReversed = reversed;
+    }
     QLineSeries* line(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine, qreal width = 2)
     {
         auto* s = new QLineSeries;
@@ -155,9 +162,14 @@ public:
             centredNote(m_chart, empty.isEmpty() ? QObject::tr("No data yet") : empty);
             return;
         }
-        QCategoryAxis* x = tickedAxis(QObject::tr("Ranks (GPUs or CPU ranks)"), log2Ticks(m_xlo, m_xhi, 8), Scale::Log2);
+        QCategoryAxis* x = m_xTitle.isEmpty()
+            ? tickedAxis(QObject::tr("Ranks (GPUs or CPU ranks)"), log2Ticks(m_xlo, m_xhi, 8), Scale::Log2)
+            : m_x == Scale::Log10 ? tickedAxis(m_xTitle, logTicks(m_xlo, m_xhi, 6), m_x)
+                                  : tickedAxis(m_xTitle, linearTicks(m_xlo, m_xhi, 6), m_x);
+        x->setReverse(m_xReversed);
         QCategoryAxis* y = tickedAxis(yTitle, yTicks(m_ylo, m_yhi), m_y);
-        for (const auto& p : m_points) p.series->append(std::log2(p.ranks), mapped(m_y, p.v));
+        const Scale xScale = m_xTitle.isEmpty() ? Scale::Log2 : m_x;
+        for (const auto& p : m_points) p.series->append(mapped(xScale, p.ranks), mapped(m_y, p.v));
         m_chart->addAxis(x, Qt::AlignBottom);
         m_chart->addAxis(y, Qt::AlignLeft);
         for (QAbstractSeries* s : m_chart->series()) {
@@ -174,6 +186,9 @@ private:
     };
     QChart* m_chart;
     Scale m_y;
+    QString m_xTitle;  ///< empty: ranks on log2
+    Scale m_x = Scale::Log2;
+    bool m_xReversed = false;
     std::vector<Point> m_points;
     double m_xlo = 1e300, m_xhi = -1e300, m_ylo = 1e300, m_yhi = -1e300;
 };
@@ -288,6 +303,47 @@ void addPredictions(Plot& plot, const Plan& plan, const std::function<double(con
 }
 }  // namespace
 
+namespace {
+
+// The gradient noise scale the trainer measured (B_simple per epoch) against the validation loss,
+// training going left to right (the loss falling), the curve time-to-target reads (log-log between
+// the points), and the global batches of the runs and of the plan's points as lines: where B_simple
+// is above a batch, that batch is below the critical batch (adding ranks still cuts the steps);
+// below it, a larger batch mostly costs samples.
+QChart* noiseScaleChart(const QList<QPair<double, double>>& points, const QList<double>& runBatches, const QList<double>& planned)
+{
+    auto* chart = new QChart;
+    styleChart(chart, QObject::tr("Gradient noise scale (critical batch) vs validation loss"));
+    Plot plot(chart, Scale::Log10);
+    plot.setX(QObject::tr("Validation loss (falling as training goes on)"), Scale::Log10, true);
+    QScatterSeries* measured = plot.dots(strategyColor(QStringLiteral("ddp")), QObject::tr("B_simple per epoch"));
+    for (const auto& [loss, b] : points) plot.add(measured, loss, b);
+    LearningCurve read;
+    read.noiseByLoss = points;
+    QLineSeries* line = plot.line(QObject::tr("B_noise(L) used"), strategyColor(QStringLiteral("ddp")), Qt::SolidLine, 1.5);
+    const double lo = points.first().first, hi = points.last().first;
+    for (int i = 0; i <= 64; ++i) {
+        const double loss = lo * std::pow(hi / lo, i / 64.0);
+        plot.add(line, loss, read.noiseAt(loss));
+    }
+    QList<double> batches = runBatches;
+    for (double b : planned)
+        if (!batches.contains(b)) batches << b;
+    std::sort(batches.begin(), batches.end());
+    for (double b : batches) {
+        const bool ran = runBatches.contains(b);
+        QLineSeries* at =
+            plot.line(ran ? QObject::tr("batch %1 (run)").arg(formatNumber(b)) : QObject::tr("batch %1 (planned)").arg(formatNumber(b)),
+                      referenceColor(), ran ? Qt::DotLine : Qt::DashLine, 1);
+        plot.add(at, lo, b);
+        plot.add(at, hi, b);
+    }
+    plot.finish(QObject::tr("Global batch (samples)"), [](double ylo, double yhi) { return logTicks(ylo, yhi, 6); });
+    return chart;
+}
+
+}  // namespace
+
 QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
 {
     QList<QPair<QString, QChart*>> charts;
@@ -393,6 +449,12 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
         measured(plot, [](const PlanPoint& p) { return p.measuredTimeToTargetS; });
         plot.finish(QObject::tr("Time to target (s)"), [](double lo, double hi) { return logTicks(lo, hi, 6); });
         charts << qMakePair(QStringLiteral("plan_time_to_target"), chart);
+    }
+    if (!plan.noiseByLoss.isEmpty()) {
+        QList<double> planned;  // the global batches of the points predicted
+        for (const PlanPoint& p : plan.points)
+            if (std::isfinite(p.globalBatch) && p.notMeasured.isEmpty()) planned << p.globalBatch;
+        charts << qMakePair(QStringLiteral("plan_noise_scale"), noiseScaleChart(plan.noiseByLoss, plan.runBatches, planned));
     }
     return charts;
 }
@@ -589,11 +651,15 @@ QChart* timeToTargetChart(const ScalingReport& rep)
 
 QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& rep, const Plan* prediction)
 {
-    return {
+    QList<QPair<QString, QChart*>> charts{
         {QStringLiteral("epoch_time"), epochTimeChart(rep, prediction)},  {QStringLiteral("speedup"), speedupChart(rep)},
         {QStringLiteral("efficiency"), efficiencyChart(rep, prediction)}, {QStringLiteral("throughput"), throughputChart(rep)},
         {QStringLiteral("time_breakdown"), breakdownChart(rep)},          {QStringLiteral("time_to_target"), timeToTargetChart(rep)},
     };
+    // Where the trainer measured it: the gradient noise scale against the loss and the sweep's batches.
+    if (!rep.noiseByLoss.isEmpty())
+        charts << qMakePair(QStringLiteral("noise_scale"), noiseScaleChart(rep.noiseByLoss, rep.globalBatches, {}));
+    return charts;
 }
 
 }  // namespace scaledesk::gui

@@ -485,6 +485,11 @@ void LaunchDialog::predict()
                                        : QStringLiteral("<td align='right'>%1</td>").arg(nodeHoursText(p.nodeHours).toHtmlEscaped()));
                 }
                 html += QStringLiteral("</table>");
+                if (std::any_of(plan.points.begin(), plan.points.end(), [](const PlanPoint& p) { return p.notMeasured.isEmpty(); }))
+                    html += QStringLiteral("<span style='color:#777'>%1</span><br>")
+                                .arg(tr("Ranges: ±2σ of the fits' residuals and the epochs' spread (nominally 95 %; how often they "
+                                        "cover a measured run is not yet measured)")
+                                         .toHtmlEscaped());
                 html +=
                     QStringLiteral("<span style='color:#777'>%1</span>")
                         .arg((plan.inputs.value(0) + (plan.warnings.isEmpty() ? QString() : QStringLiteral("; ") + plan.warnings.first()))

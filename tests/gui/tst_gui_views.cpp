@@ -57,6 +57,16 @@ private slots:
         }
         emit controller.reportReady(QStringLiteral("s"), rep);
         QCOMPARE(view.chartCount(), 6);
+        // Where the trainer measured the gradient noise scale, a seventh chart: B_simple against the loss.
+        rep.noiseByLoss = {{0.2, 8}, {0.4, 2}};
+        rep.globalBatches = {2, 4};
+        emit controller.reportReady(QStringLiteral("s"), rep);
+        QCOMPARE(view.chartCount(), 7);
+        QVERIFY2(view.chartAt(6)->title().contains(QStringLiteral("Gradient noise scale")), qPrintable(view.chartAt(6)->title()));
+        QCOMPARE(view.chartAt(6)->series().size(), 4);  // the points, the curve read from them, the two batches
+        rep.noiseByLoss.clear();
+        emit controller.reportReady(QStringLiteral("s"), rep);
+        QCOMPARE(view.chartCount(), 6);
         view.resize(1280, 760);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));

@@ -9,6 +9,7 @@
 #include <QRandomGenerator>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace scaledesk;
@@ -50,6 +51,79 @@ private slots:
         QCOMPARE(c->samples, 60);
         QCOMPARE(c->batches, (QList<double>{2, 4, 8, 16, 32, 64}));
         QCOMPARE(c->maxSamples, 262144.0);
+    }
+
+    // A gradient noise scale that grows as the loss falls (McCandlish et al.): B_noise(L) =
+    // 4·((L − L∞)/0.1)^−0.7, from 4 samples early to hundreds late. Runs at global batches 4, 16 and
+    // 64 are simulated forward (ds_eff = ds / (1 + B/B_noise(L)), L = L∞ + a·s_eff^−b), each epoch
+    // recording its validation loss and the B_simple the trainer would measure over it. Fitted
+    // with those, the curve predicts the samples to a loss at a batch of 256 (never run) within
+    // 5 % of the same simulation at 256, within the losses reached and below them; below them the
+    // constant B_noise of the losses alone misses by more than 50 % (it said +156 %).
+    void aMeasuredNoiseScaleThatGrowsAsTheLossFalls()
+    {
+        const double floor = 0.01, a = 2.0, b = 0.5;
+        const auto noiseAt = [&](double loss) { return 4.0 * std::pow((loss - floor) / 0.1, -0.7); };
+        const auto lossAt = [&](double effective) { return floor + a * std::pow(effective, -b); };
+        // Forward: the samples at batch B until the loss reaches `target` (or each epoch's loss).
+        const auto simulate = [&](double batch, double epochSamples, int epochs, double target, RunLosses* run) {
+            double s = 0, effective = 1e-3, ds = epochSamples / 2000;
+            for (int e = 1; e <= epochs; ++e) {
+                const double start = lossAt(effective), startEffective = effective;
+                for (int k = 0; k < 2000; ++k) {
+                    effective += ds / (1.0 + batch / noiseAt(lossAt(effective)));
+                    s += ds;
+                    if (lossAt(effective) <= target) return s;
+                }
+                if (run) {
+                    run->samples << s;
+                    run->losses << lossAt(effective);
+                    // The epoch's B_simple as its steps average it: the constant noise scale that
+                    // turns its samples into its effective samples.
+                    run->bSimple << batch / (epochSamples / (effective - startEffective) - 1);
+                    Q_UNUSED(start);
+                }
+            }
+            return s;
+        };
+        QList<RunLosses> runs;
+        for (double batch : {4.0, 16.0, 64.0}) {
+            RunLosses r;
+            r.batch = batch;
+            simulate(batch, 4096, 12, 0, &r);
+            runs << r;
+        }
+        const auto points = gradientNoiseByLoss(runs);
+        QCOMPARE(points.size(), 36);
+        QVERIFY(std::is_sorted(points.begin(), points.end()));
+        auto c = fitLearningCurve(runs);
+        QVERIFY2(c, c ? "" : qPrintable(c.error().text()));
+        QVERIFY(c->noiseMeasured() && c->batchMeasured());
+        QVERIFY2(c->relativeRms < 0.01, qPrintable(QString::number(c->relativeRms)));
+        QCOMPARE(c->batches, (QList<double>{4, 16, 64}));
+        // B_noise read back between the points, and the nearest point's beyond them.
+        QVERIFY(within(c->noiseAt(points[10].first), points[10].second, 1e-12));
+        QCOMPARE(c->noiseAt(points.first().first / 2), points.first().second);
+        // The constant B_noise of the losses alone, for comparison.
+        QList<LossSample> plain;
+        for (const RunLosses& r : runs)
+            for (int i = 0; i < r.losses.size(); ++i) plain << LossSample{r.samples[i], r.batch, r.losses[i]};
+        auto constant = fitLearningCurve(plain);
+        QVERIFY(constant);
+        // Within the losses the runs reached, and below them (the batch of 256 is never run).
+        for (const double target : {runs[2].losses.last() * 1.2, runs[0].losses.last() * 0.9}) {
+            const double truthSamples = simulate(256, 20000, 400, target, nullptr);  // steps of 10 samples
+            const double predicted = c->samplesTo(target, 256), constantSamples = constant->samplesTo(target, 256);
+            qInfo("samples to %g at batch 256: simulated %g; with the measured noise scale %g (%+.1f %%); with one constant B_noise "
+                  "(%g) %g (%+.1f %%)",
+                  target, truthSamples, predicted, 100 * (predicted / truthSamples - 1), constant->noiseBatch, constantSamples,
+                  100 * (constantSamples / truthSamples - 1));
+            QVERIFY2(within(predicted, truthSamples, 0.05), qPrintable(QString::number(predicted / truthSamples)));
+            QVERIFY(within(c->loss(predicted, 256), target, 1e-6));  // the inverse
+            // Below the losses measured, where B_noise has grown past every batch run, one
+            // constant B_noise overestimates what a large batch needs by far.
+            if (target < runs[0].losses.last()) QVERIFY(constantSamples / truthSamples > 1.5);
+        }
     }
 
     void theInverseMatchesAHandComputation()

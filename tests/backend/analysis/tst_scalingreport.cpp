@@ -426,6 +426,23 @@ private slots:
         QVERIFY(none.runsCsv().section(QLatin1Char('\n'), 1, 1).endsWith(QStringLiteral(",,")));
     }
 
+    // The gradient noise scale of the runs' epochs (epochs.csv gns_b_simple) against the loss the
+    // gradients were measured along (the mean of the validation losses before and after each
+    // epoch), and the runs' global batches (manifest); a run without the column adds no point.
+    void theGradientNoiseScaleAgainstTheLoss()
+    {
+        QList<ReportRun> runs;
+        const QByteArray measured = "epoch,wall_s,train_s,val_s,samples_processed_global,val_loss,gns_b_simple\n"
+                                    "1,10,10,0,64,0.5,2\n2,10,10,0,64,0.3,nan\n3,10,10,0,64,0.2,6\n";
+        runs << run(QStringLiteral("ddp"), 2, 1, RunState::Completed, measured);
+        runs.last().manifest.insert(QStringLiteral("global_batch_size"), 4);
+        runs << run(QStringLiteral("ddp"), 1, 1, RunState::Completed, epochs({{10, 20, 0.5, 1010}, {10, 20, 0.25, 1020}}));
+        runs.last().manifest.insert(QStringLiteral("global_batch_size"), 2);
+        const ScalingReport rep = buildScalingReport(QStringLiteral("s"), runs);
+        QCOMPARE(rep.globalBatches, (QList<double>{2, 4}));
+        QCOMPARE(rep.noiseByLoss, (QList<QPair<double, double>>{{0.25, 6}, {0.5, 2}}));  // epoch 3 at (0.3 + 0.2) / 2
+    }
+
     void csvHasOneRowPerGroupAndRun()
     {
         ReportOptions options;

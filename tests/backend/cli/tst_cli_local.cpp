@@ -290,8 +290,18 @@ private slots:
             m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--sweep"),
                        QStringLiteral("curve"), QStringLiteral("--ranks-per-node"), QStringLiteral("1,2"), QStringLiteral("--strategies"),
                        QStringLiteral("ddp"), QStringLiteral("--make-data"), QStringLiteral("--wait"), QStringLiteral("--timeout"),
-                       QStringLiteral("600"), QStringLiteral("--"), QStringLiteral("--num_epochs"), QStringLiteral("4")});
+                       QStringLiteral("600"), QStringLiteral("--"), QStringLiteral("--num_epochs"), QStringLiteral("4"),
+                       QStringLiteral("--gns_every"), QStringLiteral("1")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
+        // The 2-rank run measured the gradient noise scale each epoch; the 1-rank run could not.
+        int measured = 0;
+        for (const scaledesk::EpochRow& e :
+             scaledesk::parseEpochsCsv(m_cli.mirrored(QStringLiteral("curve-ddp-1x2-r1"), QStringLiteral("epochs.csv")), QString()).rows)
+            measured += e.gnsBSimple > 0;
+        for (const scaledesk::EpochRow& e :
+             scaledesk::parseEpochsCsv(m_cli.mirrored(QStringLiteral("curve-ddp-1x1-r1"), QStringLiteral("epochs.csv")), QString()).rows)
+            QVERIFY(std::isnan(e.gnsBSimple));
+        QVERIFY2(measured > 0, "no epoch of the 2-rank run has a positive B_simple");
         // The target: a loss both runs reached (the larger of their best).
         double target = 0;
         for (const char* id : {"curve-ddp-1x1-r1", "curve-ddp-1x2-r1"}) {
@@ -309,6 +319,11 @@ private slots:
         QVERIFY2(p.exitCode == 0, qPrintable(p.all()));
         QVERIFY2(p.out.contains(QStringLiteral("learning curve: validation loss")) &&
                      p.out.contains(QStringLiteral("from 8 validation losses at global batch(es) 2, 4")),
+                 qPrintable(p.out));
+        // Time-to-target reads B_noise off the noise scale the trainer measured, as a function of the loss.
+        QVERIFY2(p.out.contains(QStringLiteral("ds_eff = ds / (1 + B/B_noise(L))")) &&
+                     p.out.contains(
+                         QStringLiteral("B_noise(L) the gradient noise scale the trainer measured (B_simple, %1 epoch(s)").arg(measured)),
                  qPrintable(p.out));
         QFile csv(dir + QStringLiteral("/plan.csv"));
         QVERIFY(csv.open(QIODevice::ReadOnly));

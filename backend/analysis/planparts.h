@@ -1,0 +1,65 @@
+#pragma once
+
+// The planner's parts (makePlan builds a plan from them, in this order), shared by its files:
+// planfit.cpp (the model's fits: compute, collectives, the base, the bands, the learning curve),
+// planpoints.cpp (each predicted point, its bounds and the plan's warnings). Not an interface:
+// analysis/planner.h is.
+#include "analysis/learningcurve.h"
+#include "analysis/planner.h"
+#include "core/error.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <limits>
+#include <vector>
+
+namespace scaledesk::planparts {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+inline Error planError(const QString& message, const QString& location = QString()) { return Error{ErrorCode::Usage, message, location}; }
+
+// What makePlan's parts share while they build one plan, in the order makePlan calls them.
+struct PlanFit {
+    PlanFit(Plan& p, const QString& sw, const std::vector<PlanRunInput>& all, const std::vector<PlanRunInput>& fitted,
+            const QList<CommSample>& bench, const QStringList& sources, const PlanOptions& o, int barriers)
+        : plan(p), sweep(sw), runs(all), used(fitted), benchmark(bench), benchmarkSources(sources), options(o), barrierLeftOut(barriers)
+    {}
+    Plan& plan;
+    const QString& sweep;
+    const std::vector<PlanRunInput>& runs;  ///< every run (the learning curve reads them all)
+    const std::vector<PlanRunInput>& used;  ///< the runs with step records to fit
+    const QList<CommSample>& benchmark;     ///< the collectives as training meets them where so timed
+    const QStringList& benchmarkSources;
+    const PlanOptions& options;
+    int barrierLeftOut = 0;
+    ComputeModel compute;                    ///< fitCompute
+    double gradientBytes = 0;                ///< layoutStrategies
+    QStringList strategies;                  ///< layoutStrategies
+    int rpn = 1;                             ///< fitCollectives: ranks per node predicted
+    bool needComm = false;                   ///< fitCollectives: some point has more than one rank
+    int measuredMax = 1;                     ///< chooseBase
+    const PlanRunInput* base = nullptr;      ///< chooseBase
+    double sigmaCompute = 0, sigmaComm = 0;  ///< bandWidths
+    double sigmaLoss = 0, startupS = 0;      ///< fitCurve
+};
+
+Status fitComputePart(PlanFit& f);
+void describeArrivalWait(PlanFit& f);
+Status layoutStrategies(PlanFit& f);
+Status fitCollectives(PlanFit& f);
+void checkSizesSent(PlanFit& f);
+void chooseBase(PlanFit& f);
+void bandWidths(PlanFit& f);
+Status fitCurve(PlanFit& f);
+/// The validation losses of the runs' epochs, run by run; the runs that gave any go to `from`.
+QList<RunLosses> validationLosses(const std::vector<PlanRunInput>& runs, QStringList* from);
+
+/// Whether a run scaled better than linearly: its throughput per rank above the base run's.
+bool measuredSuperlinear(const std::vector<PlanRunInput>& used, const PlanRunInput& base);
+PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool superlinear);
+void planWarnings(PlanFit& f);
+
+}  // namespace scaledesk::planparts
