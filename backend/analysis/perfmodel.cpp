@@ -179,7 +179,9 @@ Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& timings)
     return m;
 }
 
-ComputeModel::ComputeModel() : fixedS(kNaN), perSampleS(kNaN), backwardShare(kNaN), dataS(kNaN), relativeRms(kNaN), optimizerShare(kNaN) {}
+ComputeModel::ComputeModel()
+    : fixedS(kNaN), perSampleS(kNaN), backwardShare(kNaN), dataS(kNaN), relativeRms(kNaN), optimizerShare(kNaN), loaderPerSampleS(kNaN)
+{}
 
 Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples)
 {
@@ -215,6 +217,15 @@ Expected<ComputeModel> fitCompute(const QList<ComputeSample>& samples)
     m.backwardShare = share / ok.size();
     m.optimizerShare = optimizer / ok.size();
     m.dataS = data / ok.size();
+    m.loaderWorkers = std::all_of(ok.begin(), ok.end(), [](const ComputeSample& s) { return s.dataWorkers > 0; });
+    double loader = 0;
+    int waited = 0;
+    for (const ComputeSample& s : ok)
+        if (s.dataS > 0.05 * s.computeS) {
+            loader += (s.computeS + s.dataS) / s.localBatch;
+            ++waited;
+        }
+    if (m.loaderWorkers && waited > 0) m.loaderPerSampleS = loader / waited;
     double sq = 0;
     for (const ComputeSample& s : ok) sq += std::pow((m.time(s.localBatch) - s.computeS) / s.computeS, 2);
     m.relativeRms = std::sqrt(sq / ok.size());
@@ -377,6 +388,9 @@ StepPrediction PerfModel::step(const QString& strategy, int ranks, int nodes, do
     if (strategy == QLatin1String("zero1") && std::isfinite(compute.optimizerShare))
         p.computeS *= 1.0 - compute.optimizerShare * (1.0 - 1.0 / ranks);
     p.dataS = std::isfinite(compute.dataS) ? compute.dataS : 0.0;
+    // A loader with workers overlaps the compute: the step waits for what it takes beyond it.
+    if (compute.loaderWorkers && std::isfinite(compute.loaderPerSampleS))
+        p.dataS = std::max(0.0, compute.loaderPerSampleS * localBatch - p.computeS);
     const StrategyComm sc = strategies.value(strategy);
     const double bucket = strategies.contains(strategy) ? sc.bucketBytes : (strategy == QLatin1String("fused") ? 64e6 : 25e6);
     const bool zero = strategy == QLatin1String("zero1");

@@ -103,6 +103,7 @@ struct ComputeSample {
     double backwardS = 0;   ///< the part of it that backward takes (what DDP can overlap with)
     double dataS = 0;       ///< waiting for data per step
     double optimizerS = 0;  ///< the part of compute the optimizer step takes (all of the parameters')
+    int dataWorkers = -1;   ///< the loader's worker threads; -1: not known (its wait is taken as it was)
 };
 
 /// Compute time per step, affine in the local batch: t(b) = fixed + perSample·b; backward is
@@ -111,6 +112,15 @@ struct ComputeModel {
     double fixedS, perSampleS, backwardShare, dataS, relativeRms;
     /// The optimizer step's share of compute; ZeRO-1 updates only its rank's 1/n of the parameters.
     double optimizerShare;
+    /// A loader with worker threads prepares the next batches while the step computes: the step
+    /// waits only for what the loader takes beyond its compute, wait = max(0, loader − compute).
+    /// The loader's time per sample where a run waited for it (wait above 5 % of its compute:
+    /// (compute + wait) / local batch, the mean over such runs); NaN where none did (the loader
+    /// kept up: its time is not known, only that it is under the compute) or where the loader has
+    /// no workers (its time then adds to the step, `dataS`).
+    double loaderPerSampleS;
+    /// Whether every run's loader had worker threads (the max() above applies).
+    bool loaderWorkers = false;
     int samples = 0;
     ComputeModel();
     double time(double localBatch) const { return fixedS + perSampleS * localBatch; }

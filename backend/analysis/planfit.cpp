@@ -83,8 +83,12 @@ Status fitComputePart(PlanFit& f)
         // A zero1 run's optimizer updated its 1/n shard: counted as the whole update would take.
         const double optimizer = std::isfinite(r.optimizerS) ? r.optimizerS : 0.0;
         const double unsharded = r.strategy == QLatin1String("zero1") ? optimizer * (r.ranks - 1) : 0.0;
-        computeSamples << ComputeSample{r.localBatch, (r.computeS + unsharded) / f, std::isfinite(r.backwardS) ? r.backwardS / f : 0.0,
-                                        std::isfinite(r.dataS) ? r.dataS : 0.0, (optimizer + unsharded) / f};
+        computeSamples << ComputeSample{r.localBatch,
+                                        (r.computeS + unsharded) / f,
+                                        std::isfinite(r.backwardS) ? r.backwardS / f : 0.0,
+                                        std::isfinite(r.dataS) ? r.dataS : 0.0,
+                                        (optimizer + unsharded) / f,
+                                        r.dataWorkers};
         batches.insert(r.localBatch);
     }
     auto compute = fitCompute(computeSamples);
@@ -102,10 +106,18 @@ Status fitComputePart(PlanFit& f)
                            return t.join(QStringLiteral(", "));
                        }())
                        .arg(batches.size() < 2 ? QStringLiteral(" (one local batch: proportional to it, no fixed part)") : QString());
-    plan.inputs << QStringLiteral("data wait: %1 s per step; backward: %2 % of compute; optimizer: %3 % of compute, of which "
+    plan.inputs << QStringLiteral("data wait: %1 s per step%4; backward: %2 % of compute; optimizer: %3 % of compute, of which "
                                   "zero1 does 1/n at n ranks (the runs' step records)")
                        .arg(formatNumber(compute->dataS), formatNumber(100.0 * compute->backwardShare),
-                            formatNumber(100.0 * compute->optimizerShare));
+                            formatNumber(100.0 * compute->optimizerShare),
+                            !compute->loaderWorkers
+                                ? QStringLiteral(" (a loader without worker threads, or not recorded: added to the step "
+                                                 "as measured)")
+                                : std::isfinite(compute->loaderPerSampleS)
+                                ? QStringLiteral(" (the loader's workers overlap compute: wait = max(0, %1 s per sample × local batch − "
+                                                 "compute))")
+                                      .arg(formatNumber(compute->loaderPerSampleS))
+                                : QStringLiteral(" (the loader's workers kept up with compute in every run: its wait taken as measured)"));
     if (plan.model.cpuRanks && !plan.model.contentionSamples.isEmpty()) {
         QStringList layouts;
         for (const CommSample& c : std::as_const(plan.model.contentionSamples)) {

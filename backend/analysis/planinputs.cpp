@@ -261,6 +261,7 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
         r.samplesPerEpoch = stepsPerEpoch * r.globalBatch;
         r.gradientBytes = 4.0 * m.value(QLatin1String("parameters")).toDouble(kNaN);
         r.cpu = m.value(QLatin1String("device")).toString() == QLatin1String("cpu");
+        r.dataWorkers = m.value(QLatin1String("num_data_workers")).toInt(-1);
         r.bucketBytes = (r.strategy == QLatin1String("fused") ? m.value(QLatin1String("fusion_mb")).toDouble(kNaN)
                                                               : m.value(QLatin1String("bucket_cap_mb")).toDouble(kNaN)) *
             (1 << 20);

@@ -36,6 +36,7 @@ struct PlanRunInput {
     /// (manifest.json `comm_message_bytes`); empty from a trainer that did not record them.
     QMap<QString, QList<double>> messageBytes;
     int steps = 0;           ///< step records averaged
+    int dataWorkers = -1;    ///< the loader's worker threads (manifest `num_data_workers`); -1: not recorded
     bool cpu = false;        ///< trained on CPU ranks (manifest `device`)
     double globalBatch;      ///< manifest `global_batch_size`
     QList<EpochRow> epochs;  ///< every epoch of epochs.csv (validation losses, training times), warm-up included

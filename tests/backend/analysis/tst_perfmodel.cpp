@@ -401,6 +401,40 @@ private slots:
         QVERIFY(near(m.step(QStringLiteral("zero1"), 1, 1, 2).computeS, 0.2));
     }
 
+    // A loader with worker threads overlaps the step: a run at local batch 2 that computed 0.2 s
+    // and waited 0.05 s a step had a loader of 0.25 s for 2 samples (0.125 s each), so at batch 4
+    // (compute 0.4 s) it waits max(0, 0.5 − 0.4) = 0.1 s, and with compute slowed to 0.3 s at
+    // batch 2 it keeps up (no wait). Without workers the measured wait adds as it was; with
+    // workers that kept up, too (the loader's own time is not known).
+    void dataWaitIsWhatTheLoaderTakesBeyondCompute()
+    {
+        ComputeSample waited{2, 0.2, 0.1, 0.05, 0.02, 2};
+        auto fit = fitCompute({waited});
+        QVERIFY2(fit, fit ? "" : qPrintable(fit.error().text()));
+        QVERIFY(fit->loaderWorkers);
+        QVERIFY(near(fit->loaderPerSampleS, 0.125));
+        PerfModel m = tenthOfASecondPerSample();
+        m.compute = *fit;
+        QVERIFY(near(m.step(QStringLiteral("fused"), 1, 1, 2).dataS, 0.05));  // as measured
+        QVERIFY(near(m.step(QStringLiteral("fused"), 1, 1, 4).dataS, 0.1));
+        m.compute.perSampleS = 0.15;  // slower compute: 0.3 s at batch 2
+        QCOMPARE(m.step(QStringLiteral("fused"), 1, 1, 2).dataS, 0.0);
+
+        ComputeSample inline_ = waited;
+        inline_.dataWorkers = 0;
+        auto noWorkers = fitCompute({inline_});
+        QVERIFY(noWorkers && !noWorkers->loaderWorkers && std::isnan(noWorkers->loaderPerSampleS));
+        m.compute = *noWorkers;
+        QVERIFY(near(m.step(QStringLiteral("fused"), 1, 1, 4).dataS, 0.05));  // added as measured
+
+        ComputeSample keptUp = waited;
+        keptUp.dataS = 0.001;
+        auto kept = fitCompute({keptUp});
+        QVERIFY(kept && kept->loaderWorkers && std::isnan(kept->loaderPerSampleS));
+        m.compute = *kept;
+        QVERIFY(near(m.step(QStringLiteral("fused"), 1, 1, 4).dataS, 0.001));
+    }
+
     void whatCannotBeFittedIsSaid()
     {
         // One size at one rank count: the bandwidth alone (latency 0), and the model says so.

@@ -238,6 +238,8 @@ TEST_F(TrainCli, LogLinesMatchTheNerscFormats)
         EXPECT_EQ(sum, gradientBytes) << strategy;
     }
     EXPECT_EQ(manifest["zero_bucket_mb"], 25.0);
+    EXPECT_EQ(manifest["num_data_workers"], 1);  // cpu-tiny's (the planner's data wait reads it)
+    EXPECT_NE(csv[0].find(",gns_b_simple"), std::string::npos) << csv[0];
 }
 
 // The bucket layout the planner reads from manifest.json is the one the strategies use: reverse

@@ -80,6 +80,7 @@ struct RunManifest {
     uint64_t seed = 0;
     /// The bytes of each collective a step sends, by strategy (dist/buckets.h): `comm_message_bytes`.
     std::map<std::string, std::vector<int64_t>> messageBytes;
+    int64_t dataWorkers = 0;  ///< the loader's worker threads per rank (`num_data_workers`; 0: on the step's thread)
 };
 
 /// Writes <runDir>/manifest.json with status "running"; a resumed run keeps its first start time.

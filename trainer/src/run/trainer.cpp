@@ -362,6 +362,7 @@ private:
         m.nSamples = c.nSamples;
         m.nSamplesVal = c.nSamplesVal;
         m.dataLoader = dataLoaderModeName(c.dataLoader);
+        m.dataWorkers = c.numDataWorkers;
         m.dataSize = c.dataSize;
         m.baseChannels = c.baseChannels;
         m.fullScale = c.fullScale;
