@@ -2,6 +2,8 @@
 // run of a sweep tells (its manifest, epochs.csv and step records; a command run's own times).
 #include "analysis/planner.h"
 
+#include "analysis/planparts.h"
+
 #include "analysis/axisticks.h"
 #include "analysis/epochscsv.h"
 #include "analysis/metrics.h"
@@ -24,9 +26,8 @@
 namespace scaledesk {
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-Error planError(const QString& message, const QString& location = QString()) { return Error{ErrorCode::Usage, message, location}; }
+using planparts::kNaN;
+using planparts::planError;
 
 // Mean of a step series' values after step `after` (all of them when none is later).
 double meanAfter(const RunMetrics& m, const char* tag, double after, int* count = nullptr)

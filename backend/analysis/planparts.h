@@ -2,8 +2,8 @@
 
 // The planner's parts (makePlan builds a plan from them, in this order), shared by its files:
 // planfit.cpp (the model's fits: compute, collectives, the base, the bands, the learning curve),
-// planpoints.cpp (each predicted point, its bounds and the plan's warnings). Not an interface:
-// analysis/planner.h is.
+// planpoints.cpp (each predicted point, its bounds and the plan's warnings); planError() and kNaN
+// for every planner file. Not an interface: analysis/planner.h is.
 #include "analysis/learningcurve.h"
 #include "analysis/planner.h"
 #include "core/error.h"

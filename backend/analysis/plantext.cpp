@@ -1,6 +1,8 @@
 // A plan as text and files: plan.csv, plan.md, and writePlan() with the plots.
 #include "analysis/planner.h"
 
+#include "analysis/planparts.h"
+
 #include "analysis/axisticks.h"
 #include "analysis/epochscsv.h"
 
@@ -15,8 +17,8 @@
 namespace scaledesk {
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-Error planError(const QString& message, const QString& location = QString()) { return Error{ErrorCode::Usage, message, location}; }
+using planparts::kNaN;
+using planparts::planError;
 }  // namespace
 
 QString Plan::csv() const
