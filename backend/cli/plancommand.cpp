@@ -57,7 +57,8 @@ public:
         m_app
             ->add_option("--format", m_formats,
                          "what --out writes, comma-separated: csv, md, png, svg, pdf (plots plan_epoch_time, plan_efficiency, "
-                         "plan_node_hours and, with --target-loss, plan_time_to_target)")
+                         "plan_node_hours, with --target-loss plan_time_to_target, and where the runs measured the gradient noise "
+                         "scale plan_noise_scale)")
             ->capture_default_str();
     }
     bool chosen() const override { return m_app->parsed(); }

@@ -50,8 +50,9 @@ public:
         m_app->add_option("--target", m_target, "validation loss for time-to-target (default: the lowest loss every run reached)");
         m_app
             ->add_option("--format", m_formats,
-                         "comma-separated: csv (groups.csv, runs.csv), md (report.md), png, svg, pdf (the six plots, and "
-                         "scaling_report.<format> with all six on one page)")
+                         "comma-separated: csv (groups.csv, runs.csv), md (report.md), png, svg, pdf (the six plots, a seventh, "
+                         "noise_scale, where the trainer measured the gradient noise scale, and scaling_report.<format> with all "
+                         "of them on one page)")
             ->capture_default_str();
         addHostKeyFlag(*m_app, shared);
     }
