@@ -8,6 +8,10 @@ namespace scaledesk {
 
 namespace {
 
+// What a collective's time counts in a step, as its curve stores it: an allreduce as it is, a
+// reduce-scatter or allgather (an allreduce-equivalent of twice its time, PerfModel::step) half.
+double weightOf(const QString& collective) { return collective == QLatin1String("allreduce") ? 1.0 : 0.5; }
+
 const AllreduceModel& curveOf(const PerfModel& model, const QString& collective)
 {
     if (collective == QLatin1String("reduce-scatter")) return model.reduceScatter;
@@ -15,8 +19,9 @@ const AllreduceModel& curveOf(const PerfModel& model, const QString& collective)
     return model.comm;
 }
 
-bool stepAt(const AllreduceModel& m, const QString& collective, int ranks, int nodes, double bytes, double weight, CurveStep* out)
+bool stepAt(const AllreduceModel& m, const QString& collective, int ranks, int nodes, double bytes, CurveStep* out)
 {
+    const double weight = weightOf(collective);
     const auto [lo, hi] = m.curveAround(ranks, nodes, bytes);
     if (!lo || !hi || lo == hi || !timingsJump(*lo, *hi)) return false;
     out->collective = collective;
@@ -38,7 +43,7 @@ bool timingsJump(const CommSample& below, const CommSample& above)
 
 QString CurveStep::describe() const
 {
-    const double weight = collective == QLatin1String("allreduce") ? 1.0 : 0.5;  // as the curve stores them
+    const double weight = weightOf(collective);
     return QStringLiteral("%1 of %2 MiB lies where the timings jump from %3 s at %4 MiB to %5 s at %6 MiB")
         .arg(collective, formatNumber(bytes / (1 << 20)), formatNumber(weight * below->seconds), formatNumber(below->bytes / (1 << 20)),
              formatNumber(weight * above->seconds), formatNumber(above->bytes / (1 << 20)));
@@ -53,10 +58,9 @@ QList<CurveStep> curveStepsCrossed(const PerfModel& model, const QString& strate
     for (const double bytes : sc.messageBytes) {
         CurveStep s;
         if (zero) {
-            // PerfModel::step: (reduce-scatter + allgather) / 2, each stored as an allreduce-equivalent.
-            if (stepAt(model.reduceScatter, QStringLiteral("reduce-scatter"), ranks, nodes, bytes, 0.5, &s)) steps << s;
-            if (stepAt(model.allgather, QStringLiteral("allgather"), ranks, nodes, bytes, 0.5, &s)) steps << s;
-        } else if (stepAt(model.comm, QStringLiteral("allreduce"), ranks, nodes, bytes, 1.0, &s)) {
+            for (const QString& collective : {QStringLiteral("reduce-scatter"), QStringLiteral("allgather")})
+                if (stepAt(curveOf(model, collective), collective, ranks, nodes, bytes, &s)) steps << s;
+        } else if (stepAt(model.comm, QStringLiteral("allreduce"), ranks, nodes, bytes, &s)) {
             steps << s;
         }
     }
@@ -66,11 +70,10 @@ QList<CurveStep> curveStepsCrossed(const PerfModel& model, const QString& strate
 QList<CurveStep> curveStepsAnywhere(const PerfModel& model, const QString& collective, double bytes)
 {
     const AllreduceModel& m = curveOf(model, collective);
-    const double weight = collective == QLatin1String("allreduce") ? 1.0 : 0.5;
     CurveStep found, s;
     bool any = false;
     for (const CommSample& c : m.measured)
-        if (stepAt(m, collective, c.ranks, c.nodes, bytes, weight, &s)) {
+        if (stepAt(m, collective, c.ranks, c.nodes, bytes, &s)) {
             found = s;
             any = true;
         }

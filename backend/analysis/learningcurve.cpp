@@ -104,13 +104,18 @@ double LearningCurve::samplesTo(double target, double batch) const
     return sum;
 }
 
+namespace {
+// The loss epoch i's gradients were measured along: the mean of the validation losses before and
+// after it (a first epoch's own).
+double lossDuring(const RunLosses& r, qsizetype i) { return ((i > 0 ? r.losses[i - 1] : r.losses[i]) + r.losses[i]) / 2; }
+}  // namespace
+
 QList<QPair<double, double>> gradientNoiseByLoss(const QList<RunLosses>& runs)
 {
     QList<QPair<double, double>> points;
     for (const RunLosses& r : runs)
         for (qsizetype i = 0; i < r.losses.size() && i < r.bSimple.size(); ++i) {
-            const double before = i > 0 ? r.losses[i - 1] : r.losses[i];
-            const double at = (before + r.losses[i]) / 2;
+            const double at = lossDuring(r, i);
             if (r.bSimple[i] > 0 && std::isfinite(r.bSimple[i]) && at > 0 && std::isfinite(at)) points << qMakePair(at, r.bSimple[i]);
         }
     std::sort(points.begin(), points.end());
@@ -134,8 +139,7 @@ Expected<LearningCurve> fitLearningCurve(const QList<RunLosses>& runs)
         double s = 0, seen = 0;
         for (qsizetype i = 0; i < r.losses.size() && i < r.samples.size(); ++i) {
             const double measured = i < r.bSimple.size() ? r.bSimple[i] : kNaN;
-            const double before = i > 0 ? r.losses[i - 1] : r.losses[i];
-            const double bNoise = measured > 0 && std::isfinite(measured) ? measured : pooled.noiseAt((before + r.losses[i]) / 2);
+            const double bNoise = measured > 0 && std::isfinite(measured) ? measured : pooled.noiseAt(lossDuring(r, i));
             s += (r.samples[i] - seen) / (1.0 + r.batch / bNoise);
             seen = r.samples[i];
             effective << LossSample{s, r.batch, r.losses[i]};

@@ -495,20 +495,16 @@ Status fitCurve(PlanFit& f)
     const PlanOptions& options = f.options;
     const QString& sweep = f.sweep;
     plan.targetLoss = options.targetLoss;
-    {
-        QStringList ignored;
-        const QList<RunLosses> all = validationLosses(runs, &ignored);
-        plan.noiseByLoss = gradientNoiseByLoss(all);
-        for (const RunLosses& r : all)
-            if (!plan.runBatches.contains(r.batch)) plan.runBatches << r.batch;
-        std::sort(plan.runBatches.begin(), plan.runBatches.end());
-    }
+    QStringList from;
+    const QList<RunLosses> losses = validationLosses(runs, &from);
+    plan.noiseByLoss = gradientNoiseByLoss(losses);
+    for (const RunLosses& r : losses)
+        if (!plan.runBatches.contains(r.batch)) plan.runBatches << r.batch;
+    std::sort(plan.runBatches.begin(), plan.runBatches.end());
     double sigmaLoss = 0, startupS = 0;
     if (std::isfinite(options.targetLoss)) {
         if (!(options.targetLoss > 0))
             return planError(QStringLiteral("the target loss must be positive (got %1)").arg(options.targetLoss));
-        QStringList from;
-        const QList<RunLosses> losses = validationLosses(runs, &from);
         auto curve = fitLearningCurve(losses);
         if (!curve)
             return planError(QStringLiteral("time-to-target: %1 (the validation losses of sweep '%2''s epochs.csv)")

@@ -443,9 +443,8 @@ void speedups(ScalingReport& rep, const QMap<QString, int>& baseline)
     }
 }
 
-}  // namespace
-
-// The runs' global batches and the gradient noise scale their epochs measured, against the loss.
+// The runs' global batches and the gradient noise scale their epochs measured, against the loss
+// (the points need each epoch's validation loss and B_simple only).
 void gradientNoise(ScalingReport& rep, const QList<ReportRun>& input)
 {
     QList<RunLosses> runs;
@@ -454,19 +453,18 @@ void gradientNoise(ScalingReport& rep, const QList<ReportRun>& input)
         r.batch = in.manifest.value(QStringLiteral("global_batch_size")).toDouble();
         if (!(r.batch > 0)) continue;
         if (!rep.globalBatches.contains(r.batch)) rep.globalBatches << r.batch;
-        double seen = 0;
-        for (const EpochRow& e : in.epochs.rows) {
-            if (std::isfinite(e.samplesGlobal)) seen += e.samplesGlobal;
-            if (!(e.valLoss > 0)) continue;
-            r.samples << seen;
-            r.losses << e.valLoss;
-            r.bSimple << e.gnsBSimple;
-        }
+        for (const EpochRow& e : in.epochs.rows)
+            if (e.valLoss > 0) {
+                r.losses << e.valLoss;
+                r.bSimple << e.gnsBSimple;
+            }
         runs << r;
     }
     std::sort(rep.globalBatches.begin(), rep.globalBatches.end());
     rep.noiseByLoss = gradientNoiseByLoss(runs);
 }
+
+}  // namespace
 
 ScalingReport buildScalingReport(const QString& sweep, const QList<ReportRun>& input, const ReportOptions& options)
 {
