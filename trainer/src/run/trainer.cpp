@@ -601,10 +601,10 @@ private:
     // a rank's batch, B_big the global one. None with one rank or --gns_every 0.
     std::optional<GradientNoise> epochNoise()
     {
-        const GradientSync::NoiseSums sums = sync->takeNoise(comm);
-        if (sums.steps == 0 || this->sums.steps == 0) return std::nullopt;
-        const double local = double(this->sums.samples) / double(this->sums.steps);
-        return estimateGradientNoise(sums.localSq, sums.globalSq, local, local * comm.size());
+        const GradientSync::NoiseSums norms = sync->takeNoise(comm);
+        if (norms.steps == 0 || sums.steps == 0) return std::nullopt;
+        const double local = double(sums.samples) / double(sums.steps);
+        return estimateGradientNoise(norms.localSq, norms.globalSq, local, local * comm.size());
     }
 
     // The epoch's `epoch` record and its epochs.csv row (rank 0).
