@@ -74,6 +74,16 @@ public:
         return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
     }
 
+    /// For a failed wait: the run's state and message, and the end of its mirrored out.log.
+    QString describe(const QString& runId) const
+    {
+        const QJsonObject r = record(runId);
+        const QByteArray log = mirrored(runId, QStringLiteral("out.log"));
+        return QStringLiteral("%1: state %2, message '%3'; out.log ends:\n%4")
+            .arg(runId, r.value(QStringLiteral("state")).toString(), r.value(QStringLiteral("message")).toString(),
+                 QString::fromUtf8(log.right(1500)));
+    }
+
     /// Polls with `status` until `pred` holds for the run's record, or the time is up.
     bool waitFor(const QString& runId, const std::function<bool(const QJsonObject&)>& pred, int seconds) const
     {
@@ -84,6 +94,7 @@ public:
             if (pred(record(runId))) return true;
             QThread::msleep(500);
         }
+        qWarning("waited %d s in vain: %s", seconds, qPrintable(describe(runId)));
         return false;
     }
     /// Waits until the run's mirrored metrics.jsonl holds at least `steps` step records.

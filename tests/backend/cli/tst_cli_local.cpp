@@ -794,18 +794,23 @@ private slots:
             [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120));
     }
 
+    // The run is long enough (150 epochs of cpu-tiny, ~45 s here) that the stop reaches the trainer
+    // well before its end on a loaded machine: with 40 (~12 s) a stop that arrived after the last
+    // epoch's check let the run complete, and the wait for `cancelled` failed in CI.
     void signalCheckpointsAndRequeueResumes()
     {
         const QString id = QStringLiteral("to-resume");
         const auto r =
             m_cli.run({QStringLiteral("submit"), QStringLiteral("--config"), QStringLiteral("cpu-tiny"), QStringLiteral("--name"), id,
-                       QStringLiteral("--make-data"), QStringLiteral("--"), QStringLiteral("--num_epochs"), QStringLiteral("40")});
+                       QStringLiteral("--make-data"), QStringLiteral("--"), QStringLiteral("--num_epochs"), QStringLiteral("150")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
         QVERIFY(m_cli.waitForSteps(id, 3, 180));
         const auto c = m_cli.run({QStringLiteral("cancel"), QStringLiteral("--signal"), QStringLiteral("USR1"), id});
         QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
-        QVERIFY(m_cli.waitFor(
-            id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120));
+        QVERIFY2(
+            m_cli.waitFor(
+                id, [](const QJsonObject& j) { return j.value(QStringLiteral("state")).toString() == QLatin1String("cancelled"); }, 120),
+            qPrintable(m_cli.describe(id)));
         QCOMPARE(m_cli.manifest(id).value(QStringLiteral("status")).toString(), QStringLiteral("preempted"));
         QVERIFY(m_cli.mirrored(id, QStringLiteral("metrics.jsonl")).contains("\"event\":\"preempted\""));
         const auto q = m_cli.run({QStringLiteral("requeue"), id});

@@ -707,6 +707,9 @@ void installStopSignals()
 {
     struct sigaction action {};
     action.sa_handler = onStopSignal;
+    // SA_RESTART: a stop that lands in a thread inside a system call (a loader thread's read, the
+    // MPI progress thread's sleep) resumes that call, so the stop never turns into an I/O error.
+    action.sa_flags = SA_RESTART;
     sigemptyset(&action.sa_mask);
     sigaction(SIGUSR1, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
