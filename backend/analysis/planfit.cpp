@@ -476,7 +476,7 @@ void bandWidths(PlanFit& f)
         if (std::isfinite(r.epochCv)) cv = std::max(cv, r.epochCv);
     const double sigmaCompute = std::max(std::isfinite(compute->relativeRms) && compute->samples >= 3 ? compute->relativeRms : 0.0, cv);
     const double sigmaComm = std::isfinite(plan.model.comm.relativeRms) ? plan.model.comm.relativeRms : 0.0;
-    plan.inputs << QStringLiteral("band: ±2σ, σ = %1 % of compute (%2) and %3 % of communication (the allreduce fit's residual)")
+    plan.inputs << QStringLiteral("step spread: σ = %1 % of compute (%2) and %3 % of communication (the allreduce fit's residual)")
                        .arg(formatNumber(100 * sigmaCompute))
                        .arg(compute->samples >= 3 ? QStringLiteral("the compute fit's residual or the epochs' spread, the larger")
                                                   : QStringLiteral("the measured epochs' spread"))
@@ -545,10 +545,11 @@ Status fitCurve(PlanFit& f)
         startupS = firsts > 0 ? startupS / firsts : 0.0;
         plan.inputs << QStringLiteral("time-to-target (validation loss %1): ⌈samples to it / samples per epoch⌉ whole epochs × the "
                                       "predicted epoch, + %2 s of first-epoch start-up (the runs' first epoch beyond their steady one, "
-                                      "mean of %3); training time, the target seen at epoch ends; range: the curve's ±2σ with the "
-                                      "epoch's range")
+                                      "mean of %3); training time, the target seen at epoch ends; range: the curve's %4 (its residual) "
+                                      "with the epoch's range")
                            .arg(formatNumber(options.targetLoss), formatNumber(startupS))
-                           .arg(firsts);
+                           .arg(firsts)
+                           .arg(planRangeName());
     }
 
     f.sigmaLoss = sigmaLoss;

@@ -152,6 +152,7 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     if (options.nodes.isEmpty()) return planError(QStringLiteral("no node counts to predict (--nodes)"));
 
     PlanFit f(plan, sweep, runs, used, benchmark, benchmarkSources, options, barrierLeftOut);
+    f.timings = &timings;
     if (auto ok = fitComputePart(f); !ok) return ok.error();
     describeArrivalWait(f);
     for (auto part : {layoutStrategies, fitCollectives})
@@ -160,6 +161,9 @@ Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& r
     chooseBase(f);
     bandWidths(f);
     if (auto ok = fitCurve(f); !ok) return ok.error();
+    crossValidate(f);
+    bootstrapParameters(f);
+    describeRanges(f);
     const bool superlinear = measuredSuperlinear(used, *f.base);
     for (const QString& s : f.strategies)
         for (int nodes : options.nodes) plan.points << predictPoint(f, s, nodes, superlinear);

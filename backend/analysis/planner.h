@@ -66,11 +66,36 @@ struct PlanOptions {
     /// global batch. NaN: the base run's.
     double localBatch, globalBatch;
     QString profile;  ///< named in the commands that would measure what is missing (PlanPoint::measureWith)
+    /// The ranges' parts that refit the model (planuncertainty.cpp): each size of the runs left out
+    /// and predicted from the rest, and the bootstrap's replicas over repeated measurements. The
+    /// refits themselves turn both off.
+    bool crossValidate = true;
+    int bootstrapReplicas = 200;
     PlanOptions();
 };
 
-/// One predicted point, with a band of ±2 σ: σ combines the compute fit's residuals (or, with too
-/// few local batches to have residuals, the measured epochs' spread) with the allreduce fit's.
+/// The ranges' nominal coverage: a point's range is its prediction ×/÷ e^(z·σ), z the standard
+/// normal quantile that leaves (1 − coverage)/2 above (σ: PlanPoint::rangeSigma).
+inline constexpr double kPlanRangeCoverage = 0.90;
+/// How the plan's text, its plots and the window name a range: "90 % range".
+QString planRangeName();
+
+/// A size of the runs left out of the fit and predicted from the rest (leave one size out): the
+/// model-form part of the ranges is the root mean square of their log errors.
+struct HeldOutPoint {
+    QString strategy;
+    int ranks = 1, nodes = 1;
+    double predictedS, measuredS;  ///< epoch (training) time; predicted NaN: not predictable without it
+    QString why;                   ///< why not predictable (what the rest never measured)
+    HeldOutPoint();
+    double logError() const;  ///< ln(predicted / measured); NaN when not predicted
+};
+
+/// One predicted point, with its range (kPlanRangeCoverage, nominal): σ (in log space) combines
+/// the step's spread (the compute fit's residuals, or with too few local batches to have any the
+/// measured epochs' spread, and the allreduce fit's), the parameters' (the bootstrap's) and, at a
+/// point no run measured, the model's form (leave one size out), widened with the doublings of rank
+/// count beyond the runs and across nodes where no run was (planuncertainty.cpp).
 struct PlanPoint {
     QString strategy;
     int nodes = 1, ranks = 1;
@@ -79,18 +104,23 @@ struct PlanPoint {
     double measuredEpochS;      ///< a run of the sweep at this point (mean over its repetitions), else NaN
     double measuredEfficiency;  ///< its efficiency against the measured base run (the report's definition), else NaN
     bool extrapolated = false;  ///< more than 8× the largest rank count measured
+    double rangeSigma = 0;      ///< σ of ln(epoch): the range is epoch ×/÷ e^(z·σ) (before rangeNotes' widening)
+    /// The model-form term's weight: 0 where a run of this strategy measured this point (its layout
+    /// and local batch), else the
+    /// doublings of rank count beyond the largest run (at least 1), + 1 across nodes where no run was.
+    double extrapolationWeight = 0;
     /// What this prediction needs that was never measured (plangaps.h), and the commands that
     /// measure it. Not empty: the point has no predicted numbers (NaN), only these.
     QStringList notMeasured, measureWith;
     /// The efficiency range reached past 100 % and was cut there: no run measured superlinear
     /// scaling. (The base point's efficiency is 1 by definition, with no range.)
     bool efficiencyClipped = false;
-    /// Why the epoch range is wider than ±2σ: a message read off the timings across a step in them
+    /// Why the epoch range is wider than σ says: a message read off the timings across a step in them
     /// (curvesteps.h), the range spanning both sizes' times.
     QStringList rangeNotes;
     bool base = false;  ///< the base point (the smallest run's ranks, one node): efficiency 1 by definition
     /// With a target loss: the global batch; the epochs the curve takes to reach the target
-    /// (samples to target / samples per epoch, and its range from the curve's ±2σ); the training
+    /// (samples to target / samples per epoch, and its range from the curve's 90 % range); the training
     /// time until the epoch whose validation reaches it, ⌈epochs⌉ × epoch + the runs' first-epoch
     /// start-up (the target is seen at epoch ends), with its range; node-hours to it; inf where the
     /// curve levels off above the target. The measured one: the runs at this point that reached the
@@ -116,12 +146,20 @@ struct Plan {
     QList<QPair<double, double>> noiseByLoss;
     QList<double> runBatches;
     QList<PlanPoint> points;  ///< by strategy, then nodes
-    QStringList inputs;       ///< where each part of the model came from, in words
+    /// The ranges' model-form σ (log): from the held-out sizes where any could be predicted
+    /// (`modelSigmaMeasured`), else the assumed kAssumedModelSigma; the held-out points themselves.
+    double modelSigma = 0;
+    bool modelSigmaMeasured = false;
+    QList<HeldOutPoint> heldOut;
+    int bootstrapReplicas = 0;  ///< the bootstrap's replicas (0: nothing was measured twice to resample)
+    QStringList inputs;         ///< where each part of the model came from, in words
     QStringList warnings;
     Plan();
 
     QString csv() const;
     QString markdown() const;
+    /// What the ranges hold, in a sentence (the launch dialog's note under its table).
+    QString rangeSummary() const;
 };
 
 /// Fits the model to the runs (and the benchmark's timings) and predicts every requested point.

@@ -9,6 +9,8 @@
 #include "core/error.h"
 
 #include <QList>
+#include <QMap>
+#include <QPair>
 #include <QString>
 #include <QStringList>
 
@@ -44,7 +46,17 @@ struct PlanFit {
     const PlanRunInput* base = nullptr;      ///< chooseBase
     double sigmaCompute = 0, sigmaComm = 0;  ///< bandWidths
     double sigmaLoss = 0, startupS = 0;      ///< fitCurve
+    /// Every timing as makePlan got it (the refits of planuncertainty.cpp start from these).
+    const QList<CommSample>* timings = nullptr;
+    /// The bootstrap's σ of ln(epoch) per (strategy, nodes): bootstrapParameters.
+    QMap<QPair<QString, int>, double> sigmaParameters;
 };
+
+/// The model-form σ assumed where no size of the runs could be held out and predicted: the root
+/// mean square log error of the nine 1→2-rank held-out predictions docs/planner.md lists.
+inline constexpr double kAssumedModelSigma = 0.29;
+/// z of PlanPoint's range: the standard normal quantile of (1 + kPlanRangeCoverage) / 2.
+double rangeZ();
 
 Status fitComputePart(PlanFit& f);
 void describeArrivalWait(PlanFit& f);
@@ -56,6 +68,17 @@ void bandWidths(PlanFit& f);
 Status fitCurve(PlanFit& f);
 /// The validation losses of the runs' epochs, run by run; the runs that gave any go to `from`.
 QList<RunLosses> validationLosses(const std::vector<PlanRunInput>& runs, QStringList* from);
+
+/// Leave one size out: each (ranks, nodes) the runs measured beyond the base's, left out of the
+/// runs and predicted from the rest, per strategy there; the plan's modelSigma from their errors.
+void crossValidate(PlanFit& f);
+/// The bootstrap over repeated measurements (the runs of a strategy at a layout, the timings of a
+/// collective at a size): the spread of each point's prediction over refits of resampled inputs.
+void bootstrapParameters(PlanFit& f);
+/// The plan's words for what its ranges hold.
+void describeRanges(PlanFit& f);
+/// PlanPoint::extrapolationWeight of a point of strategy `s` at `ranks` on `nodes`, `localBatch` per rank.
+double extrapolationWeight(const PlanFit& f, const QString& s, int ranks, int nodes, double localBatch);
 
 /// Whether a run scaled better than linearly: its throughput per rank above the base run's.
 bool measuredSuperlinear(const std::vector<PlanRunInput>& used, const PlanRunInput& base);

@@ -110,9 +110,14 @@ PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool super
     p.computeS = st.computeS;
     p.exposedCommS = st.exposedS;
     p.epochS = e.epochS;
-    const double sigma = e.steps * std::hypot(sigmaCompute * (st.computeS + st.dataS), sigmaComm * st.exposedS);
-    p.epochLowS = std::max(0.0, e.epochS - 2 * sigma);
-    p.epochHighS = e.epochS + 2 * sigma;
+    // The range (planuncertainty.cpp): σ of ln(epoch) from the step's spread, the parameters' and,
+    // where no run measured the point, the model's form weighted by how far beyond the runs it lies.
+    const double stepSigma = e.steps * std::hypot(sigmaCompute * (st.computeS + st.dataS), sigmaComm * st.exposedS);
+    p.extrapolationWeight = extrapolationWeight(f, s, p.ranks, nodes, e.localBatch);
+    const double parameters = f.sigmaParameters.value(qMakePair(s, nodes), 0.0), model = plan.modelSigma * p.extrapolationWeight;
+    p.rangeSigma = e.epochS > 0 ? std::sqrt(std::pow(stepSigma / e.epochS, 2) + parameters * parameters + model * model) : kNaN;
+    p.epochLowS = e.epochS * std::exp(-rangeZ() * p.rangeSigma);
+    p.epochHighS = e.epochS * std::exp(rangeZ() * p.rangeSigma);
     // A message read off the curve across a step in it: its time is anything between the two
     // sizes' (all of it counted as exposed: the range's far end).
     for (const CurveStep& c : curveStepsCrossed(plan.model, s, p.ranks, nodes)) {
@@ -134,8 +139,8 @@ PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool super
     if (std::isfinite(options.targetLoss)) {
         const double target = options.targetLoss, perEpoch = plan.baseSamplesPerEpoch;
         p.epochsToTarget = plan.curve.samplesTo(target, e.globalBatch) / perEpoch;
-        p.epochsToTargetLow = plan.curve.samplesTo(target / std::max(1e-9, 1 - 2 * sigmaLoss), e.globalBatch) / perEpoch;
-        p.epochsToTargetHigh = plan.curve.samplesTo(target / (1 + 2 * sigmaLoss), e.globalBatch) / perEpoch;
+        p.epochsToTargetLow = plan.curve.samplesTo(target / std::max(1e-9, 1 - rangeZ() * sigmaLoss), e.globalBatch) / perEpoch;
+        p.epochsToTargetHigh = plan.curve.samplesTo(target / (1 + rangeZ() * sigmaLoss), e.globalBatch) / perEpoch;
         p.timeToTargetS = wholeEpochs(p.epochsToTarget) * e.epochS + startupS;
         p.timeToTargetLowS = wholeEpochs(p.epochsToTargetLow) * p.epochLowS + startupS;
         p.timeToTargetHighS = wholeEpochs(p.epochsToTargetHigh) * p.epochHighS + startupS;
@@ -186,9 +191,9 @@ void planWarnings(PlanFit& f)
             plan.warnings << QStringLiteral("the learning curve levels off at a validation loss of %1, above the target %2: never reached")
                                  .arg(formatNumber(plan.curve.lossFloor), formatNumber(options.targetLoss));
         else if (std::isinf(plan.points.isEmpty() ? 0.0 : plan.points.first().epochsToTargetHigh))
-            plan.warnings << QStringLiteral("the target %1 lies within the curve's ±2σ of its floor (%2): the upper end of its range is "
+            plan.warnings << QStringLiteral("the target %1 lies within the curve's %2 of its floor (%3): the upper end of its range is "
                                             "never")
-                                 .arg(formatNumber(options.targetLoss), formatNumber(plan.curve.lossFloor));
+                                 .arg(formatNumber(options.targetLoss), planRangeName(), formatNumber(plan.curve.lossFloor));
         if (beyond)
             plan.warnings << QStringLiteral("time-to-target: reaching %1 takes more samples than any run saw (%2): the learning curve is "
                                             "extrapolated, its schedule (warm-up, decay) assumed to go on as it went")

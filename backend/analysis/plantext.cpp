@@ -29,7 +29,7 @@ QString Plan::csv() const
                        "measured_epoch_s,measured_efficiency,extrapolated,global_batch,epochs_to_target,"
                        "epochs_to_target_low,epochs_to_target_high,time_to_target_s,time_to_target_low_s,"
                        "time_to_target_high_s,node_hours_to_target,measured_time_to_target_s,target_beyond_curve,efficiency_clipped,"
-                       "not_measured,measure_with,range_notes")};
+                       "not_measured,measure_with,range_notes,range_sigma,extrapolation_weight")};
     for (const PlanPoint& p : points)
         lines << QStringList{csvField(p.strategy),
                              QString::number(p.nodes),
@@ -65,9 +65,47 @@ QString Plan::csv() const
                              p.efficiencyClipped ? QStringLiteral("yes") : QStringLiteral("no"),
                              csvField(p.notMeasured.join(QStringLiteral("; "))),
                              csvField(p.measureWith.join(QStringLiteral("; "))),
-                             csvField(p.rangeNotes.join(QStringLiteral("; ")))}
+                             csvField(p.rangeNotes.join(QStringLiteral("; "))),
+                             csvNumber(p.rangeSigma),
+                             csvNumber(p.extrapolationWeight)}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+namespace {
+// Each size of the runs left out and predicted from the rest: the model-form part of the ranges.
+QStringList heldOutTable(const QList<HeldOutPoint>& heldOut)
+{
+    if (heldOut.isEmpty()) return {};
+    QStringList md{QString(), QStringLiteral("## Held out: each size predicted without its runs"), QString(),
+                   QStringLiteral("| strategy | nodes | ranks | predicted | measured | error |"),
+                   QStringLiteral("|---|---|---|---|---|---|")};
+    for (const HeldOutPoint& h : heldOut)
+        md << QStringLiteral("| %1 | %2 | %3 | %4 | %5 | %6 |")
+                  .arg(h.strategy)
+                  .arg(h.nodes)
+                  .arg(h.ranks)
+                  .arg(std::isfinite(h.predictedS) ? formatDuration(h.predictedS) : QStringLiteral("not predictable: ") + h.why,
+                       formatDuration(h.measuredS),
+                       std::isfinite(h.predictedS)
+                           ? QStringLiteral("%1%2 %").arg(h.predictedS >= h.measuredS ? QStringLiteral("+") : QString(),
+                                                          formatNumber(100 * (h.predictedS / h.measuredS - 1), 3))
+                           : QStringLiteral("–"));
+    return md;
+}
+}  // namespace
+
+QString Plan::rangeSummary() const
+{
+    return QStringLiteral("Ranges: %1 (nominal), from the step's spread, the parameters' and, where no run measured the point, the "
+                          "model's form: %2, widened with each doubling beyond the runs. How often they cover a measured run is not "
+                          "yet measured (docs/planner.md).")
+        .arg(planRangeName(),
+             modelSigmaMeasured ? QStringLiteral("σ %1 from %2 held-out size(s)")
+                                      .arg(formatNumber(modelSigma, 2))
+                                      .arg(std::count_if(heldOut.begin(), heldOut.end(),
+                                                         [](const HeldOutPoint& h) { return std::isfinite(h.logError()); }))
+                                : QStringLiteral("σ %1 assumed (no size of the runs could be held out)").arg(formatNumber(modelSigma, 2)));
 }
 
 QString Plan::markdown() const
@@ -75,7 +113,10 @@ QString Plan::markdown() const
     auto num = [](double v) { return std::isfinite(v) ? formatNumber(v) : QStringLiteral("–"); };
     QStringList md;
     md << QStringLiteral("# Scaling plan: %1").arg(sweep) << QString()
-       << QStringLiteral("Predicted by the performance model (docs/planner.md) from what the sweep measured; ranges are ±2σ.") << QString();
+       << QStringLiteral("Predicted by the performance model (docs/planner.md) from what the sweep measured; ranges are %1s (nominal: "
+                         "what they hold is under \"Where the numbers come from\").")
+              .arg(planRangeName())
+       << QString();
     const bool cost = !points.isEmpty() && std::isfinite(points.first().cost);
     md << QStringLiteral("| strategy | nodes | ranks | epoch | range | efficiency | speedup | node-hours%1 | measured | |")
               .arg(cost ? QStringLiteral(" | cost") : QString())
@@ -132,6 +173,7 @@ QString Plan::markdown() const
         md << QString()
            << QStringLiteral("An efficiency range marked \"clipped\" reached past 100 %: it is cut there, since no run of the sweep "
                              "scaled better than linearly.");
+    md << heldOutTable(heldOut);
     md << QString() << QStringLiteral("## Where the numbers come from") << QString();
     for (const QString& i : inputs) md << QStringLiteral("- ") + i;
     if (!warnings.isEmpty()) {

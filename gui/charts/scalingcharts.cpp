@@ -382,7 +382,7 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
     };
     {
         auto* chart = new QChart;
-        styleChart(chart, QObject::tr("Predicted epoch time%1, ±2σ").arg(sub));
+        styleChart(chart, QObject::tr("Predicted epoch time%1, %2").arg(sub, planRangeName()));
         if (!unmeasuredNote.isEmpty()) bottomNote(chart, unmeasuredNote);
         Plot plot(chart, Scale::Log10);
         addPredictions(
@@ -394,7 +394,7 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
     }
     {
         auto* chart = new QChart;
-        styleChart(chart, QObject::tr("Predicted scaling efficiency%1, ±2σ").arg(sub));
+        styleChart(chart, QObject::tr("Predicted scaling efficiency%1, %2").arg(sub, planRangeName()));
         if (!unmeasuredNote.isEmpty()) bottomNote(chart, unmeasuredNote);
         Plot plot(chart, Scale::Linear);
         addPredictions(
@@ -425,7 +425,7 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
     }
     {
         auto* chart = new QChart;
-        styleChart(chart, QObject::tr("Predicted node-hours for %1 epoch(s)%2, ±2σ").arg(formatNumber(plan.epochs), sub));
+        styleChart(chart, QObject::tr("Predicted node-hours for %1 epoch(s)%2, %3").arg(formatNumber(plan.epochs), sub, planRangeName()));
         if (!unmeasuredNote.isEmpty()) bottomNote(chart, unmeasuredNote);
         Plot plot(chart, Scale::Log10);
         addPredictions(
@@ -440,8 +440,9 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
         for (const PlanPoint& p : plan.points) never = never || (std::isfinite(p.timeToTargetS) && std::isinf(p.timeToTargetHighS));
         auto* chart = new QChart;
         styleChart(chart,
-                   QObject::tr("Predicted training time to validation loss %1%2, ±2σ%3")
-                       .arg(formatNumber(plan.targetLoss), sub, never ? QObject::tr(" (upper end: never, not drawn)") : QString()));
+                   QObject::tr("Predicted training time to validation loss %1%2, %3%4")
+                       .arg(formatNumber(plan.targetLoss), sub, planRangeName(),
+                            never ? QObject::tr(" (upper end: never, not drawn)") : QString()));
         Plot plot(chart, Scale::Log10);
         addPredictions(
             plot, plan, [](const PlanPoint& p) { return p.timeToTargetS; }, [](const PlanPoint& p) { return p.timeToTargetLowS; },

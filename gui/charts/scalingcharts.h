@@ -19,13 +19,13 @@ namespace scaledesk::gui {
 /// analysis/axisticks, over a range that holds every line drawn (ideal lines and error bars
 /// included). Groups without data are left out of the lines and named in the chart's subtitle; a
 /// chart without any says "No data yet". With a `prediction` (scaledesk plan's), epoch_time and
-/// efficiency also draw each strategy's predicted line, dashed, over its ±2σ band, so the measured
+/// efficiency also draw each strategy's predicted line, dashed, over its 90 % range, so the measured
 /// points show where the model was right. The caller owns the charts.
 QList<QPair<QString, QChart*>> buildScalingCharts(const ScalingReport& report, const Plan* prediction = nullptr);
 
 /// The planner's plots (docs/planner.md), against ranks on a log2 axis: plan_epoch_time (log10 y),
 /// plan_efficiency (%, a dotted 100 % line) and plan_node_hours (log10 y). Each strategy's
-/// prediction is a dashed line over its ±2σ band; the sweep's measured points are dots.
+/// prediction is a dashed line over its 90 % range; the sweep's measured points are dots.
 QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan);
 
 }  // namespace scaledesk::gui

@@ -154,7 +154,7 @@ LaunchDialog::LaunchDialog(const QString& workspaceRoot, const QString& configFi
     m_prediction->setWordWrap(true);
     m_prediction->setTextFormat(Qt::RichText);
     m_prediction->setToolTip(tr("scaledesk plan's model, fitted to the completed runs of this config on this profile and the "
-                                "profile's calibrations (scaledesk calibrate); ranges are ±2σ (docs/planner.md)"));
+                                "profile's calibrations (scaledesk calibrate); ranges are nominal 90 % ranges (docs/planner.md)"));
     form->addRow(tr("Predicted"), m_prediction);
     // The job script, folded away by default: the form and its buttons fit a 720 px screen.
     m_scriptToggle = new QToolButton;
@@ -486,10 +486,7 @@ void LaunchDialog::predict()
                 }
                 html += QStringLiteral("</table>");
                 if (std::any_of(plan.points.begin(), plan.points.end(), [](const PlanPoint& p) { return p.notMeasured.isEmpty(); }))
-                    html += QStringLiteral("<span style='color:#777'>%1</span><br>")
-                                .arg(tr("Ranges: ±2σ of the fits' residuals and the epochs' spread (nominally 95 %; how often they "
-                                        "cover a measured run is not yet measured)")
-                                         .toHtmlEscaped());
+                    html += QStringLiteral("<span style='color:#777'>%1</span><br>").arg(plan.rangeSummary().toHtmlEscaped());
                 html +=
                     QStringLiteral("<span style='color:#777'>%1</span>")
                         .arg((plan.inputs.value(0) + (plan.warnings.isEmpty() ? QString() : QStringLiteral("; ") + plan.warnings.first()))

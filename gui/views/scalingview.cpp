@@ -47,7 +47,7 @@ ScalingView::ScalingView(WorkspaceController& controller, QWidget* parent) : QWi
     bar->addWidget(m_includeValidation);
     m_prediction = new QCheckBox(tr("Prediction"));
     m_prediction->setToolTip(tr("Overlay the performance model's prediction (scaledesk plan), fitted to this sweep's runs and "
-                                "its profile's calibrations: a dashed line over a ±2σ band per strategy, so the measured points "
+                                "its profile's calibrations: a dashed line over its 90 % range per strategy, so the measured points "
                                 "show where the model was right (docs/planner.md)."));
     bar->addWidget(m_prediction);
     bar->addWidget(exportButton);

@@ -36,7 +36,7 @@ public:
     const ScalingReport& report() const { return m_report; }
     /// Epoch time with validation (the report's includeValidation option).
     QCheckBox* includeValidationBox() const { return m_includeValidation; }
-    /// Overlays scaledesk plan's prediction (dashed, over its ±2σ band) on epoch time and efficiency.
+    /// Overlays scaledesk plan's prediction (dashed, over its 90 % range) on epoch time and efficiency.
     QCheckBox* predictionBox() const { return m_prediction; }
     /// The prediction drawn now (null: none).
     const Plan* plan() const { return m_hasPlan ? &m_plan : nullptr; }

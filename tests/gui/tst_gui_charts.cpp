@@ -494,7 +494,7 @@ private slots:
     }
 
     // `scaledesk plan --nodes 2` predicts one point per strategy: no line or band can be drawn
-    // through it, so each predicted point has a hollow marker, and a lone one its ±2σ range as a
+    // through it, so each predicted point has a hollow marker, and a lone one its 90 % range as a
     // vertical bar; two points get markers and the band, no bar.
     void aPlanOfOnePointStillShowsIt()
     {

@@ -271,7 +271,7 @@ private slots:
             QVERIFY2(unmeasured.contains(QStringLiteral("scaledesk calibrate --profile wz --nodes 1 --ranks-per-node 2")),
                      qPrintable(unmeasured));
             // The base's 100 %, no other efficiency (the note under the table says what a range is).
-            const qsizetype note = unmeasured.indexOf(QStringLiteral("Ranges: ±2σ"));
+            const qsizetype note = unmeasured.indexOf(QStringLiteral("Ranges: 90 % range (nominal)"));
             QVERIFY2(note > 0, qPrintable(unmeasured));
             QCOMPARE(unmeasured.left(note).count(QLatin1Char('%')), 1);
             before.show();

@@ -26,8 +26,12 @@ QByteArray line(const char* kind, double bytes, double seconds)
         .arg(seconds, 0, 'g', 17)
         .toUtf8();
 }
+// Φ⁻¹(0.95): the 90 % range's z.
+constexpr double kZ90 = 1.6448536269514722;
+
 // A 1-rank ddp run: 0.2 s of compute (half of it backward) and 0.01 s of data wait per step at a
 // local batch of 2, 64 samples per epoch, epochs 1 % apart, 40 MB of gradients.
+
 PlanRunInput oneRankRun()
 {
     PlanRunInput r;
@@ -87,11 +91,10 @@ private slots:
                  qPrintable(w.rangeNotes.first()));
         const double interpolated = 0.0069 + (message - 16 * mib) / (48 * mib) * (0.226 - 0.0069);
         QVERIFY(std::abs(w.exposedCommS - interpolated) < 1e-12);  // fused: all of it exposed
-        // ±2σ (compute's spread and the allreduce line's residual), then each end out by the step.
-        const double twoSigma = w.epochHighS - steps * (0.226 - interpolated) - w.epochS;
-        QVERIFY(twoSigma > 0);
-        QVERIFY(std::abs(w.epochLowS - std::max(0.0, w.epochS - twoSigma - steps * (interpolated - 0.0069))) < 1e-9);
-        QVERIFY(w.epochHighS > w.epochS + steps * (0.226 - interpolated));
+        // The 90 % range (×/÷ e^(zσ)), then each end out by the step.
+        QVERIFY(w.rangeSigma > 0);
+        QVERIFY(std::abs(w.epochHighS - (w.epochS * std::exp(kZ90 * w.rangeSigma) + steps * (0.226 - interpolated))) < 1e-9);
+        QVERIFY(std::abs(w.epochLowS - std::max(0.0, w.epochS * std::exp(-kZ90 * w.rangeSigma) - steps * (interpolated - 0.0069))) < 1e-9);
         QVERIFY(w.efficiencyLow < w.efficiency && w.efficiencyHigh > w.efficiency);
         QVERIFY(wide->markdown().contains(QStringLiteral("range spans a step in the timings")));
         QVERIFY(wide->csv().contains(QStringLiteral("range spans a step in the timings")));
@@ -107,7 +110,7 @@ private slots:
         const PlanPoint& t = timed->points.first();
         QVERIFY(t.rangeNotes.isEmpty());
         QVERIFY(std::abs(t.exposedCommS - 0.03) < 1e-12);
-        QVERIFY(std::abs((t.epochHighS - t.epochS) - (t.epochS - t.epochLowS)) < 1e-9);  // ±2σ alone
+        QVERIFY(std::abs(t.epochHighS / t.epochS - t.epochS / t.epochLowS) < 1e-9);  // ×/÷ e^(zσ) alone
         QVERIFY(!timed->markdown().contains(QStringLiteral("timings jump")));
     }
     void predictsAsTheHandComputationDoes()
@@ -149,7 +152,15 @@ private slots:
         QVERIFY(std::abs(ddp.stepS - ddpStep) < 1e-12);
         QVERIFY(std::abs(ddp.epochS - 16 * ddpStep) < 1e-9);  // weak: the 64 samples in batches of 4
         QVERIFY(std::abs(ddp.efficiency - 0.21 / ddpStep) < 1e-9);
-        QVERIFY(std::abs(ddp.epochHighS - ddp.epochS - 2 * 16 * 0.01 * 0.21) < 1e-9);  // ±2σ, σ: the epochs' 1 % spread
+        // The 90 % range: σ² = (the epochs' 1 % spread of compute)² + (the model form assumed, one
+        // run measured one size only: 0.29 at one doubling beyond it)².
+        QCOMPARE(ddp.extrapolationWeight, 1.0);
+        QVERIFY(!plan->modelSigmaMeasured);
+        const double sigma = std::hypot(16 * 0.01 * 0.21 / ddp.epochS, 0.29);
+        QVERIFY2(std::abs(ddp.rangeSigma - sigma) < 1e-12, qPrintable(QString::number(ddp.rangeSigma, 'g', 17)));
+        QVERIFY(std::abs(ddp.epochHighS - ddp.epochS * std::exp(kZ90 * sigma)) < 1e-9);
+        QVERIFY(std::abs(ddp.epochLowS - ddp.epochS * std::exp(-kZ90 * sigma)) < 1e-9);
+        QCOMPARE(plan->points[1].extrapolationWeight, 6.0);  // 32 ranks: 5 doublings beyond the run's 1, and across nodes, where no run was
         QVERIFY(std::abs(ddp.cost - ddp.epochS * 2 / 3600 * 2.5) < 1e-12);
         QVERIFY(!ddp.extrapolated);
         QVERIFY(plan->points[1].extrapolated);  // 32 ranks > 8 × 2 (the benchmark's)
@@ -234,8 +245,27 @@ private slots:
             // Within 10 points of the published figure (docs/planner.md says by how much, and why).
             QVERIFY2(std::abs(at128.efficiency - published) < 0.10,
                      qPrintable(QStringLiteral("%1 against %2").arg(at128.efficiency).arg(published)));
+            // Left out, 4 GPUs on one node are predicted from the across-node allreduce of the 8
+            // (+27 %: slower than NVLink's); 8 GPUs on two nodes cannot be (no across-node timing
+            // without them). The model form is that one error, and 128 GPUs lie 4 doublings beyond
+            // the 8 measured: a wide range, and it holds the published figure.
+            QCOMPARE(plan->heldOut.size(), 2);
+            QVERIFY(plan->modelSigmaMeasured);
+            QCOMPARE(plan->heldOut[0].ranks, 4);
+            QVERIFY(plan->heldOut[0].predictedS > plan->heldOut[0].measuredS);
+            QVERIFY(std::abs(plan->modelSigma - plan->heldOut[0].logError()) < 1e-12);
+            QVERIFY(plan->heldOut[1].why.startsWith(QStringLiteral("communication across nodes")));
+            QCOMPARE(at128.extrapolationWeight, 4.0);
+            QVERIFY(at128.efficiencyLow < at128.efficiency);
+            QVERIFY2(at128.efficiencyLow <= published && published <= at128.efficiencyHigh,
+                     qPrintable(QStringLiteral("%1–%2").arg(at128.efficiencyLow).arg(at128.efficiencyHigh)));
             QStringList row;
-            for (const PlanPoint& p : plan->points) row << QStringLiteral("%1: %2 %").arg(p.ranks).arg(100 * p.efficiency, 0, 'f', 1);
+            for (const PlanPoint& p : plan->points)
+                row << QStringLiteral("%1: %2 % (%3–%4)")
+                           .arg(p.ranks)
+                           .arg(100 * p.efficiency, 0, 'f', 1)
+                           .arg(100 * p.efficiencyLow, 0, 'f', 0)
+                           .arg(100 * p.efficiencyHigh, 0, 'f', 0);
             qInfo("batch %g per GPU, predicted weak efficiency: %s; published at 128: %g %%", batch,
                   qPrintable(row.join(QStringLiteral(", "))), 100 * published);
         }
@@ -304,7 +334,8 @@ private slots:
         QVERIFY(plan->csv()
                     .section(QLatin1Char('\n'), 0, 0)
                     .endsWith(QStringLiteral(
-                        "measured_time_to_target_s,target_beyond_curve,efficiency_clipped,not_measured,measure_with,range_notes")));
+                        "measured_time_to_target_s,target_beyond_curve,efficiency_clipped,not_measured,measure_with,range_notes,"
+                        "range_sigma,extrapolation_weight")));
         QVERIFY(plan->markdown().contains(QStringLiteral("## Time to a validation loss of 0.08")));
         QVERIFY(plan->markdown().contains(QStringLiteral("B_noise = 8")));
 
@@ -725,6 +756,128 @@ private slots:
         auto lifted = makePlan(QStringLiteral("s"), {noisy, fast}, *samples, {bench}, two);
         QVERIFY2(lifted, lifted ? "" : qPrintable(lifted.error().text()));
         QVERIFY(!lifted->points.first().efficiencyClipped);
+    }
+
+    // Leave one size out: runs at 1, 2 and 4 ranks (ddp), the collectives timed at 2 and 4. Each
+    // size beyond the base is left out and predicted from the rest; the model-form σ is the root
+    // mean square of their log errors, and it widens the ranges of points no run measured, by the
+    // doublings beyond the runs. What a held-out run measured never reaches its own prediction.
+    void heldOutSizesMeasureTheModelForm()
+    {
+        QList<CommSample> bench;
+        for (int ranks : {2, 4})
+            for (double bytes : {1e6, 4e7}) {
+                CommSample c;
+                c.ranks = ranks;
+                c.bytes = bytes;
+                c.seconds = ring(1e-4, 2e9, ranks, bytes);
+                bench << c;
+            }
+        auto atRanks = [](int ranks, double computeS, double epochS) {
+            PlanRunInput r = oneRankRun();
+            r.runId = QStringLiteral("r%1").arg(ranks);
+            r.ranks = ranks;
+            r.computeS = computeS;
+            r.backwardS = computeS / 2;
+            r.commS = r.exposedS = ranks > 1 ? 0.02 : 0.0;
+            r.epochS = epochS;
+            return r;
+        };
+        // Compute slows with the ranks sharing a machine (0.2, 0.24, 0.3 s): the model from the rest
+        // cannot know it, so the held-out predictions miss, by how much the test reads back.
+        const std::vector<PlanRunInput> runs{atRanks(1, 0.2, 6.72), atRanks(2, 0.24, 5.0), atRanks(4, 0.3, 3.5)};
+        PlanOptions o;
+        o.nodes = {1};
+        o.ranksPerNode = 8;
+        o.strategies = {QStringLiteral("ddp")};
+        auto plan = makePlan(QStringLiteral("s"), runs, bench, {}, o);
+        QVERIFY2(plan, plan ? "" : qPrintable(plan.error().text()));
+        QCOMPARE(plan->heldOut.size(), 2);
+        double squares = 0;
+        for (const HeldOutPoint& h : plan->heldOut) {
+            QCOMPARE(h.strategy, QStringLiteral("ddp"));
+            QCOMPARE(h.nodes, 1);
+            // The prediction is the plan of the other sizes' runs alone at this size.
+            std::vector<PlanRunInput> rest;
+            for (const PlanRunInput& r : runs)
+                if (r.ranks != h.ranks) rest.push_back(r);
+            PlanOptions at = o;
+            at.ranksPerNode = h.ranks;
+            at.localBatch = 2;
+            at.scaling = PlanOptions::Scaling::Weak;
+            at.crossValidate = false;
+            auto alone = makePlan(QStringLiteral("s"), rest, bench, {}, at);
+            QVERIFY(alone);
+            QVERIFY2(std::abs(h.predictedS - alone->points.first().epochS) < 1e-12, qPrintable(QString::number(h.predictedS)));
+            QCOMPARE(h.measuredS, h.ranks == 2 ? 5.0 : 3.5);
+            qInfo("held out %d ranks: predicted %g s, measured %g s", h.ranks, h.predictedS, h.measuredS);
+            QVERIFY(std::abs(h.logError()) > 0.05);  // the slower runs were missed
+            squares += h.logError() * h.logError();
+        }
+        QVERIFY(plan->modelSigmaMeasured);
+        QVERIFY(std::abs(plan->modelSigma - std::sqrt(squares / 2)) < 1e-12);
+        // The 8-rank point: one doubling beyond the 4-rank run, σ with the model-form term.
+        const PlanPoint& p = plan->points.first();
+        QCOMPARE(p.ranks, 8);
+        QCOMPARE(p.extrapolationWeight, 1.0);
+        QVERIFY(p.rangeSigma >= plan->modelSigma);
+        QVERIFY(std::abs(p.epochHighS / p.epochS - std::exp(kZ90 * p.rangeSigma)) < 1e-9);
+        const QString md = plan->markdown();
+        QVERIFY2(md.contains(QStringLiteral("## Held out: each size predicted without its runs")), qPrintable(md));
+        QVERIFY(md.contains(QStringLiteral("model form: σ = ")));
+        QVERIFY(md.contains(QStringLiteral("90 % range")));
+
+        // A held-out run's own measurements never reach its prediction; a point a run measured
+        // carries no model-form term.
+        std::vector<PlanRunInput> changed = runs;
+        changed[2].computeS = 0.5;
+        changed[2].epochS = 9.0;
+        o.nodes = {1};
+        o.ranksPerNode = 2;
+        auto again = makePlan(QStringLiteral("s"), changed, bench, {}, o);
+        QVERIFY(again);
+        QCOMPARE(again->heldOut.size(), 2);
+        QCOMPARE(again->heldOut[1].ranks, 4);
+        QCOMPARE(again->heldOut[1].predictedS, plan->heldOut[1].predictedS);
+        QCOMPARE(again->heldOut[1].measuredS, 9.0);
+        QCOMPARE(again->points.first().ranks, 2);
+        QCOMPARE(again->points.first().extrapolationWeight, 0.0);
+    }
+
+    // Repeated runs at a layout are resampled: the bootstrap's spread of the prediction is the
+    // parameters' σ, the same from the same inputs; measured once, nothing is resampled and it says so.
+    void repeatedRunsBootstrapTheParameters()
+    {
+        QList<CommSample> bench;
+        for (double bytes : {1e6, 4e7}) {
+            CommSample c;
+            c.bytes = bytes;
+            c.seconds = ring(1e-4, 2e9, 2, bytes);
+            bench << c;
+        }
+        PlanRunInput a = oneRankRun(), b = oneRankRun();
+        a.epochCv = b.epochCv = 0;
+        b.runId = QStringLiteral("one-rank-r2");
+        b.computeS = 0.22;
+        const PlanOptions o = twoRanksOnOneNode(QStringLiteral("ddp"));
+        auto once = makePlan(QStringLiteral("s"), {a}, bench, {}, o);
+        QVERIFY(once);
+        QCOMPARE(once->bootstrapReplicas, 0);
+        QVERIFY(once->markdown().contains(QStringLiteral("nothing could be resampled")));
+        auto twice = makePlan(QStringLiteral("s"), {a, b}, bench, {}, o);
+        QVERIFY2(twice, twice ? "" : qPrintable(twice.error().text()));
+        QCOMPARE(twice->bootstrapReplicas, 200);
+        // Compute is the runs' mean: drawn twice from {0.2, 0.22}, its spread is 0.01/√2; the
+        // epoch's relative σ is that of the step it is part of.
+        const PlanPoint& p = twice->points.first();
+        const double expected = 0.01 / std::sqrt(2.0) / p.stepS;
+        const double model = twice->modelSigma * p.extrapolationWeight;
+        const double parameters = std::sqrt(p.rangeSigma * p.rangeSigma - model * model);
+        QVERIFY2(parameters > 0.8 * expected && parameters < 1.2 * expected,
+                 qPrintable(QStringLiteral("%1 against %2").arg(parameters).arg(expected)));
+        auto same = makePlan(QStringLiteral("s"), {a, b}, bench, {}, o);
+        QVERIFY(same);
+        QCOMPARE(same->points.first().rangeSigma, p.rangeSigma);
     }
 
     void whatIsMissingIsSaid()
