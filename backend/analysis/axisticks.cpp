@@ -20,6 +20,11 @@ namespace {
 
 bool usable(double lo, double hi) { return std::isfinite(lo) && std::isfinite(hi) && hi >= lo; }
 
+// A range narrower than a billionth of its values is flat: its ticks would be multiples of a step
+// far below a double's precision there (a plan's range of 7.595e-07 to 7.595e-07 × (1 + 1e-15)
+// made 1e16 of them, and the plot ran out of memory).
+bool flat(double lo, double hi) { return !(hi - lo > 1e-9 * std::max(std::abs(lo), std::abs(hi))); }
+
 // The unit a Snug range rounds out to: a fifth of a 1- or 5-step, half of a 2-step.
 double snugUnit(double step)
 {
@@ -104,6 +109,8 @@ AxisTicks ticksAtMultiples(double lo, double hi, double step, AxisFit fit)
 {
     const Multiples m = multiplesOf(lo, hi, step, fit);
     AxisTicks out;
+    // A bounded count: never a loop whose ++i no longer changes i.
+    if (!(m.last - m.first < 10000)) return out;
     for (double i = m.first; i <= m.last; ++i) out.ticks << AxisTick{i * step, QString()};
     out.lo = fit != AxisFit::Extend ? m.lo : std::min(m.lo, m.first * step);
     out.hi = fit != AxisFit::Extend ? m.hi : std::max(m.hi, m.last * step);
@@ -114,7 +121,8 @@ AxisTicks ticksAtMultiples(double lo, double hi, double step, AxisFit fit)
 // when the value is not.
 void widenFlat(double* lo, double* hi)
 {
-    if (*hi > *lo) return;
+    if (!flat(*lo, *hi)) return;
+    *hi = *lo;
     const double d = *lo == 0 ? 1 : std::abs(*lo) * 0.05;
     *lo = *lo >= 0 ? std::max(0.0, *lo - d) : *lo - d;
     *hi += d;
@@ -170,9 +178,9 @@ AxisTicks linearTicks(double lo, double hi, int maxTicks, AxisFit fit, bool nonN
 AxisTicks logTicks(double lo, double hi, int maxTicks, AxisFit fit)
 {
     if (!usable(lo, hi) || lo <= 0) return {};
-    if (hi <= lo) {
+    if (flat(lo, hi)) {
+        hi = lo * 1.25;
         lo /= 1.25;
-        hi *= 1.25;
     }
     maxTicks = std::max(2, maxTicks);
     if (fit == AxisFit::Extend) {  // 5 % of the log span as margin, as matplotlib's autoscale
@@ -207,9 +215,9 @@ AxisTicks logTicks(double lo, double hi, int maxTicks, AxisFit fit)
 AxisTicks log2Ticks(double lo, double hi, int maxTicks, int minTicks)
 {
     if (!usable(lo, hi) || lo <= 0) return {};
-    if (hi <= lo) {
+    if (flat(lo, hi)) {
+        hi = lo * 2;
         lo /= 2;
-        hi *= 2;
     }
     maxTicks = std::max(2, maxTicks);
     AxisTicks out;

@@ -145,6 +145,26 @@ private slots:
         QVERIFY(linearTicks(2, 1, 6).empty());  // reversed
     }
 
+    // A range narrower than a billionth of its values gets the ticks of a flat one. A plan's
+    // node-hours band of a point measured exactly, nodeHours × low / epoch, came out one ulp above
+    // nodeHours (7.430551890764988e-07): its ticks were multiples of a step below a double's
+    // precision there, ++i stopped changing i, and `scaledesk plan` ran out of memory (std::bad_alloc).
+    void aNearlyFlatRangeIsAFlatOne()
+    {
+        const double v = 7.430551890764988e-07;
+        for (const double w : {std::nextafter(v, 1.0), v * (1 + 1e-15), v * (1 + 1e-11)}) {
+            const AxisTicks t = logTicks(v, w, 6);
+            QVERIFY2(t.ticks.size() >= 3 && t.ticks.size() <= 8, qPrintable(t.labels().join(u", "_s)));
+            QVERIFY(t.lo < v && t.hi > w);
+            QCOMPARE(t.labels(), logTicks(v, v, 6).labels());
+        }
+        const double w = std::nextafter(v, 1.0);
+        QCOMPARE(log2Ticks(v, w, 6).labels(), log2Ticks(v, v, 6).labels());
+        QCOMPARE(linearTicks(1e6, 1e6 + 1e-7, 6).labels(), linearTicks(1e6, 1e6, 6).labels());
+        QVERIFY(linearTicks(1e6, 1e6 + 1e-7, 6).ticks.size() >= 3);
+        QCOMPARE(durationTicks(2.73e-3, 2.73e-3 * (1 + 1e-14), 6).labels(), durationTicks(2.73e-3, 2.73e-3, 6).labels());
+    }
+
     void logarithmic_data()
     {
         QTest::addColumn<double>("lo");
