@@ -81,39 +81,47 @@ Expected<Plan> makePlans(const QString& sweep, const std::vector<PlanRunInput>& 
 }
 }  // namespace
 
-Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int warmupEpochs, const QStringList& benchmarkFiles,
-                            PlanOptions options)
+Expected<SweepPlanInputs> loadSweepPlanInputs(const RunStore& store, const QString& sweep, int warmupEpochs,
+                                              const QStringList& benchmarkFiles)
 {
-    QStringList warnings;
-    auto inputs = loadPlanInputs(store, sweep, warmupEpochs, &warnings);
+    SweepPlanInputs in;
+    auto inputs = loadPlanInputs(store, sweep, warmupEpochs, &in.warnings);
     if (!inputs) return inputs.error();
-    QList<CommSample> bench;
-    QStringList sources;
-    QString profile;
+    in.runs = std::move(*inputs);
     // The strategies to predict: the trainer's, or any the sweep ran (a command sweep's variants).
-    QStringList known{QStringLiteral("ddp"), QStringLiteral("fused"), QStringLiteral("zero1")};
+    in.strategies = QStringList{QStringLiteral("ddp"), QStringLiteral("fused"), QStringLiteral("zero1")};
     for (const RunSummary& r : store.list(sweep)) {
-        if (!r.profile.isEmpty()) profile = r.profile;
-        if (!r.strategy.isEmpty() && !known.contains(r.strategy)) known << r.strategy;
+        if (!r.profile.isEmpty()) in.profile = r.profile;
+        if (!r.strategy.isEmpty() && !in.strategies.contains(r.strategy)) in.strategies << r.strategy;
     }
-    for (const QString& s : options.strategies)
-        if (!known.contains(s))
-            return planError(QStringLiteral("strategy '%1' is neither the trainer's nor one sweep '%2' ran; there are %3")
-                                 .arg(s, sweep, known.join(QStringLiteral(", "))));
-    if (options.profile.isEmpty()) options.profile = profile;
-    if (benchmarkFiles.isEmpty()) {
-        if (!profile.isEmpty()) {
-            auto calibration = loadCalibration(store, profile, &sources);
-            if (!calibration) return calibration.error();
-            bench = *calibration;
-        }
+    if (benchmarkFiles.isEmpty() && !in.profile.isEmpty()) {
+        auto calibration = loadCalibration(store, in.profile, &in.sources);
+        if (!calibration) return calibration.error();
+        in.timings = *calibration;
     }
     for (const QString& file : benchmarkFiles) {
         auto samples = loadCommSamples(file);
         if (!samples) return samples.error();
-        bench << *samples;
-        sources << file;
+        in.timings << *samples;
+        in.sources << file;
     }
+    return in;
+}
+
+Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int warmupEpochs, const QStringList& benchmarkFiles,
+                            PlanOptions options)
+{
+    auto loaded = loadSweepPlanInputs(store, sweep, warmupEpochs, benchmarkFiles);
+    if (!loaded) return loaded.error();
+    const QStringList& warnings = loaded->warnings;
+    const std::vector<PlanRunInput>* inputs = &loaded->runs;
+    const QList<CommSample>& bench = loaded->timings;
+    const QStringList& sources = loaded->sources;
+    for (const QString& s : options.strategies)
+        if (!loaded->strategies.contains(s))
+            return planError(QStringLiteral("strategy '%1' is neither the trainer's nor one sweep '%2' ran; there are %3")
+                                 .arg(s, sweep, loaded->strategies.join(QStringLiteral(", "))));
+    if (options.profile.isEmpty()) options.profile = loaded->profile;
     // With no node counts asked for: every (nodes, ranks per node) the sweep's runs had.
     std::map<int, QSet<int>> shapes;  // ranks per node → node counts
     if (options.nodes.isEmpty())

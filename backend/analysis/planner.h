@@ -168,6 +168,19 @@ struct Plan {
 Expected<Plan> makePlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& benchmark,
                         const QStringList& benchmarkSources, const PlanOptions& options);
 
+/// What a sweep's plan is made from: its runs (after the warm-up epochs; the loaders' warnings),
+/// the collective timings (`benchmarkFiles`, else the calibrations of the profile the sweep ran on,
+/// with their files in `sources`), the profile, and the strategies it can predict (the trainer's and
+/// any the sweep ran).
+struct SweepPlanInputs {
+    std::vector<PlanRunInput> runs;
+    QList<CommSample> timings;
+    QStringList sources, warnings, strategies;
+    QString profile;
+};
+Expected<SweepPlanInputs> loadSweepPlanInputs(const RunStore& store, const QString& sweep, int warmupEpochs,
+                                              const QStringList& benchmarkFiles);
+
 /// A sweep's plan, as `scaledesk plan` and the Scaling view make it: the sweep's runs (after
 /// `warmupEpochs`), and the timings of `benchmarkFiles`, or with none, the calibrations of the
 /// profile the sweep ran on (loadCalibration). With no `options.nodes`, the node counts its runs

@@ -33,6 +33,7 @@ std::vector<std::unique_ptr<cli::Command>> allCommands()
     c.push_back(cli::tailCommand());
     c.push_back(cli::importCommand());
     c.push_back(cli::planCommand());
+    c.push_back(cli::planCheckCommand());
     c.push_back(cli::calibrateCommand());
     c.push_back(cli::demoCommand());
     return c;

@@ -51,6 +51,7 @@ std::unique_ptr<Command> demoCommand();
 std::unique_ptr<Command> tailCommand();
 std::unique_ptr<Command> importCommand();
 std::unique_ptr<Command> planCommand();
+std::unique_ptr<Command> planCheckCommand();
 std::unique_ptr<Command> calibrateCommand();
 
 }  // namespace scaledesk::cli

@@ -1,13 +1,16 @@
 // scaledesk plan --sweep S --nodes 1,2,4,… [--comm FILE…] [--target-loss L]: predicted epoch time,
-// efficiency, node-hours and time-to-target per strategy, from what the sweep measured
-// (docs/planner.md).
+// efficiency, node-hours and time-to-target per strategy, from what the sweep measured; and
+// scaledesk plan-check --sweep S: the planner checked against the sweep (docs/planner.md).
 #include "analysis/axisticks.h"
+#include "analysis/plancheck.h"
 #include "analysis/planner.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/terminal.h"
 
 #include <CLI/CLI.hpp>
+
+#include <QDir>
 
 #include <cmath>
 #include <limits>
@@ -100,8 +103,52 @@ private:
     int m_ranksPerNode = 0, m_warmup = 1;
     double m_epochs = 1, m_price = std::numeric_limits<double>::quiet_NaN(), m_target = std::numeric_limits<double>::quiet_NaN();
 };
+
+// scaledesk plan-check --sweep S: the extrapolation protocol (analysis/plancheck.h).
+class PlanCheckCommand final : public Command {
+public:
+    void add(CLI::App& app, SharedOptions&) override
+    {
+        m_app = app.add_subcommand("plan-check",
+                                   "check the planner against a sweep: each size its runs measured, predicted from its runs at half "
+                                   "the ranks or fewer on one node (and the timings), with the plan's range, beside what the size "
+                                   "measured; prints the coverage of the ranges and their median half-width (docs/planner.md)");
+        m_app->add_option("--sweep", m_sweep, "the sweep to check the planner against")->required();
+        m_app->add_option("--comm", m_comm,
+                          "JSON lines of `scaledesk-train bench-comm --out` (default: the comm.jsonl of every completed "
+                          "`scaledesk calibrate` job of the profile the sweep ran on)");
+        m_app->add_option("--warmup", m_warmup, "epochs at the start of each run left out of the averages")->capture_default_str();
+        m_app->add_option("--out", m_out, "write check.md and check.csv into this folder");
+    }
+    bool chosen() const override { return m_app->parsed(); }
+    int run(Context& ctx) override
+    {
+        QStringList files;
+        for (const std::string& f : m_comm) files << q(f);
+        auto check = checkSweepPlan(ctx.store, q(m_sweep), m_warmup, files);
+        if (!check) return fail(check.error());
+        out(check->markdown().trimmed());
+        if (!m_out.empty()) {
+            const QString dir = q(m_out);
+            if (!QDir().mkpath(dir)) return fail(Error{ErrorCode::ExportIo, QStringLiteral("cannot create the folder"), dir});
+            for (const auto& [name, text] :
+                 {std::pair{QStringLiteral("check.md"), check->markdown()}, std::pair{QStringLiteral("check.csv"), check->csv()}}) {
+                if (auto ok = writeText(dir + QLatin1Char('/') + name, text); !ok) return fail(ok.error());
+                out(QStringLiteral("wrote %1").arg(QDir(dir).absoluteFilePath(name)));
+            }
+        }
+        return 0;
+    }
+
+private:
+    CLI::App* m_app = nullptr;
+    std::string m_sweep, m_out;
+    std::vector<std::string> m_comm;
+    int m_warmup = 1;
+};
 }  // namespace
 
 std::unique_ptr<Command> planCommand() { return std::make_unique<PlanCommand>(); }
+std::unique_ptr<Command> planCheckCommand() { return std::make_unique<PlanCheckCommand>(); }
 
 }  // namespace scaledesk::cli

@@ -20,6 +20,17 @@
 
 using namespace scaledesk::test;
 
+namespace {
+// The text an SVG draws (its <text> elements' contents), for a failure message.
+QString svgTexts(const QByteArray& svg)
+{
+    static const QRegularExpression text(QStringLiteral("<text[^>]*>([^<]*)</text>"));
+    QStringList found;
+    for (auto it = text.globalMatch(QString::fromUtf8(svg)); it.hasNext();) found << it.next().captured(1).trimmed();
+    return found.join(QStringLiteral(" | "));
+}
+}  // namespace
+
 class TestCliLocal : public QObject {
     Q_OBJECT
 private:
@@ -361,7 +372,9 @@ private slots:
         QVERIFY(svg.open(QIODevice::ReadOnly));
         const QByteArray text = svg.readAll();
         for (const char* want : {"Time to target (s)", "ddp predicted", "ddp measured", "Predicted training time to validation loss"})
-            QVERIFY2(text.contains(want), want);
+            QVERIFY2(text.contains(want),
+                     qPrintable(QStringLiteral("%1 not in the plot; its text: %2; the plan's rows:\n%3")
+                                    .arg(QLatin1String(want), svgTexts(text), lines.join(QLatin1Char('\n')))));
         QVERIFY(QFileInfo(dir + QStringLiteral("/plan_time_to_target.png")).size() > 1000);
     }
 
@@ -453,6 +466,24 @@ private slots:
         QVERIFY2(p.out.contains(QStringLiteral("collectives timed as training meets them")) &&
                      p.out.contains(QStringLiteral("%1 barrier timing(s) of the same collectives left out").arg(barrier)),
                  qPrintable(p.out));
+        // plan-check: the 2-rank runs predicted from the 1-rank runs and this calibration, beside what
+        // they measured; check.csv has both rows with a range around each prediction.
+        const QString checkDir = m_tmp.filePath(QStringLiteral("plan-check"));
+        const auto c =
+            m_cli.run({QStringLiteral("plan-check"), QStringLiteral("--sweep"), QStringLiteral("loc"), QStringLiteral("--out"), checkDir});
+        QVERIFY2(c.exitCode == 0, qPrintable(c.all()));
+        QVERIFY2(c.out.contains(QStringLiteral("of 2 predicted point(s) in their 90 % range")), qPrintable(c.out));
+        QFile checkCsv(checkDir + QStringLiteral("/check.csv"));
+        QVERIFY(checkCsv.open(QIODevice::ReadOnly));
+        const QStringList rows = QString::fromUtf8(checkCsv.readAll()).trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(rows.size(), 3);
+        for (const QString& row : rows.mid(1)) {
+            const QStringList cells = row.split(QLatin1Char(','));
+            QVERIFY2(cells.value(3) == QLatin1String("2") && cells.value(4) == QLatin1String("1"), qPrintable(row));
+            const double predicted = cells.value(5).toDouble(), low = cells.value(6).toDouble(), high = cells.value(7).toDouble();
+            QVERIFY2(low < predicted && predicted < high && cells.value(8).toDouble() > 0, qPrintable(row));
+        }
+        QVERIFY(QFile::exists(checkDir + QStringLiteral("/check.md")));
     }
 
     // `scaledesk import`: a run folder the real trainer wrote (copied elsewhere, as a colleague would

@@ -1,0 +1,51 @@
+#pragma once
+
+// The planner checked against the sweep itself (docs/planner.md, "Checked against the sweep"):
+// each size the runs measured predicted from the runs at half its ranks or fewer on one node (the
+// extrapolation protocol), with the range the plan would have given, beside what the size measured.
+#include "analysis/planner.h"
+
+#include <QList>
+#include <QString>
+
+#include <vector>
+
+namespace scaledesk {
+
+/// One size of the sweep predicted from smaller runs only.
+struct PlanCheckPoint {
+    QString strategy;
+    int ranks = 1, nodes = 1;
+    QString fittedOn;  ///< the rank counts of the runs it was fitted on ("1, 2")
+    double predictedS, lowS, highS, measuredS;
+    QString why;  ///< not predicted: what the smaller runs and the timings never measured
+    PlanCheckPoint();
+    bool predicted() const;
+    bool covered() const;              ///< the measured epoch lies in the range
+    double error() const;              ///< predicted / measured − 1
+    double relativeHalfWidth() const;  ///< (high − low) / 2 / predicted
+};
+
+struct PlanCheck {
+    QString sweep;
+    QList<PlanCheckPoint> points;
+    int predictedCount() const;
+    int coveredCount() const;
+    double coverage() const;         ///< covered / predicted; NaN with none predicted
+    double medianHalfWidth() const;  ///< NaN with none predicted
+    double medianAbsoluteError() const;
+    QString markdown() const;
+    QString csv() const;
+};
+
+/// The extrapolation protocol on runs and timings: every (ranks, nodes) of the runs beyond the
+/// smallest rank count, per strategy there, predicted by makePlan from the runs at ≤ ranks/2 on one
+/// node (and every timing: calibrations at the target size are what a user has before a launch),
+/// weak or strong as those runs ran, at their batch.
+PlanCheck checkPlan(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& timings,
+                    const QStringList& timingSources);
+
+/// checkPlan() of a sweep's runs and its profile's calibrations (or `benchmarkFiles`).
+Expected<PlanCheck> checkSweepPlan(const RunStore& store, const QString& sweep, int warmupEpochs, const QStringList& benchmarkFiles);
+
+}  // namespace scaledesk

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""The planner's coverage benchmark (docs/planner.md, "The coverage benchmark").
+
+For each config, in a fresh workspace of its own on the `local` profile (a profile's calibrations
+are shared by its sweeps, and the compute contention read is the latest config's):
+ 1. one run at each rank count of --ranks (one node) for each strategy, one after another (never
+    two at once: they would share the cores), weak scaling at --local-batch per rank, 1 thread each;
+ 2. `scaledesk calibrate --config` at each rank count above 1 (the collectives at the grid and at the
+    sizes the strategies send, and the config's own step as the compute);
+ 3. `scaledesk plan-check` of the sweep: each size predicted from the runs at half its ranks or
+    fewer on one node, with the plan's nominal 90 % range, beside what the size measured.
+Prints every point and, over all of them, the coverage of the ranges and their median relative
+half-width: the planner issue's bar is coverage >= 85 % and median half-width <= 25 %.
+
+Usage: coverage.py --scaledesk BUILD/gui/scaledesk --workspace DIR [--configs cpu-demo,cpu-bench]
+                   [--ranks 1,2,4] [--strategies ddp,fused] [--epochs 4] [--local-batch 2]"""
+import argparse
+import csv
+import os
+import statistics
+import subprocess
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--scaledesk', required=True)
+    ap.add_argument('--workspace', required=True, help='a folder that does not exist yet (one workspace per config inside)')
+    ap.add_argument('--configs', default='cpu-demo,cpu-bench')
+    ap.add_argument('--ranks', default='1,2,4')
+    ap.add_argument('--strategies', default='ddp,fused')
+    ap.add_argument('--epochs', default='4')
+    ap.add_argument('--local-batch', default='2')
+    args = ap.parse_args()
+    if os.path.exists(args.workspace):
+        sys.exit(f'{args.workspace}: exists; the benchmark starts from fresh workspaces')
+    ranks = [int(r) for r in args.ranks.split(',')]
+    train = ['--', '--threads', '1', '--num_epochs', args.epochs, '--local_batch_size', args.local_batch]
+    points = []
+    for config in args.configs.split(','):
+        ws = os.path.join(args.workspace, config)
+        sd = [os.path.abspath(args.scaledesk), '--workspace', ws]
+
+        def run(*a):
+            print('$ scaledesk ' + ' '.join(a), file=sys.stderr, flush=True)
+            subprocess.run(sd + list(a), check=True, capture_output=True, text=True)
+
+        for n in ranks:
+            for s in args.strategies.split(','):
+                run('submit', '--config', config, '--sweep', 'cov', '--strategies', s, '--ranks-per-node', str(n), '--make-data',
+                    '--wait', '--timeout', '3600', *train)
+        for n in ranks:
+            if n > 1:
+                run('calibrate', '--nodes', '1', '--ranks-per-node', str(n), '--config', config, '--local-batch', args.local_batch,
+                    '--name', f'cal-{n}', '--wait', '--timeout', '3600')
+        out = os.path.join(ws, 'plan-check')
+        run('plan-check', '--sweep', 'cov', '--out', out)
+        with open(os.path.join(out, 'check.csv')) as f:
+            for row in csv.DictReader(f):
+                row['config'] = config
+                points.append(row)
+    print('| config | strategy | ranks | fitted on | predicted s | range s | measured s | error | in range | half-width |')
+    print('|---|---|---|---|---|---|---|---|---|---|')
+    predicted = [p for p in points if p['predicted_epoch_s']]
+    for p in points:
+        if not p['predicted_epoch_s']:
+            print(f'| {p["config"]} | {p["strategy"]} | {p["ranks"]} | {p["fitted_on_ranks"]} | not predicted: {p["not_predicted"]} '
+                  f'| | {float(p["measured_epoch_s"]):.3f} | | | |')
+            continue
+        print(f'| {p["config"]} | {p["strategy"]} | {p["ranks"]} | {p["fitted_on_ranks"]} | {float(p["predicted_epoch_s"]):.3f} | '
+              f'{float(p["epoch_low_s"]):.3f}–{float(p["epoch_high_s"]):.3f} | {float(p["measured_epoch_s"]):.3f} | '
+              f'{100 * float(p["error"]):+.1f} % | {p["in_range"]} | {100 * float(p["relative_half_width"]):.1f} % |')
+    if not predicted:
+        sys.exit('no point could be predicted')
+    covered = sum(p['in_range'] == 'yes' for p in predicted)
+    half = statistics.median(float(p['relative_half_width']) for p in predicted)
+    err = statistics.median(abs(float(p['error'])) for p in predicted)
+    print(f'coverage of the nominal 90 % ranges: {covered} of {len(predicted)} = {100 * covered / len(predicted):.0f} % (bar: >= 85 %)')
+    print(f'median relative half-width: {100 * half:.1f} % (bar: <= 25 %); median |error| {100 * err:.1f} %; '
+          f'{len(points) - len(predicted)} point(s) not predicted')
+
+
+if __name__ == '__main__':
+    main()
