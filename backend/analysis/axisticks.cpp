@@ -312,6 +312,12 @@ QString formatNumber(double value, int significant)
     return QString::number(rounded, 'g', significant);
 }
 
+QString formatChange(double fraction)
+{
+    if (!std::isfinite(fraction)) return QStringLiteral("–");
+    return QStringLiteral("%1%2 %").arg(fraction >= 0 ? QStringLiteral("+") : QString(), formatNumber(100 * fraction, 3));
+}
+
 QString formatDuration(double seconds)
 {
     if (!std::isfinite(seconds)) return formatNumber(seconds);

@@ -70,6 +70,10 @@ QString formatNumber(double value, int significant = 4);
 /// A duration in seconds for a person to read: "850 ms", "42.3 s", "12.5 min", "3.25 h".
 QString formatDuration(double seconds);
 
+/// A relative change (a fraction) as a signed percentage to 3 significant digits: "+2.85 %",
+/// "-20.9 %"; "–" for NaN.
+QString formatChange(double fraction);
+
 /// A value with its range, to the digits the range supports: the decimals that give the range's
 /// half-width two significant digits ("94 % (79–100)", "1.32 s (1.08–1.57)", not "94.1 %
 /// (79.37–100)"); a range too narrow to show at those digits is left out ("1.3 s"); `unit` follows

@@ -22,75 +22,39 @@ double median(std::vector<double> v)
     return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
-QString percent(double v, bool sign = false)
-{
-    if (!std::isfinite(v)) return QStringLiteral("–");
-    return QStringLiteral("%1%2 %").arg(sign && v >= 0 ? QStringLiteral("+") : QString(), formatNumber(100 * v, 3));
-}
+QString percent(double v) { return std::isfinite(v) ? QStringLiteral("%1 %").arg(formatNumber(100 * v, 3)) : QStringLiteral("–"); }
 
 // One strategy at one size, from the smaller runs on one node.
 PlanCheckPoint checkOne(const QString& sweep, const std::vector<PlanRunInput>& runs, const QList<CommSample>& timings,
                         const QStringList& sources, const PlanRunInput& smallest, const QString& s, int ranks, int nodes)
 {
-    PlanCheckPoint c;
-    c.strategy = s;
-    c.ranks = ranks;
-    c.nodes = nodes;
     std::vector<PlanRunInput> fitted;
     QList<int> fittedRanks;
-    double sum = 0, localBatch = kNaN;
-    int measured = 0;
+    double localBatch = kNaN;
     for (const PlanRunInput& r : runs) {
-        if (r.ranks == ranks && r.nodes == nodes && r.strategy == s && std::isfinite(r.epochS)) {
-            sum += r.epochS;
-            localBatch = r.localBatch;
-            ++measured;
-        }
+        if (r.ranks == ranks && r.nodes == nodes && r.strategy == s && std::isfinite(r.epochS)) localBatch = r.localBatch;
         if (2 * r.ranks <= ranks && r.nodes == 1) {
             fitted.push_back(r);
             if (!fittedRanks.contains(r.ranks)) fittedRanks << r.ranks;
         }
     }
-    c.measuredS = measured > 0 ? sum / measured : kNaN;
+    // Strong where this size kept the smallest run's global batch, else weak.
+    const double global = localBatch * ranks, smallestGlobal = smallest.localBatch * smallest.ranks;
+    PlanOptions o;
+    o.scaling = ranks != smallest.ranks && std::abs(global - smallestGlobal) <= 0.01 * smallestGlobal ? PlanOptions::Scaling::Strong
+                                                                                                      : PlanOptions::Scaling::Weak;
+    PlanCheckPoint c;
+    static_cast<HeldOutPoint&>(c) = predictHeldOut(sweep, fitted, runs, s, ranks, nodes, timings, sources, o);
+    if (fitted.empty()) c.why = QStringLiteral("no run at %1 ranks or fewer on one node").arg(ranks / 2);
     std::sort(fittedRanks.begin(), fittedRanks.end());
     QStringList text;
     for (int n : fittedRanks) text << QString::number(n);
     c.fittedOn = text.join(QStringLiteral(", "));
-    if (fitted.empty()) {
-        c.why = QStringLiteral("no run at %1 ranks or fewer on one node").arg(ranks / 2);
-        return c;
-    }
-    PlanOptions o;
-    o.nodes = {nodes};
-    o.ranksPerNode = ranks / nodes;
-    o.strategies = {s};
-    // Strong where this size kept the smallest run's global batch, else weak; at this size's batch.
-    const double global = localBatch * ranks, smallestGlobal = smallest.localBatch * smallest.ranks;
-    const bool strong = ranks != smallest.ranks && std::abs(global - smallestGlobal) <= 0.01 * smallestGlobal;
-    o.scaling = strong ? PlanOptions::Scaling::Strong : PlanOptions::Scaling::Weak;
-    if (strong)
-        o.globalBatch = global;
-    else
-        o.localBatch = localBatch;
-    auto plan = makePlan(sweep, fitted, timings, sources, o);
-    if (!plan) {
-        c.why = plan.error().message;
-    } else if (plan->points.isEmpty() || !plan->points.first().notMeasured.isEmpty()) {
-        c.why = plan->points.isEmpty() ? QStringLiteral("no point") : plan->points.first().notMeasured.join(QStringLiteral("; "));
-    } else {
-        const PlanPoint& p = plan->points.first();
-        c.predictedS = p.epochS;
-        c.lowS = p.epochLowS;
-        c.highS = p.epochHighS;
-    }
     return c;
 }
 }  // namespace
 
-PlanCheckPoint::PlanCheckPoint() : predictedS(kNaN), lowS(kNaN), highS(kNaN), measuredS(kNaN) {}
-bool PlanCheckPoint::predicted() const { return std::isfinite(predictedS) && std::isfinite(measuredS); }
 bool PlanCheckPoint::covered() const { return predicted() && lowS <= measuredS && measuredS <= highS; }
-double PlanCheckPoint::error() const { return predicted() ? predictedS / measuredS - 1 : kNaN; }
 double PlanCheckPoint::relativeHalfWidth() const { return predicted() ? (highS - lowS) / 2 / predictedS : kNaN; }
 
 int PlanCheck::predictedCount() const
@@ -135,7 +99,7 @@ QString PlanCheck::markdown() const
                                    .arg(p.nodes)
                                    .arg(p.ranks)
                                    .arg(p.fittedOn, formatDuration(p.predictedS), formatDuration(p.lowS), formatDuration(p.highS),
-                                        formatDuration(p.measuredS), percent(p.error(), true),
+                                        formatDuration(p.measuredS), formatChange(p.error()),
                                         p.covered() ? QStringLiteral("yes") : QStringLiteral("no"))
                              : QStringLiteral("| %1 | %2 | %3 | %4 | not predicted: %5 | | %6 | | |")
                                    .arg(p.strategy)

@@ -12,17 +12,11 @@
 
 namespace scaledesk {
 
-/// One size of the sweep predicted from smaller runs only.
-struct PlanCheckPoint {
-    QString strategy;
-    int ranks = 1, nodes = 1;
-    QString fittedOn;  ///< the rank counts of the runs it was fitted on ("1, 2")
-    double predictedS, lowS, highS, measuredS;
-    QString why;  ///< not predicted: what the smaller runs and the timings never measured
-    PlanCheckPoint();
-    bool predicted() const;
+/// One size of the sweep predicted from smaller runs only (predictHeldOut; `why`: what the smaller
+/// runs and the timings never measured).
+struct PlanCheckPoint : HeldOutPoint {
+    QString fittedOn;                  ///< the rank counts of the runs it was fitted on ("1, 2")
     bool covered() const;              ///< the measured epoch lies in the range
-    double error() const;              ///< predicted / measured − 1
     double relativeHalfWidth() const;  ///< (high − low) / 2 / predicted
 };
 

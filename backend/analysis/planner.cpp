@@ -114,7 +114,7 @@ Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int war
     auto loaded = loadSweepPlanInputs(store, sweep, warmupEpochs, benchmarkFiles);
     if (!loaded) return loaded.error();
     const QStringList& warnings = loaded->warnings;
-    const std::vector<PlanRunInput>* inputs = &loaded->runs;
+    const std::vector<PlanRunInput>& inputs = loaded->runs;
     const QList<CommSample>& bench = loaded->timings;
     const QStringList& sources = loaded->sources;
     for (const QString& s : options.strategies)
@@ -125,11 +125,11 @@ Expected<Plan> planForSweep(const RunStore& store, const QString& sweep, int war
     // With no node counts asked for: every (nodes, ranks per node) the sweep's runs had.
     std::map<int, QSet<int>> shapes;  // ranks per node → node counts
     if (options.nodes.isEmpty())
-        for (const PlanRunInput& r : *inputs)
+        for (const PlanRunInput& r : inputs)
             shapes[options.ranksPerNode > 0 ? options.ranksPerNode : r.ranks / std::max(1, r.nodes)].insert(r.nodes);
     else
         shapes[options.ranksPerNode] = QSet<int>(options.nodes.begin(), options.nodes.end());
-    auto plan = makePlans(sweep, *inputs, bench, sources, options, shapes);
+    auto plan = makePlans(sweep, inputs, bench, sources, options, shapes);
     if (!plan) return withRunWarnings(plan.error(), warnings);
     plan->warnings = warnings + plan->warnings;
     return plan;

@@ -85,11 +85,24 @@ QString planRangeName();
 struct HeldOutPoint {
     QString strategy;
     int ranks = 1, nodes = 1;
-    double predictedS, measuredS;  ///< epoch (training) time; predicted NaN: not predictable without it
-    QString why;                   ///< why not predictable (what the rest never measured)
+    /// Epoch (training) time: predicted with its range, and the held-out runs' mean; predicted NaN:
+    /// not predictable without them.
+    double predictedS, lowS, highS, measuredS;
+    QString why;  ///< why not predictable (what the rest never measured)
     HeldOutPoint();
+    bool predicted() const;   ///< both the prediction and the measurement are there
+    double error() const;     ///< predicted / measured − 1; NaN when not predicted
     double logError() const;  ///< ln(predicted / measured); NaN when not predicted
 };
+
+/// Strategy `s` at `ranks` on `nodes`, predicted by makePlan of `fitted` (with `options`, whose
+/// nodes, ranks per node, strategies and batch are set here: weak at the measured runs' local
+/// batch, strong at their global batch, as options.scaling says), beside the mean epoch of the runs
+/// of `runs` there. The one rule for leaving a size out (the plan's model form) and for
+/// `scaledesk plan-check`.
+HeldOutPoint predictHeldOut(const QString& sweep, const std::vector<PlanRunInput>& fitted, const std::vector<PlanRunInput>& runs,
+                            const QString& s, int ranks, int nodes, const QList<CommSample>& timings, const QStringList& sources,
+                            PlanOptions options);
 
 /// One predicted point, with its range (kPlanRangeCoverage, nominal): σ (in log space) combines
 /// the step's spread (the compute fit's residuals, or with too few local batches to have any the

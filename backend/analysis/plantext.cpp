@@ -86,11 +86,7 @@ QStringList heldOutTable(const QList<HeldOutPoint>& heldOut)
                   .arg(h.nodes)
                   .arg(h.ranks)
                   .arg(std::isfinite(h.predictedS) ? formatDuration(h.predictedS) : QStringLiteral("not predictable: ") + h.why,
-                       formatDuration(h.measuredS),
-                       std::isfinite(h.predictedS)
-                           ? QStringLiteral("%1%2 %").arg(h.predictedS >= h.measuredS ? QStringLiteral("+") : QString(),
-                                                          formatNumber(100 * (h.predictedS / h.measuredS - 1), 3))
-                           : QStringLiteral("–"));
+                       formatDuration(h.measuredS), formatChange(h.error()));
     return md;
 }
 }  // namespace

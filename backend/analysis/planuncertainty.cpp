@@ -18,9 +18,49 @@ using planparts::kNaN;
 
 QString planRangeName() { return QStringLiteral("%1 % range").arg(qRound(100 * kPlanRangeCoverage)); }
 
-HeldOutPoint::HeldOutPoint() : predictedS(kNaN), measuredS(kNaN) {}
-
+HeldOutPoint::HeldOutPoint() : predictedS(kNaN), lowS(kNaN), highS(kNaN), measuredS(kNaN) {}
+bool HeldOutPoint::predicted() const { return std::isfinite(predictedS) && std::isfinite(measuredS); }
+double HeldOutPoint::error() const { return predicted() ? predictedS / measuredS - 1 : kNaN; }
 double HeldOutPoint::logError() const { return predictedS > 0 && measuredS > 0 ? std::log(predictedS / measuredS) : kNaN; }
+
+HeldOutPoint predictHeldOut(const QString& sweep, const std::vector<PlanRunInput>& fitted, const std::vector<PlanRunInput>& runs,
+                            const QString& s, int ranks, int nodes, const QList<CommSample>& timings, const QStringList& sources,
+                            PlanOptions options)
+{
+    HeldOutPoint h;
+    h.strategy = s;
+    h.ranks = ranks;
+    h.nodes = nodes;
+    double sum = 0, localBatch = kNaN;
+    int n = 0;
+    for (const PlanRunInput& r : runs)
+        if (r.strategy == s && r.ranks == ranks && r.nodes == nodes && std::isfinite(r.epochS)) {
+            sum += r.epochS;
+            localBatch = r.localBatch;
+            ++n;
+        }
+    if (n == 0) return h;
+    h.measuredS = sum / n;
+    options.nodes = {nodes};
+    options.ranksPerNode = ranks / nodes;
+    options.strategies = {s};
+    if (options.scaling == PlanOptions::Scaling::Strong)
+        options.globalBatch = localBatch * ranks;
+    else
+        options.localBatch = localBatch;
+    auto plan = makePlan(sweep, fitted, timings, sources, options);
+    if (!plan) {
+        h.why = plan.error().message;
+    } else if (plan->points.isEmpty() || !plan->points.first().notMeasured.isEmpty()) {
+        h.why = plan->points.isEmpty() ? QStringLiteral("no point") : plan->points.first().notMeasured.join(QStringLiteral("; "));
+    } else {
+        const PlanPoint& p = plan->points.first();
+        h.predictedS = p.epochS;
+        h.lowS = p.epochLowS;
+        h.highS = p.epochHighS;
+    }
+    return h;
+}
 
 namespace planparts {
 
@@ -37,52 +77,15 @@ double rangeZ()
 }
 
 namespace {
-// A refit's options: these strategies at these nodes and ranks per node, weak or strong as the
-// plan, at the batch of a run of `localBatch` per rank on `ranks` ranks; nothing refitted in turn.
-PlanOptions refitOptions(const PlanFit& f, const QStringList& strategies, const QList<int>& nodes, int rpn, double localBatch, int ranks)
+// A refit's options: weak or strong as the plan, its profile; nothing refitted in turn.
+PlanOptions refitOptions(const PlanFit& f)
 {
     PlanOptions o;
-    o.nodes = nodes;
-    o.ranksPerNode = rpn;
-    o.strategies = strategies;
     o.scaling = f.plan.weak ? PlanOptions::Scaling::Weak : PlanOptions::Scaling::Strong;
-    if (f.plan.weak)
-        o.localBatch = localBatch;
-    else
-        o.globalBatch = localBatch * ranks;
     o.profile = f.options.profile;
     o.crossValidate = false;
     o.bootstrapReplicas = 0;
     return o;
-}
-
-// One held-out strategy at one size: the mean measured epoch of its runs there, and the rest's prediction.
-HeldOutPoint predictHeldOut(const PlanFit& f, const std::vector<PlanRunInput>& rest, const std::vector<const PlanRunInput*>& held,
-                            const QString& s)
-{
-    HeldOutPoint h;
-    h.strategy = s;
-    double sum = 0, localBatch = kNaN;
-    int n = 0;
-    for (const PlanRunInput* r : held)
-        if (r->strategy == s && std::isfinite(r->epochS)) {
-            h.ranks = r->ranks;
-            h.nodes = r->nodes;
-            sum += r->epochS;
-            localBatch = r->localBatch;
-            ++n;
-        }
-    if (n == 0) return h;
-    h.measuredS = sum / n;
-    auto refit =
-        makePlan(f.sweep, rest, *f.timings, f.benchmarkSources, refitOptions(f, {s}, {h.nodes}, h.ranks / h.nodes, localBatch, h.ranks));
-    if (!refit)
-        h.why = refit.error().message;
-    else if (refit->points.isEmpty() || !refit->points.first().notMeasured.isEmpty())
-        h.why = refit->points.isEmpty() ? QStringLiteral("no point") : refit->points.first().notMeasured.join(QStringLiteral("; "));
-    else
-        h.predictedS = refit->points.first().epochS;
-    return h;
 }
 }  // namespace
 
@@ -90,20 +93,19 @@ void crossValidate(PlanFit& f)
 {
     Plan& plan = f.plan;
     if (f.options.crossValidate) {
-        // The layouts the runs measured beyond the base's, each with its runs.
-        std::map<std::pair<int, int>, std::vector<const PlanRunInput*>> sizes;
+        // The layouts the runs measured beyond the base's, each with its strategies.
+        std::map<std::pair<int, int>, QStringList> sizes;
         for (const PlanRunInput& r : f.used)
-            if (!(r.ranks == f.base->ranks && r.nodes == f.base->nodes) && r.nodes > 0 && r.ranks % r.nodes == 0)
-                sizes[{r.ranks, r.nodes}].push_back(&r);
-        for (const auto& [size, held] : sizes) {
+            if (!(r.ranks == f.base->ranks && r.nodes == f.base->nodes) && r.nodes > 0 && r.ranks % r.nodes == 0 &&
+                !sizes[{r.ranks, r.nodes}].contains(r.strategy))
+                sizes[{r.ranks, r.nodes}] << r.strategy;
+        for (const auto& [size, strategies] : sizes) {
             std::vector<PlanRunInput> rest;
             for (const PlanRunInput& r : f.runs)
                 if (!(r.ranks == size.first && r.nodes == size.second)) rest.push_back(r);
-            QStringList strategies;
-            for (const PlanRunInput* r : held)
-                if (!strategies.contains(r->strategy)) strategies << r->strategy;
             for (const QString& s : strategies) {
-                const HeldOutPoint h = predictHeldOut(f, rest, held, s);
+                const HeldOutPoint h =
+                    predictHeldOut(f.sweep, rest, f.used, s, size.first, size.second, *f.timings, f.benchmarkSources, refitOptions(f));
                 if (std::isfinite(h.measuredS)) plan.heldOut << h;
             }
         }
@@ -115,12 +117,8 @@ void crossValidate(PlanFit& f)
         if (const double e = h.logError(); std::isfinite(e)) {
             squares += e * e;
             ++k;
-            errors << QStringLiteral("%1 at %2 ranks on %3 node(s) %4%5 %")
-                          .arg(h.strategy)
-                          .arg(h.ranks)
-                          .arg(h.nodes)
-                          .arg(h.predictedS >= h.measuredS ? QStringLiteral("+") : QString(),
-                               formatNumber(100 * (h.predictedS / h.measuredS - 1), 3));
+            errors
+                << QStringLiteral("%1 at %2 ranks on %3 node(s) %4").arg(h.strategy).arg(h.ranks).arg(h.nodes).arg(formatChange(h.error()));
         }
     plan.modelSigmaMeasured = k > 0;
     plan.modelSigma = k > 0 ? std::sqrt(squares / k) : kAssumedModelSigma;
@@ -201,7 +199,14 @@ void bootstrapParameters(PlanFit& f)
         return;
     }
     std::mt19937 rng(20261206);  // the same plan from the same inputs
-    const PlanOptions o = refitOptions(f, f.strategies, f.options.nodes, f.rpn, plan.baseLocalBatch, plan.baseRanks);
+    PlanOptions o = refitOptions(f);
+    o.nodes = f.options.nodes;
+    o.ranksPerNode = f.rpn;
+    o.strategies = f.strategies;
+    if (plan.weak)
+        o.localBatch = plan.baseLocalBatch;
+    else
+        o.globalBatch = plan.baseLocalBatch * plan.baseRanks;
     std::map<QPair<QString, int>, std::vector<double>> logs;
     int failed = 0;
     for (int r = 0; r < f.options.bootstrapReplicas; ++r) {

@@ -18,6 +18,14 @@
 namespace scaledesk::cli {
 
 namespace {
+// --comm, as plan and plan-check read it (loadSweepPlanInputs).
+void addCommOption(CLI::App& app, std::vector<std::string>& files)
+{
+    app.add_option("--comm", files,
+                   "JSON lines of `scaledesk-train bench-comm --out` (any number of files; default: the comm.jsonl of every completed "
+                   "`scaledesk calibrate` job of the profile the sweep ran on)");
+}
+
 class PlanCommand final : public Command {
 public:
     void add(CLI::App& app, SharedOptions&) override
@@ -33,9 +41,7 @@ public:
             ->check(CLI::PositiveNumber);
         m_app->add_option("--ranks-per-node", m_ranksPerNode, "ranks per node (default: the most the sweep's runs had)")
             ->check(CLI::PositiveNumber);
-        m_app->add_option("--comm", m_comm,
-                          "JSON lines of `scaledesk-train bench-comm --out` (any number of files; default: the comm.jsonl of every "
-                          "completed `scaledesk calibrate` job of the profile the sweep ran on)");
+        addCommOption(*m_app, m_comm);
         m_app
             ->add_option("--strategies", m_strategies,
                          "strategies to predict, comma-separated: ddp, fused, zero1 or any the sweep ran (a run definition's "
@@ -114,9 +120,7 @@ public:
                                    "the ranks or fewer on one node (and the timings), with the plan's range, beside what the size "
                                    "measured; prints the coverage of the ranges and their median half-width (docs/planner.md)");
         m_app->add_option("--sweep", m_sweep, "the sweep to check the planner against")->required();
-        m_app->add_option("--comm", m_comm,
-                          "JSON lines of `scaledesk-train bench-comm --out` (default: the comm.jsonl of every completed "
-                          "`scaledesk calibrate` job of the profile the sweep ran on)");
+        addCommOption(*m_app, m_comm);
         m_app->add_option("--warmup", m_warmup, "epochs at the start of each run left out of the averages")->capture_default_str();
         m_app->add_option("--out", m_out, "write check.md and check.csv into this folder");
     }
