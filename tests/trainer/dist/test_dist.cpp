@@ -168,6 +168,7 @@ TEST_F(Dist, BenchCommTimesEverySizeOverTheRanks)
             EXPECT_EQ(j.at("kind"), "compute") << lines[k];
             EXPECT_EQ(j.at("ranks"), 2);
             EXPECT_EQ(j.at("threads"), 1);
+            EXPECT_EQ(j.at("host_cpus").get<int>(), int(std::thread::hardware_concurrency()));  // the planner's oversubscription check
             EXPECT_EQ(j.at("kernel"), "conv") << lines[k];
             EXPECT_GT(j.at("alone_s").get<double>(), 0.0) << lines[k];
             EXPECT_GE(j.at("seconds").get<double>(), j.at("mean_s").get<double>()) << lines[k];

@@ -239,6 +239,9 @@ TEST_F(TrainCli, LogLinesMatchTheNerscFormats)
     }
     EXPECT_EQ(manifest["zero_bucket_mb"], 25.0);
     EXPECT_EQ(manifest["num_data_workers"], 1);  // cpu-tiny's (the planner's data wait reads it)
+    // The host's CPUs and the threads per rank: the planner flags layouts of more threads than CPUs.
+    EXPECT_EQ(manifest["host_cpus"].get<int>(), int(std::thread::hardware_concurrency()));
+    EXPECT_GE(manifest["threads_per_rank"].get<int>(), 1);
     EXPECT_NE(csv[0].find(",gns_b_simple"), std::string::npos) << csv[0];
 }
 

@@ -176,11 +176,8 @@ nlohmann::json benchCompute(Communicator& comm, const ComputeKernel& kernel, dou
     comm.barrier();
     const double together = timeKernel(kernel, seconds, nullptr);
     const torch::Tensor all = everyRank(comm, together);
-    nlohmann::json line{{"alone_s", alone},
-                        {"seconds", all.max().item<double>()},
-                        {"mean_s", all.mean().item<double>()},
-                        {"reps", reps},
-                        {"threads", at::get_num_threads()}};
+    nlohmann::json line{{"alone_s", alone}, {"seconds", all.max().item<double>()}, {"mean_s", all.mean().item<double>()},
+                        {"reps", reps},     {"threads", at::get_num_threads()},    {"host_cpus", int(std::thread::hardware_concurrency())}};
     line.update(kernel.describe);
     return line;
 }

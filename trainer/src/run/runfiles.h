@@ -69,6 +69,9 @@ struct RunManifest {
     std::string ampMode = "none";                                 ///< none, fp16 or bf16
     bool tf32 = false, cudnnBenchmark = false;
     int worldSize = 1, nodes = 1, ranksPerNode = 1, threadsPerRank = 1;
+    /// rank 0's host's logical CPUs (online): with ranks per node × threads per rank above it,
+    /// ranks take turns on the cores (the planner flags such points as outside its model)
+    int hostCpus = 0;
     std::vector<std::string> hostnames;
     int64_t localBatch = 0, globalBatch = 0, stepsPerEpoch = 0, totSteps = 0, numEpochs = 0, nSamples = 0, nSamplesVal = 0;
     int64_t dataSize = 0, baseChannels = 0, parameters = 0;

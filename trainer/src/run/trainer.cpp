@@ -33,6 +33,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <thread>
 #include <unistd.h>
 
 namespace scaledesk::train {
@@ -350,6 +351,7 @@ private:
         m.tf32 = d.tf32;
         m.cudnnBenchmark = d.cudnnBenchmark;
         m.threadsPerRank = plan.threads;
+        m.hostCpus = int(std::thread::hardware_concurrency());
         m.localBatch = plan.localBatch;
         m.globalBatch = plan.globalBatch;
         m.bucketCapMb = o.bucketCapMb;
