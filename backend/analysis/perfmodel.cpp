@@ -17,14 +17,16 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kCurveTolerance = 1.01;  // sizes this close to an end of a measured curve read it there
 
-// Least squares of t ≈ a·x1 + c·x2, each row weighted by 1/t (relative errors, so a 1 KiB message
-// counts as much as a 1 GiB one). False when the points do not determine both coefficients.
-bool fitTwo(const QList<CommSample>& s, double* a, double* c, double* rms)
+// Least squares of t ≈ a·L(n) + c·B(n)·S (the algorithm's steps), each row weighted by 1/t
+// (relative errors, so a 1 KiB message counts as much as a 1 GiB one). False when the points do
+// not determine both coefficients.
+bool fitTwo(const QList<CommSample>& s, AllreduceAlgorithm algorithm, double* a, double* c, double* rms)
 {
     double s11 = 0, s12 = 0, s22 = 0, r1 = 0, r2 = 0;
     for (const CommSample& p : s) {
         const double w = 1.0 / p.seconds;
-        const double x1 = 2.0 * (p.ranks - 1) * w, x2 = 2.0 * (p.ranks - 1) / p.ranks * p.bytes * w, y = 1.0;
+        const auto [steps, factor] = allreduceSteps(algorithm, p.ranks);
+        const double x1 = steps * w, x2 = factor * p.bytes * w, y = 1.0;
         s11 += x1 * x1;
         s12 += x1 * x2;
         s22 += x2 * x2;
@@ -37,11 +39,74 @@ bool fitTwo(const QList<CommSample>& s, double* a, double* c, double* rms)
     *c = (s11 * r2 - s12 * r1) / det;
     double sq = 0;
     for (const CommSample& p : s) {
-        const double pred = *a * 2.0 * (p.ranks - 1) + *c * 2.0 * (p.ranks - 1) / p.ranks * p.bytes;
+        const auto [steps, factor] = allreduceSteps(algorithm, p.ranks);
+        const double pred = *a * steps + *c * factor * p.bytes;
         sq += std::pow((pred - p.seconds) / p.seconds, 2);
     }
     *rms = std::sqrt(sq / s.size());
     return true;
+}
+
+constexpr AllreduceAlgorithm kAlgorithms[] = {AllreduceAlgorithm::Ring, AllreduceAlgorithm::Tree, AllreduceAlgorithm::RecursiveDoubling};
+// Another algorithm replaces the ring only where it fits the timings better by this much (relative RMS).
+constexpr double kAlgorithmMargin = 0.01;
+
+// Each algorithm's α–β fit to the timings of one link class, in kAlgorithms' order; `bandwidthAlone`
+// says, per fit, that latency could not be fitted (one (n, S), or no positive bandwidth). Empty
+// when every timing has 0 bytes.
+QList<AlgorithmFit> fitAlgorithms(const QList<CommSample>& part, QList<bool>* bandwidthAlone)
+{
+    QSet<QPair<int, double>> points;
+    double bytes = 0;
+    for (const CommSample& s : part) {
+        points.insert(qMakePair(s.ranks, s.bytes));
+        bytes += s.bytes;
+    }
+    if (!(bytes > 0)) return {};
+    QList<AlgorithmFit> fits;
+    for (AllreduceAlgorithm algorithm : kAlgorithms) {
+        AlgorithmFit f;
+        f.algorithm = algorithm;
+        double a = 0, c = 0;
+        const bool line = points.size() > 1 && fitTwo(part, algorithm, &a, &c, &f.relativeRms) && c > 0;
+        if (line) {
+            f.alphaS = std::max(0.0, a);
+            f.betaBytesPerS = 1.0 / c;
+        } else {
+            // One (n, S), or timings no positive bandwidth fits (noise larger than the spread of
+            // sizes): the bandwidth alone, latency 0; the residual is the timings' spread.
+            double sum = 0, sq = 0;
+            for (const CommSample& s : part) {
+                const double b = allreduceSteps(algorithm, s.ranks).second * s.bytes / s.seconds;
+                sum += b;
+                sq += b * b;
+            }
+            const double mean = sum / part.size();
+            f.betaBytesPerS = mean;
+            f.relativeRms = std::sqrt(std::max(0.0, sq / part.size() - mean * mean)) / mean;
+        }
+        if (bandwidthAlone) *bandwidthAlone << !line;
+        fits << f;
+    }
+    return fits;
+}
+
+// The ring unless the timings span two rank counts and another fits them clearly better: its
+// index in `fits`.
+int chosenFit(const QList<AlgorithmFit>& fits, int rankCounts)
+{
+    int best = 0;
+    if (rankCounts >= 2)
+        for (int i = 1; i < fits.size(); ++i)
+            if (fits[i].relativeRms < fits[best].relativeRms - kAlgorithmMargin) best = i;
+    return best;
+}
+
+const AlgorithmFit* fitOf(const QList<AlgorithmFit>& fits, AllreduceAlgorithm a)
+{
+    for (const AlgorithmFit& f : fits)
+        if (f.algorithm == a) return &f;
+    return nullptr;
 }
 }  // namespace
 
@@ -89,8 +154,98 @@ double AllreduceModel::lineTime(int ranks, int nodes, double bytes) const
 {
     if (ranks <= 1) return 0.0;
     const bool inter = nodes > 1 && acrossNodesMeasured();
+    if (inter)
+        if (const PerNodeFit* g = acrossFit(std::max(1, ranks / nodes))) return g->fits.first().time(ranks, bytes);
     const double alpha = inter ? alphaInterS : alphaS, beta = inter ? betaInterBytesPerS : betaBytesPerS;
-    return 2.0 * (ranks - 1) * alpha + 2.0 * (ranks - 1) / ranks * bytes / beta;
+    const auto [steps, factor] = allreduceSteps(inter ? algorithmInter() : algorithm(), ranks);
+    return steps * alpha + factor * bytes / beta;
+}
+
+const AllreduceModel::PerNodeFit* AllreduceModel::acrossFit(int ranksPerNode) const
+{
+    const PerNodeFit* nearest = nullptr;  // sorted by ranks per node: a tie goes to the larger
+    for (const PerNodeFit& g : acrossPerNode)
+        if (!nearest || std::abs(g.ranksPerNode - ranksPerNode) <= std::abs(nearest->ranksPerNode - ranksPerNode)) nearest = &g;
+    return nearest;
+}
+
+QString algorithmName(AllreduceAlgorithm a)
+{
+    switch (a) {
+    case AllreduceAlgorithm::Ring: return QStringLiteral("ring");
+    case AllreduceAlgorithm::Tree: return QStringLiteral("tree");
+    case AllreduceAlgorithm::RecursiveDoubling: return QStringLiteral("recursive doubling");
+    }
+    return QString();
+}
+
+std::pair<double, double> allreduceSteps(AllreduceAlgorithm a, int ranks)
+{
+    if (ranks <= 1) return {0.0, 0.0};
+    const double n = ranks, rounds = std::ceil(std::log2(n) - 1e-12);
+    switch (a) {
+    case AllreduceAlgorithm::Ring: return {2 * (n - 1), 2 * (n - 1) / n};
+    case AllreduceAlgorithm::Tree: return {2 * rounds, 2 * (n - 1) / n};
+    case AllreduceAlgorithm::RecursiveDoubling: return {rounds, rounds};
+    }
+    return {0.0, 0.0};
+}
+
+double AlgorithmFit::time(int ranks, double bytes) const
+{
+    const auto [steps, factor] = allreduceSteps(algorithm, ranks);
+    return steps * alphaS + (factor > 0 ? factor * bytes / betaBytesPerS : 0.0);
+}
+
+AllreduceAlgorithm AllreduceModel::algorithm() const
+{
+    if (!within.isEmpty()) return within.first().algorithm;
+    return across.isEmpty() ? AllreduceAlgorithm::Ring : across.first().algorithm;  // only across nodes timed: that fit
+}
+AllreduceAlgorithm AllreduceModel::algorithmInter() const { return across.isEmpty() ? algorithm() : across.first().algorithm; }
+bool AllreduceModel::algorithmKnown(int ranks, int nodes) const
+{
+    const bool inter = (nodes > 1 && acrossNodesMeasured()) || within.isEmpty();
+    if (inter)
+        if (const PerNodeFit* g = acrossFit(std::max(1, ranks / std::max(1, nodes)))) return g->ranks.size() >= 2;
+    return (inter ? acrossRanks : withinRanks).size() >= 2;
+}
+
+AllreduceModel AllreduceModel::withAlgorithm(AllreduceAlgorithm a, int nodes) const
+{
+    AllreduceModel m = *this;
+    const bool inter = (nodes > 1 && acrossNodesMeasured()) || within.isEmpty();
+    QList<AlgorithmFit>& fits = inter ? m.across : m.within;
+    const AlgorithmFit* f = fitOf(fits, a);
+    if (!f) return m;
+    const AlgorithmFit chosen = *f;
+    const auto first = [a](QList<AlgorithmFit>& list) {
+        for (int i = 0; i < list.size(); ++i)
+            if (list[i].algorithm == a) list.move(i, 0);
+    };
+    first(fits);
+    if (inter)
+        for (PerNodeFit& g : m.acrossPerNode) first(g.fits);
+    (inter ? m.alphaInterS : m.alphaS) = chosen.alphaS;
+    (inter ? m.betaInterBytesPerS : m.betaBytesPerS) = chosen.betaBytesPerS;
+    if (inter && within.isEmpty()) {  // only across nodes timed: the within-node line is the same fit
+        m.alphaS = chosen.alphaS;
+        m.betaBytesPerS = chosen.betaBytesPerS;
+    }
+    return m;
+}
+
+std::pair<double, double> AllreduceModel::algorithmSpan(int ranks, int nodes, double bytes) const
+{
+    const double t = time(ranks, nodes, bytes);
+    if (ranks <= 1 || algorithmKnown(ranks, nodes) || fromMeasuredCurve(ranks, nodes, bytes)) return {t, t};
+    double lo = t, hi = t;
+    for (AllreduceAlgorithm a : {AllreduceAlgorithm::Ring, AllreduceAlgorithm::Tree}) {
+        const double other = withAlgorithm(a, nodes).lineTime(ranks, nodes, bytes);
+        lo = std::min(lo, other);
+        hi = std::max(hi, other);
+    }
+    return {lo, hi};
 }
 
 double AllreduceModel::bucketedTime(int ranks, int nodes, double bytes, double bucketBytes) const
@@ -117,46 +272,49 @@ Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& timings)
         (s.nodes > 1 ? inter : intra) << s;
     }
     AllreduceModel m;
-    double a = 0, c = 0, rms = 0;
-    auto fit = [&](const QList<CommSample>& part, const char* what, double* alpha, double* beta) -> Status {
-        QSet<QPair<int, double>> points;
-        double bytes = 0;
-        for (const CommSample& s : part) {
-            points.insert(qMakePair(s.ranks, s.bytes));
-            bytes += s.bytes;
-        }
-        const bool fitted = points.size() > 1 && fitTwo(part, &a, &c, &rms) && c > 0;
-        if (!fitted && bytes > 0) {
-            // One (n, S), or timings no positive bandwidth fits (noise larger than the spread of
-            // sizes): the bandwidth alone, latency 0; the residual is the timings' spread.
-            double sum = 0, sq = 0;
-            for (const CommSample& s : part) {
-                const double b = 2.0 * (s.ranks - 1) / s.ranks * s.bytes / s.seconds;
-                sum += b;
-                sq += b * b;
-            }
-            const double mean = sum / part.size();
-            *alpha = 0.0;
-            *beta = mean;
-            rms = std::sqrt(std::max(0.0, sq / part.size() - mean * mean)) / mean;
-            m.relativeRms = std::isnan(m.relativeRms) ? rms : std::max(m.relativeRms, rms);
-            m.bandwidthOnly = true;
-            return Done{};
-        }
-        if (!fitted)
+    // One link class: every algorithm's fit, the chosen first; its rank counts.
+    auto fit = [&](const QList<CommSample>& part, const char* what, QList<AlgorithmFit>* fits, QList<int>* rankCounts) -> Status {
+        for (const CommSample& s : part)
+            if (!rankCounts->contains(s.ranks)) rankCounts->append(s.ranks);
+        std::sort(rankCounts->begin(), rankCounts->end());
+        QList<bool> bandwidthAlone;
+        *fits = fitAlgorithms(part, &bandwidthAlone);
+        if (fits->isEmpty())
             return Error{ErrorCode::Usage,
                          QStringLiteral("the allreduce %1: every sample has 0 bytes; %2 given").arg(QLatin1String(what)).arg(part.size()),
                          QString()};
-        *alpha = std::max(0.0, a);
-        *beta = 1.0 / c;
-        m.relativeRms = std::isnan(m.relativeRms) ? rms : std::max(m.relativeRms, rms);
+        const int best = chosenFit(*fits, int(rankCounts->size()));
+        fits->move(best, 0);
+        m.relativeRms = std::isnan(m.relativeRms) ? fits->first().relativeRms : std::max(m.relativeRms, fits->first().relativeRms);
+        m.bandwidthOnly = m.bandwidthOnly || bandwidthAlone[best];
         return Done{};
     };
     if (intra.isEmpty() && inter.isEmpty()) return Error{ErrorCode::Usage, QStringLiteral("no allreduce samples"), QString()};
-    if (!intra.isEmpty())
-        if (auto ok = fit(intra, "within a node", &m.alphaS, &m.betaBytesPerS); !ok) return ok.error();
+    if (!intra.isEmpty()) {
+        if (auto ok = fit(intra, "within a node", &m.within, &m.withinRanks); !ok) return ok.error();
+        m.alphaS = m.within.first().alphaS;
+        m.betaBytesPerS = m.within.first().betaBytesPerS;
+    }
     if (!inter.isEmpty()) {
-        if (auto ok = fit(inter, "across nodes", &m.alphaInterS, &m.betaInterBytesPerS); !ok) return ok.error();
+        if (auto ok = fit(inter, "across nodes", &m.across, &m.acrossRanks); !ok) return ok.error();
+        m.alphaInterS = m.across.first().alphaS;
+        m.betaInterBytesPerS = m.across.first().betaBytesPerS;
+        // Two or more ranks per node timed: each its own fit (the pooled one mixes links shared by
+        // different numbers of ranks).
+        std::map<int, QList<CommSample>> perNode;
+        for (const CommSample& s : inter) perNode[std::max(1, s.ranks / s.nodes)] << s;
+        if (perNode.size() > 1)
+            for (const auto& [rpn, part] : perNode) {
+                AllreduceModel::PerNodeFit g;
+                g.ranksPerNode = rpn;
+                for (const CommSample& s : part)
+                    if (!g.ranks.contains(s.ranks)) g.ranks << s.ranks;
+                std::sort(g.ranks.begin(), g.ranks.end());
+                g.fits = fitAlgorithms(part, nullptr);
+                if (g.fits.isEmpty()) continue;
+                g.fits.move(chosenFit(g.fits, int(g.ranks.size())), 0);
+                m.acrossPerNode << g;
+            }
         if (intra.isEmpty()) {  // only across nodes measured: that is the only link there is to use
             m.alphaS = m.alphaInterS;
             m.betaBytesPerS = m.betaInterBytesPerS;

@@ -41,6 +41,10 @@ struct CommSample {
     /// `seconds` is the ranks' mean wait after their kernels. It times no collective alone: the
     /// fits leave it out, and PerfModel::overlapShare() reads it.
     bool overlapped = false;
+    /// Compute timings: the threads each rank computed with and its host's logical CPUs (0: not
+    /// recorded), and the local batch of the config's own step (the "model" kernel; 0: a convolution).
+    int threads = 0, hostCpus = 0;
+    double kernelLocalBatch = 0;
 };
 
 /// The collectives as training meets them where the benchmark timed them so: for each collective,
@@ -48,11 +52,34 @@ struct CommSample {
 /// collective and layout left out); everything else as it is. `dropped` counts what was left out.
 QList<CommSample> preferAfterCompute(const QList<CommSample>& samples, int* dropped = nullptr);
 
-/// The α–β model of a ring allreduce of S bytes over n ranks:
-///     t(n, S) = 2(n−1)·α + 2(n−1)/n · S/β
-/// α (s) is the per-message latency and β (bytes/s) the link bandwidth. A run that spans nodes
-/// uses the across-node α and β where they were measured (the ring is as slow as its slowest link),
-/// else the within-node ones.
+/// How a library runs an allreduce of S bytes over n ranks: t = L(n)·α + B(n)·S/β, α (s) the
+/// per-message latency, β (bytes/s) the link bandwidth, ⌈log₂n⌉ = l:
+/// - ring: L = 2(n−1), B = 2(n−1)/n (bandwidth-optimal: large messages in Open MPI and NCCL, Gloo's);
+/// - tree: L = 2l, B = 2(n−1)/n: NCCL's double binary tree (pipelined: reduce up and broadcast down
+///   each tree, half the message per tree) and Rabenseifner's halving-doubling (a recursive-halving
+///   reduce-scatter, a recursive-doubling allgather) cost the same on this model;
+/// - recursive doubling (Open MPI's small messages): L = l, B = l (the whole message each step).
+/// At 2 ranks they differ only in how much latency a call pays: timings at one rank count cannot
+/// tell them apart, timings at two or more can.
+enum class AllreduceAlgorithm { Ring, Tree, RecursiveDoubling };
+/// "ring", "tree", "recursive doubling".
+QString algorithmName(AllreduceAlgorithm a);
+/// (L(n), B(n)) of the algorithm over n ranks, as above; (0, 0) for one rank.
+std::pair<double, double> allreduceSteps(AllreduceAlgorithm a, int ranks);
+
+/// One algorithm's α–β fit to the timings of one link class (within a node, or across nodes).
+struct AlgorithmFit {
+    AllreduceAlgorithm algorithm = AllreduceAlgorithm::Ring;
+    double alphaS = 0, betaBytesPerS = 0;
+    double relativeRms = 0;  ///< the fit's root-mean-square relative residual
+    double time(int ranks, double bytes) const;
+};
+
+/// The α–β model of an allreduce of S bytes over n ranks, by the algorithm that fits the timings
+/// best (AllreduceAlgorithm; ring where they cannot tell: one rank count timed):
+///     ring: t(n, S) = 2(n−1)·α + 2(n−1)/n · S/β
+/// A run that spans nodes uses the across-node fit where it was measured (a flat ring is as slow as
+/// its slowest link), else the within-node one.
 ///
 /// Where the timings were measured at the same ranks and nodes, between the smallest and the largest
 /// size measured there, the measured curve itself is used (linear between neighbouring sizes): a
@@ -70,6 +97,38 @@ struct AllreduceModel {
     bool bandwidthOnly = false;
     /// The timings fitted, as (ranks, nodes, bytes) → mean seconds, sorted by ranks, nodes, bytes.
     QList<CommSample> measured;
+    /// Every algorithm's fit, within a node and across nodes, the one used first (α, β above are
+    /// its); empty where the link class was not timed.
+    QList<AlgorithmFit> within, across;
+    /// The rank counts the timings of each link class spanned: with fewer than two, the algorithm was
+    /// not told apart (ring used; algorithmSpan() says what the others would give).
+    QList<int> withinRanks, acrossRanks;
+    /// Across nodes, where the timings had two or more ranks per node: the fits of each (ranks that
+    /// share a node share its links), every algorithm's, the chosen one first (as for a link class:
+    /// the ring unless its timings span two rank counts and another fits better). A point across
+    /// nodes reads the ranks per node nearest its own (the larger on a tie). Empty: one
+    /// ranks-per-node timed, `across` for all.
+    struct PerNodeFit {
+        int ranksPerNode = 1;
+        QList<AlgorithmFit> fits;
+        QList<int> ranks;  ///< the rank counts its timings spanned
+    };
+    QList<PerNodeFit> acrossPerNode;
+    /// The across-node fits a point of `ranksPerNode` reads (acrossPerNode's nearest); null where
+    /// one ranks-per-node (or none) was timed across nodes: `across` then.
+    const PerNodeFit* acrossFit(int ranksPerNode) const;
+    AllreduceAlgorithm algorithm() const;       ///< within a node
+    AllreduceAlgorithm algorithmInter() const;  ///< across nodes
+    /// The fits a point of `ranks` on `nodes` reads were timed at two or more rank counts.
+    bool algorithmKnown(int ranks, int nodes) const;
+    /// Where the algorithm was not told apart and the line is read (no measured curve at these ranks
+    /// and nodes): the least and the most time of a ring and a tree fitted to the same timings (the
+    /// two a library switches between for gradients; recursive doubling, for small messages, only
+    /// where the fit chose it); else (time, time).
+    std::pair<double, double> algorithmSpan(int ranks, int nodes, double bytes) const;
+    /// This model with the line of `a` (its fit) in place of the chosen one, in the link class of
+    /// `nodes`: what algorithmSpan() compares.
+    AllreduceModel withAlgorithm(AllreduceAlgorithm a, int nodes) const;
     AllreduceModel();
     bool acrossNodesMeasured() const;
     /// One allreduce of `bytes` over `ranks` ranks on `nodes` nodes.
@@ -87,7 +146,8 @@ struct AllreduceModel {
 };
 
 /// Least squares of the α–β model on the samples: within a node from the one-node samples, across
-/// nodes from the others. A part with a single (n, S) point (every run of a sweep reduces the same
+/// nodes from the others, for each algorithm; the smallest relative residual chooses (ring unless
+/// another fits better by more than 1 % of the timings, and ring where one rank count was timed). A part with a single (n, S) point (every run of a sweep reduces the same
 /// gradients), or whose points fit no positive bandwidth, gets α = 0 and β = the mean of
 /// 2(n−1)/n · S / t (`bandwidthOnly`). An error when a sample has fewer than 2 ranks or no time.
 /// Compute samples are no collective: left out.

@@ -56,6 +56,8 @@ PlanCheckPoint checkOne(const QString& sweep, const std::vector<PlanRunInput>& r
 
 bool PlanCheckPoint::covered() const { return predicted() && lowS <= measuredS && measuredS <= highS; }
 double PlanCheckPoint::relativeHalfWidth() const { return predicted() ? (highS - lowS) / 2 / predictedS : kNaN; }
+bool PlanCheckPoint::flagged() const { return predicted() && !outsideModel.isEmpty(); }
+bool PlanCheckPoint::withinOrFlagged() const { return predicted() && (std::abs(error()) <= kPlanCheckTolerance || flagged()); }
 
 int PlanCheck::predictedCount() const
 {
@@ -64,6 +66,14 @@ int PlanCheck::predictedCount() const
 int PlanCheck::coveredCount() const
 {
     return int(std::count_if(points.begin(), points.end(), [](const auto& p) { return p.covered(); }));
+}
+int PlanCheck::flaggedCount() const
+{
+    return int(std::count_if(points.begin(), points.end(), [](const auto& p) { return p.flagged(); }));
+}
+int PlanCheck::withinOrFlaggedCount() const
+{
+    return int(std::count_if(points.begin(), points.end(), [](const auto& p) { return p.withinOrFlagged(); }));
 }
 double PlanCheck::coverage() const { return predictedCount() > 0 ? double(coveredCount()) / predictedCount() : kNaN; }
 
@@ -91,17 +101,19 @@ QString PlanCheck::markdown() const
                                   "profile's timings), with the plan's %1, beside what the size measured.")
                        .arg(planRangeName()),
                    QString(),
-                   QStringLiteral("| strategy | nodes | ranks | fitted on ranks | predicted | range | measured | error | in range |"),
-                   QStringLiteral("|---|---|---|---|---|---|---|---|---|")};
+                   QStringLiteral("| strategy | nodes | ranks | fitted on ranks | predicted | range | measured | error | in range | "
+                                  "outside the model |"),
+                   QStringLiteral("|---|---|---|---|---|---|---|---|---|---|")};
     for (const PlanCheckPoint& p : points)
-        md << (p.predicted() ? QStringLiteral("| %1 | %2 | %3 | %4 | %5 | %6–%7 | %8 | %9 | %10 |")
+        md << (p.predicted() ? QStringLiteral("| %1 | %2 | %3 | %4 | %5 | %6–%7 | %8 | %9 | %10 | %11 |")
                                    .arg(p.strategy)
                                    .arg(p.nodes)
                                    .arg(p.ranks)
                                    .arg(p.fittedOn, formatDuration(p.predictedS), formatDuration(p.lowS), formatDuration(p.highS),
                                         formatDuration(p.measuredS), formatChange(p.error()),
-                                        p.covered() ? QStringLiteral("yes") : QStringLiteral("no"))
-                             : QStringLiteral("| %1 | %2 | %3 | %4 | not predicted: %5 | | %6 | | |")
+                                        p.covered() ? QStringLiteral("yes") : QStringLiteral("no"),
+                                        p.flagged() ? p.outsideModel.join(QStringLiteral("; ")) : QStringLiteral("–"))
+                             : QStringLiteral("| %1 | %2 | %3 | %4 | not predicted: %5 | | %6 | | | |")
                                    .arg(p.strategy)
                                    .arg(p.nodes)
                                    .arg(p.ranks)
@@ -112,14 +124,21 @@ QString PlanCheck::markdown() const
               .arg(coveredCount())
               .arg(predictedCount())
               .arg(planRangeName(), percent(coverage()), percent(medianHalfWidth()), percent(medianAbsoluteError()))
-              .arg(points.size() - predictedCount());
+              .arg(points.size() - predictedCount())
+       << QString()
+       << QStringLiteral("%1 of %2 predicted point(s) within %3 of the measurement or flagged as outside the model beforehand (%4 "
+                         "flagged)")
+              .arg(withinOrFlaggedCount())
+              .arg(predictedCount())
+              .arg(percent(kPlanCheckTolerance))
+              .arg(flaggedCount());
     return md.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
 
 QString PlanCheck::csv() const
 {
     QStringList lines{QStringLiteral("sweep,strategy,nodes,ranks,fitted_on_ranks,predicted_epoch_s,epoch_low_s,epoch_high_s,"
-                                     "measured_epoch_s,error,in_range,relative_half_width,not_predicted")};
+                                     "measured_epoch_s,error,in_range,relative_half_width,not_predicted,outside_model")};
     for (const PlanCheckPoint& p : points)
         lines << QStringList{csvField(sweep),
                              csvField(p.strategy),
@@ -133,7 +152,8 @@ QString PlanCheck::csv() const
                              csvNumber(p.error()),
                              p.predicted() ? (p.covered() ? QStringLiteral("yes") : QStringLiteral("no")) : QString(),
                              csvNumber(p.relativeHalfWidth()),
-                             csvField(p.why)}
+                             csvField(p.why),
+                             csvField(p.outsideModel.join(QStringLiteral("; ")))}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }

@@ -18,13 +18,21 @@ struct PlanCheckPoint : HeldOutPoint {
     QString fittedOn;                  ///< the rank counts of the runs it was fitted on ("1, 2")
     bool covered() const;              ///< the measured epoch lies in the range
     double relativeHalfWidth() const;  ///< (high − low) / 2 / predicted
+    bool flagged() const;              ///< predicted, and outside the model (outsideModel says why)
+    /// Predicted within kPlanCheckTolerance of the measurement, or flagged as outside the model.
+    bool withinOrFlagged() const;
 };
+
+/// The planner issue's bar for a held-out point: its error at most 10 %, or flagged beforehand.
+inline constexpr double kPlanCheckTolerance = 0.10;
 
 struct PlanCheck {
     QString sweep;
     QList<PlanCheckPoint> points;
     int predictedCount() const;
     int coveredCount() const;
+    int flaggedCount() const;
+    int withinOrFlaggedCount() const;
     double coverage() const;         ///< covered / predicted; NaN with none predicted
     double medianHalfWidth() const;  ///< NaN with none predicted
     double medianAbsoluteError() const;

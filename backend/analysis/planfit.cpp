@@ -17,6 +17,39 @@
 namespace scaledesk::planparts {
 
 namespace {
+// Which algorithm each link class's line follows, and how it was chosen: "within a node: ring,
+// chosen by the fit (residual 3 %; tree 5 %, recursive doubling 9 %)" or "ring assumed (timed at
+// 2 ranks only: a tree fits as well, and the ranges at other rank counts span both)".
+QString algorithmText(const AllreduceModel& m)
+{
+    QStringList parts;
+    for (const auto& [fits, ranks, where] :
+         {std::tuple{&m.within, &m.withinRanks, "within a node"}, std::tuple{&m.across, &m.acrossRanks, "across nodes"}}) {
+        if (fits->isEmpty()) continue;
+        QStringList rest;
+        for (int i = 1; i < fits->size(); ++i)
+            rest << QStringLiteral("%1 %2 %").arg(algorithmName((*fits)[i].algorithm), formatNumber(100 * (*fits)[i].relativeRms, 2));
+        QStringList counts;
+        for (int n : *ranks) counts << QString::number(n);
+        parts << (ranks->size() >= 2
+                      ? QStringLiteral("%1: %2, chosen by the fit over timings at %3 ranks (residual %4 %; %5)")
+                            .arg(QLatin1String(where), algorithmName(fits->first().algorithm), counts.join(QStringLiteral(", ")),
+                                 formatNumber(100 * fits->first().relativeRms, 2), rest.join(QStringLiteral(", ")))
+                      : QStringLiteral("%1: %2 assumed (timed at %3 rank(s) only, where a tree fits as well: the ranges at other rank "
+                                       "counts span both)")
+                            .arg(QLatin1String(where), algorithmName(fits->first().algorithm), counts.join(QStringLiteral(", "))));
+    }
+    if (!m.acrossPerNode.isEmpty()) {
+        QStringList each;
+        for (const AllreduceModel::PerNodeFit& g : m.acrossPerNode)
+            each << QStringLiteral("%1 per node: α = %2 s, β = %3 GB/s")
+                        .arg(g.ranksPerNode)
+                        .arg(formatNumber(g.fits.first().alphaS), formatNumber(g.fits.first().betaBytesPerS / 1e9));
+        parts << QStringLiteral("across nodes by ranks per node (a point reads the nearest): %1").arg(each.join(QStringLiteral(", ")));
+    }
+    return parts.join(QStringLiteral("; "));
+}
+
 // Where a collective's measured curve replaces its α–β line: each (ranks, nodes) with the range
 // of sizes timed there.
 QString measuredCurveText(const AllreduceModel& m)
@@ -341,6 +374,7 @@ Status fitCollectives(PlanFit& f)
                                         : QStringLiteral("; across nodes: not measured (a prediction across nodes says so)"))
                                .arg(formatNumber(100.0 * fitted->relativeRms))
                                .arg(from.join(QStringLiteral(" and ")));
+            plan.inputs << QStringLiteral("allreduce algorithm: %1").arg(algorithmText(*fitted));
             if (const QString curve = measuredCurveText(*fitted); !curve.isEmpty())
                 plan.inputs << QStringLiteral("allreduce: %1").arg(curve);
         }

@@ -170,11 +170,14 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path)
         s.bytes = compute ? 0.0 : o.value(QLatin1String("bytes")).toDouble();
         s.seconds = o.value(QLatin1String("seconds")).toDouble();
         s.aloneS = compute ? o.value(QLatin1String("alone_s")).toDouble() : 0.0;
-        s.kernel = o.value(QLatin1String("kernel")).toString() == QLatin1String("model")
-            ? QStringLiteral("config %1's own training step at local batch %2")
-                  .arg(o.value(QLatin1String("config")).toString())
-                  .arg(o.value(QLatin1String("local_batch")).toInt())
-            : QStringLiteral("a convolution kernel");
+        const bool modelKernel = o.value(QLatin1String("kernel")).toString() == QLatin1String("model");
+        s.kernelLocalBatch = modelKernel ? o.value(QLatin1String("local_batch")).toDouble(0) : 0.0;
+        s.threads = o.value(QLatin1String("threads")).toInt(0);
+        s.hostCpus = o.value(QLatin1String("host_cpus")).toInt(0);
+        s.kernel = modelKernel ? QStringLiteral("config %1's own training step at local batch %2")
+                                     .arg(o.value(QLatin1String("config")).toString())
+                                     .arg(o.value(QLatin1String("local_batch")).toInt())
+                               : QStringLiteral("a convolution kernel");
         const QString mode = o.value(QLatin1String("mode")).toString();
         if (!compute && !mode.isEmpty() && mode != QLatin1String("after_compute") && mode != QLatin1String("overlapped"))
             return planError(QStringLiteral("field 'mode' is '%1', not \"after_compute\" or \"overlapped\"").arg(mode),
@@ -263,6 +266,8 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
         r.gradientBytes = 4.0 * m.value(QLatin1String("parameters")).toDouble(kNaN);
         r.cpu = m.value(QLatin1String("device")).toString() == QLatin1String("cpu");
         r.dataWorkers = m.value(QLatin1String("num_data_workers")).toInt(-1);
+        r.threadsPerRank = m.value(QLatin1String("threads_per_rank")).toInt(0);
+        r.hostCpus = m.value(QLatin1String("host_cpus")).toInt(0);
         r.bucketBytes = (r.strategy == QLatin1String("fused") ? m.value(QLatin1String("fusion_mb")).toDouble(kNaN)
                                                               : m.value(QLatin1String("bucket_cap_mb")).toDouble(kNaN)) *
             (1 << 20);

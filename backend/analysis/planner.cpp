@@ -67,6 +67,7 @@ Expected<Plan> makePlans(const QString& sweep, const std::vector<PlanRunInput>& 
         if (!plan) return plan.error();
         if (!merged) {
             merged = *plan;
+            options.heldOut = plan->heldOut;  // the same runs and timings: held out once, not per shape
             continue;
         }
         merged->points << plan->points;

@@ -12,6 +12,7 @@
 #include <QStringList>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace scaledesk {
@@ -38,6 +39,8 @@ struct PlanRunInput {
     int steps = 0;           ///< step records averaged
     int dataWorkers = -1;    ///< the loader's worker threads (manifest `num_data_workers`); -1: not recorded
     bool cpu = false;        ///< trained on CPU ranks (manifest `device`)
+    int threadsPerRank = 0;  ///< compute threads per rank (manifest `threads_per_rank`); 0: not recorded
+    int hostCpus = 0;        ///< rank 0's host's logical CPUs (manifest `host_cpus`); 0: not recorded
     double globalBatch;      ///< manifest `global_batch_size`
     QList<EpochRow> epochs;  ///< every epoch of epochs.csv (validation losses, training times), warm-up included
     PlanRunInput();
@@ -51,6 +54,23 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path);
 /// of its completed bench-comm jobs in the workspace, oldest first; each file used goes to `sources`.
 /// None is an empty list; a file that cannot be read is an error naming it.
 Expected<QList<CommSample>> loadCalibration(const RunStore& store, const QString& profile, QStringList* sources);
+
+/// A size of the runs left out of the fit and predicted from the rest (leave one size out): the
+/// model-form part of the ranges is the root mean square of their log errors.
+struct HeldOutPoint {
+    QString strategy;
+    int ranks = 1, nodes = 1;
+    /// Epoch (training) time: predicted with its range, and the held-out runs' mean; predicted NaN:
+    /// not predictable without them.
+    double predictedS, lowS, highS, measuredS;
+    QString why;  ///< why not predictable (what the rest never measured)
+    /// Why the prediction lies outside what the model describes (PlanPoint::outsideModel).
+    QStringList outsideModel;
+    HeldOutPoint();
+    bool predicted() const;   ///< both the prediction and the measurement are there
+    double error() const;     ///< predicted / measured − 1; NaN when not predicted
+    double logError() const;  ///< ln(predicted / measured); NaN when not predicted
+};
 
 struct PlanOptions {
     QList<int> nodes;      ///< node counts to predict
@@ -71,6 +91,9 @@ struct PlanOptions {
     /// refits themselves turn both off.
     bool crossValidate = true;
     int bootstrapReplicas = 200;
+    /// The held-out sizes of these runs and timings, already predicted (makePlans' later ranks-per-
+    /// node shapes): taken as they are instead of refitted. Unset: crossValidate refits them.
+    std::optional<QList<HeldOutPoint>> heldOut;
     PlanOptions();
 };
 
@@ -79,21 +102,6 @@ struct PlanOptions {
 inline constexpr double kPlanRangeCoverage = 0.90;
 /// How the plan's text, its plots and the window name a range: "90 % range".
 QString planRangeName();
-
-/// A size of the runs left out of the fit and predicted from the rest (leave one size out): the
-/// model-form part of the ranges is the root mean square of their log errors.
-struct HeldOutPoint {
-    QString strategy;
-    int ranks = 1, nodes = 1;
-    /// Epoch (training) time: predicted with its range, and the held-out runs' mean; predicted NaN:
-    /// not predictable without them.
-    double predictedS, lowS, highS, measuredS;
-    QString why;  ///< why not predictable (what the rest never measured)
-    HeldOutPoint();
-    bool predicted() const;   ///< both the prediction and the measurement are there
-    double error() const;     ///< predicted / measured − 1; NaN when not predicted
-    double logError() const;  ///< ln(predicted / measured); NaN when not predicted
-};
 
 /// Strategy `s` at `ranks` on `nodes`, predicted by makePlan of `fitted` (with `options`, whose
 /// nodes, ranks per node, strategies and batch are set here: weak at the measured runs' local
@@ -131,6 +139,14 @@ struct PlanPoint {
     /// Why the epoch range is wider than σ says: a message read off the timings across a step in them
     /// (curvesteps.h), the range spanning both sizes' times.
     QStringList rangeNotes;
+    /// The range spans a ring's and a tree's allreduce: the timings were at one rank count (one of rangeNotes says so).
+    bool algorithmSpanned = false;
+    /// Why this prediction lies outside what the model describes, each reason in words (empty: it
+    /// does not, as far as the planner can tell): a point no run measured that is more than 8× the
+    /// largest run, CPU ranks of more threads than their host has CPUs, compute contention never
+    /// measured at its ranks per node, or measured by a calibration whose lone step disagrees with
+    /// the runs' compute by more than 10 % (planlimits.cpp). The point keeps its numbers and range.
+    QStringList outsideModel;
     bool base = false;  ///< the base point (the smallest run's ranks, one node): efficiency 1 by definition
     /// With a target loss: the global batch; the epochs the curve takes to reach the target
     /// (samples to target / samples per epoch, and its range from the curve's 90 % range); the training

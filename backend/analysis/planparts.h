@@ -83,6 +83,8 @@ double extrapolationWeight(const PlanFit& f, const QString& s, int ranks, int no
 /// Whether a run scaled better than linearly: its throughput per rank above the base run's.
 bool measuredSuperlinear(const std::vector<PlanRunInput>& used, const PlanRunInput& base);
 PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool superlinear);
+/// PlanPoint::outsideModel of a predicted point (its extrapolation weight and ranks set).
+QStringList outsideTheModel(const PlanFit& f, const PlanPoint& p);
 void planWarnings(PlanFit& f);
 
 }  // namespace scaledesk::planparts

@@ -77,6 +77,38 @@ void unmeasured(PlanPoint& p)
     p.efficiencyClipped = false;
 }
 
+// The allreduce's algorithm where the timings could not tell it apart (one rank count timed in the
+// link class) and the point reads the α–β line: the range spans the epoch a ring and a tree fitted
+// to the same timings give, and says so.
+void spanAlgorithms(const PlanFit& f, const QString& s, const EpochPrediction& e, PlanPoint& p)
+{
+    const Plan& plan = f.plan;
+    const AllreduceModel& comm = plan.model.comm;
+    if (p.ranks <= 1 || comm.samples == 0 || comm.algorithmKnown(p.ranks, p.nodes)) return;
+    QStringList each;
+    double lo = e.epochS, hi = e.epochS;
+    for (AllreduceAlgorithm a : {AllreduceAlgorithm::Ring, AllreduceAlgorithm::Tree}) {
+        PerfModel other = plan.model;
+        other.comm = comm.withAlgorithm(a, p.nodes);
+        const double epoch =
+            other.epoch(s, p.ranks, p.nodes, plan.weak, plan.baseRanks, plan.baseLocalBatch, plan.baseSamplesPerEpoch, f.options.epochs)
+                .epochS;
+        lo = std::min(lo, epoch);
+        hi = std::max(hi, epoch);
+        each << QStringLiteral("%1 %2").arg(algorithmName(a), formatDuration(epoch));
+    }
+    if (!(hi - lo > 1e-9 * e.epochS)) return;  // the measured curve, or both the same here
+    p.epochLowS = std::min(p.epochLowS, p.epochLowS * lo / e.epochS);
+    p.epochHighS = std::max(p.epochHighS, p.epochHighS * hi / e.epochS);
+    p.algorithmSpanned = true;
+    const AllreduceModel::PerNodeFit* perNode = p.nodes > 1 ? comm.acrossFit(p.ranks / p.nodes) : nullptr;
+    const QList<int>& timed = perNode ? perNode->ranks : p.nodes > 1 && comm.acrossNodesMeasured() ? comm.acrossRanks : comm.withinRanks;
+    p.rangeNotes << QStringLiteral("range spans the allreduce algorithms the timings cannot tell apart (timed at %1 rank(s) only%2): %3")
+                        .arg(timed.isEmpty() ? QStringLiteral("–") : QString::number(timed.value(0)),
+                             p.nodes > 1 && comm.acrossNodesMeasured() ? QStringLiteral(" across nodes") : QString(),
+                             each.join(QStringLiteral(", ")));
+}
+
 }  // namespace
 
 // Whether a run scaled better than linearly: its throughput per rank above the base run's.
@@ -125,6 +157,7 @@ PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool super
         p.epochHighS += e.steps * c.upS;
         p.rangeNotes << QStringLiteral("range spans a step in the timings: ") + c.describe();
     }
+    spanAlgorithms(f, s, e, p);
     p.throughput = e.throughput;
     p.speedup = e.speedup;
     p.efficiency = e.efficiency;
@@ -169,7 +202,10 @@ PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool super
         p.notMeasured << g.what;
         p.measureWith << g.command;
     }
-    if (!p.notMeasured.isEmpty()) unmeasured(p);
+    if (!p.notMeasured.isEmpty())
+        unmeasured(p);
+    else
+        p.outsideModel = outsideTheModel(f, p);
     return p;
 }
 

@@ -29,7 +29,7 @@ QString Plan::csv() const
                        "measured_epoch_s,measured_efficiency,extrapolated,global_batch,epochs_to_target,"
                        "epochs_to_target_low,epochs_to_target_high,time_to_target_s,time_to_target_low_s,"
                        "time_to_target_high_s,node_hours_to_target,measured_time_to_target_s,target_beyond_curve,efficiency_clipped,"
-                       "not_measured,measure_with,range_notes,range_sigma,extrapolation_weight")};
+                       "not_measured,measure_with,range_notes,range_sigma,extrapolation_weight,outside_model")};
     for (const PlanPoint& p : points)
         lines << QStringList{csvField(p.strategy),
                              QString::number(p.nodes),
@@ -67,7 +67,8 @@ QString Plan::csv() const
                              csvField(p.measureWith.join(QStringLiteral("; "))),
                              csvField(p.rangeNotes.join(QStringLiteral("; "))),
                              csvNumber(p.rangeSigma),
-                             csvNumber(p.extrapolationWeight)}
+                             csvNumber(p.extrapolationWeight),
+                             csvField(p.outsideModel.join(QStringLiteral("; ")))}
                      .join(QLatin1Char(','));
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -137,7 +138,10 @@ QString Plan::markdown() const
                        p.efficiencyClipped ? QStringLiteral(", clipped at 100 %") : QString(), num(p.speedup), num(p.nodeHours))
                   .arg(cost ? QStringLiteral(" | ") + num(p.cost) : QString())
                   .arg(std::isfinite(p.measuredEpochS) ? formatDuration(p.measuredEpochS) : QStringLiteral("–"))
-                  .arg(QStringList{p.extrapolated ? QStringLiteral("extrapolated") : QString(), p.rangeNotes.join(QStringLiteral("; "))}
+                  .arg(QStringList{p.extrapolated ? QStringLiteral("extrapolated") : QString(), p.rangeNotes.join(QStringLiteral("; ")),
+                                   p.outsideModel.isEmpty()
+                                       ? QString()
+                                       : QStringLiteral("**outside the model**: ") + p.outsideModel.join(QStringLiteral("; "))}
                            .filter(QRegularExpression(QStringLiteral(".")))
                            .join(QStringLiteral("; ")));
     }

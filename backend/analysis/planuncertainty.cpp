@@ -58,6 +58,7 @@ HeldOutPoint predictHeldOut(const QString& sweep, const std::vector<PlanRunInput
         h.predictedS = p.epochS;
         h.lowS = p.epochLowS;
         h.highS = p.epochHighS;
+        h.outsideModel = p.outsideModel;
     }
     return h;
 }
@@ -92,7 +93,9 @@ PlanOptions refitOptions(const PlanFit& f)
 void crossValidate(PlanFit& f)
 {
     Plan& plan = f.plan;
-    if (f.options.crossValidate) {
+    if (f.options.crossValidate && f.options.heldOut) {
+        plan.heldOut = *f.options.heldOut;
+    } else if (f.options.crossValidate) {
         // The layouts the runs measured beyond the base's, each with its strategies.
         std::map<std::pair<int, int>, QStringList> sizes;
         for (const PlanRunInput& r : f.used)

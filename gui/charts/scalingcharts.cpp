@@ -353,8 +353,8 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
             sub += QObject::tr("; beyond %1 ranks extrapolated").arg(8 * plan.measuredMaxRanks);
             break;
         }
-    // The points not drawn, said under each plot: "ddp, fused at 2, 4 node(s)".
-    QString unmeasuredNote;
+    // Under each plot: the points not drawn ("ddp, fused at 2, 4 node(s)") and those outside the model.
+    QString pointsNote;
     {
         QStringList strategies;
         QList<int> nodeCounts;
@@ -366,8 +366,15 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
         QStringList nodes;
         for (int n : nodeCounts) nodes << QString::number(n);
         if (!strategies.isEmpty())
-            unmeasuredNote = QObject::tr("Not measured, not drawn: %1 at %2 node(s); plan.md says what to measure")
-                                 .arg(strategies.join(QStringLiteral(", ")), nodes.join(QStringLiteral(", ")));
+            pointsNote = QObject::tr("Not measured, not drawn: %1 at %2 node(s); plan.md says what to measure")
+                             .arg(strategies.join(QStringLiteral(", ")), nodes.join(QStringLiteral(", ")));
+        // Drawn, but outside what the model describes: "ddp at 4 ranks".
+        QStringList outside;
+        for (const PlanPoint& p : plan.points)
+            if (!p.outsideModel.isEmpty()) outside << QObject::tr("%1 at %2 ranks").arg(p.strategy).arg(p.ranks);
+        if (!outside.isEmpty())
+            pointsNote += (pointsNote.isEmpty() ? QString() : QStringLiteral("\n")) +
+                QObject::tr("Outside the model: %1; plan.md says why").arg(outside.join(QStringLiteral(", ")));
     }
     // The sweep's measured points as dots, where a run had the point.
     auto measured = [&](Plot& plot, const std::function<double(const PlanPoint&)>& value) {
@@ -383,7 +390,7 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
     {
         auto* chart = new QChart;
         styleChart(chart, QObject::tr("Predicted epoch time%1, %2").arg(sub, planRangeName()));
-        if (!unmeasuredNote.isEmpty()) bottomNote(chart, unmeasuredNote);
+        if (!pointsNote.isEmpty()) bottomNote(chart, pointsNote);
         Plot plot(chart, Scale::Log10);
         addPredictions(
             plot, plan, [](const PlanPoint& p) { return p.epochS; }, [](const PlanPoint& p) { return p.epochLowS; },
@@ -395,7 +402,7 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
     {
         auto* chart = new QChart;
         styleChart(chart, QObject::tr("Predicted scaling efficiency%1, %2").arg(sub, planRangeName()));
-        if (!unmeasuredNote.isEmpty()) bottomNote(chart, unmeasuredNote);
+        if (!pointsNote.isEmpty()) bottomNote(chart, pointsNote);
         Plot plot(chart, Scale::Linear);
         addPredictions(
             plot, plan, [](const PlanPoint& p) { return 100 * p.efficiency; }, [](const PlanPoint& p) { return 100 * p.efficiencyLow; },
@@ -426,7 +433,7 @@ QList<QPair<QString, QChart*>> buildPlanCharts(const Plan& plan)
     {
         auto* chart = new QChart;
         styleChart(chart, QObject::tr("Predicted node-hours for %1 epoch(s)%2, %3").arg(formatNumber(plan.epochs), sub, planRangeName()));
-        if (!unmeasuredNote.isEmpty()) bottomNote(chart, unmeasuredNote);
+        if (!pointsNote.isEmpty()) bottomNote(chart, pointsNote);
         Plot plot(chart, Scale::Log10);
         addPredictions(
             plot, plan, [](const PlanPoint& p) { return p.nodeHours; },

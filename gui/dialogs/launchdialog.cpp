@@ -478,9 +478,17 @@ void LaunchDialog::predict()
                         QStringLiteral("<td align='right'>%1</td><td align='right'>%2%3</td>%4</tr>")
                             .arg(formatWithRange(p.epochS, p.epochLowS, p.epochHighS, QStringLiteral(" s")), efficiencyText(p),
                                  (p.extrapolated ? tr(" (extrapolated)") : QString()) +
-                                     (p.rangeNotes.isEmpty() ? QString()
-                                                             : tr(" (range widened: a message size lies on a step in the "
-                                                                  "timings; calibrate with this config to time it)")),
+                                     (p.rangeNotes.size() <= (p.algorithmSpanned ? 1 : 0)
+                                          ? QString()
+                                          : tr(" (range widened: a message size lies on a step in the timings; calibrate with "
+                                               "this config to time it)")) +
+                                     (p.algorithmSpanned ? tr(" (range spans a ring's and a tree's allreduce: timed at one rank "
+                                                              "count; calibrate at a second to tell them apart)")
+                                                         : QString()) +
+                                     (p.outsideModel.isEmpty() ? QString()
+                                                               : QStringLiteral("<br><i>") +
+                                              tr("outside the model: %1").arg(p.outsideModel.join(QStringLiteral("; "))).toHtmlEscaped() +
+                                              QStringLiteral("</i>")),
                                  local ? QString()
                                        : QStringLiteral("<td align='right'>%1</td>").arg(nodeHoursText(p.nodeHours).toHtmlEscaped()));
                 }

@@ -63,6 +63,106 @@ private slots:
         QCOMPARE(m->samples, int(samples.size()));
         // A run across nodes is as slow as the across-node link; within a node, the other.
         QVERIFY(m->time(8, 2, 1e8) > 3 * m->time(8, 1, 1e8));
+        QCOMPARE(m->algorithm(), AllreduceAlgorithm::Ring);  // ring timings, three rank counts: the ring
+        QCOMPARE(m->algorithmInter(), AllreduceAlgorithm::Ring);
+        QVERIFY(m->algorithmKnown(8, 1));
+        // Across nodes each ranks-per-node (2, 4, 8 on two nodes) has its own fit, of one rank count each.
+        QCOMPARE(m->acrossPerNode.size(), 3);
+        QVERIFY(!m->algorithmKnown(8, 2));
+    }
+
+    // The algorithms' steps by hand, and timings made by each at 2, 4 and 8 ranks (±1 % noise):
+    // the fit chooses the algorithm that made them and recovers its α and β within 2 %; the others
+    // fit worse, and the model's line follows the chosen one.
+    void theFitChoosesTheAlgorithmThatMadeTheTimings()
+    {
+        using A = AllreduceAlgorithm;
+        QCOMPARE(allreduceSteps(A::Ring, 8), std::make_pair(14.0, 1.75));
+        QCOMPARE(allreduceSteps(A::Tree, 8), std::make_pair(6.0, 1.75));
+        QCOMPARE(allreduceSteps(A::Tree, 6), std::make_pair(6.0, 2.0 * 5 / 6));  // ⌈log₂6⌉ = 3
+        QCOMPARE(allreduceSteps(A::RecursiveDoubling, 8), std::make_pair(3.0, 3.0));
+        QCOMPARE(allreduceSteps(A::Ring, 1), std::make_pair(0.0, 0.0));
+        const double alpha = 40e-6, beta = 5e9;
+        for (A made : {A::Ring, A::Tree, A::RecursiveDoubling}) {
+            QRandomGenerator noise(7);
+            QList<CommSample> samples;
+            for (int n : {2, 4, 8})
+                for (double bytes : {1e3, 1e5, 1e6, 1e7, 1e8}) {
+                    const auto [steps, factor] = allreduceSteps(made, n);
+                    samples << CommSample{n, 1, bytes,
+                                          (steps * alpha + factor * bytes / beta) * (1 + (noise.generateDouble() * 2 - 1) * 0.01)};
+                }
+            auto m = fitAllreduce(samples);
+            QVERIFY2(m, m ? "" : qPrintable(m.error().text()));
+            QCOMPARE(m->algorithm(), made);
+            QCOMPARE(m->within.size(), 3);
+            QVERIFY2(within(m->alphaS, alpha, 0.02), qPrintable(QString::number(m->alphaS)));
+            QVERIFY2(within(m->betaBytesPerS, beta, 0.02), qPrintable(QString::number(m->betaBytesPerS)));
+            for (int i = 1; i < 3; ++i) QVERIFY(m->within[i].relativeRms > m->within[0].relativeRms + 0.01);
+            QCOMPARE(m->withinRanks, (QList<int>{2, 4, 8}));
+            QVERIFY(m->algorithmKnown(16, 1));
+            const auto [steps, factor] = allreduceSteps(made, 16);
+            QVERIFY(within(m->lineTime(16, 1, 1e4), steps * alpha + factor * 1e4 / beta, 0.03));
+            QCOMPARE(m->algorithmSpan(16, 1, 1e4), std::make_pair(m->time(16, 1, 1e4), m->time(16, 1, 1e4)));  // known: no span
+        }
+    }
+
+    // Ranks that share a node share its links: across two nodes, timings at 1, 2 and 4 ranks per
+    // node with 4, 2 and 1 GB/s get a fit each; a point reads its own ranks per node, or the
+    // nearest (3 per node: the larger of 2 and 4), and the plan's pooled fit is not used.
+    void acrossNodesEachRanksPerNodeHasItsFit()
+    {
+        const double alpha = 30e-6;
+        QList<CommSample> samples;
+        for (const auto& [rpn, beta] : {std::pair{1, 4e9}, {2, 2e9}, {4, 1e9}})
+            for (double bytes : {1e3, 1e5, 1e7, 1e8}) {
+                const int n = 2 * rpn;
+                samples << CommSample{n, 2, bytes, 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * bytes / beta};
+            }
+        auto m = fitAllreduce(samples);
+        QVERIFY2(m, m ? "" : qPrintable(m.error().text()));
+        QCOMPARE(m->acrossPerNode.size(), 3);
+        QCOMPARE(m->acrossPerNode[1].ranksPerNode, 2);
+        QCOMPARE(m->acrossPerNode[1].ranks, QList<int>{4});
+        const AlgorithmFit& two = m->acrossPerNode[1].fits.first();
+        QCOMPARE(two.algorithm, AllreduceAlgorithm::Ring);  // one rank count: the ring
+        QVERIFY2(within(two.betaBytesPerS, 2e9, 1e-6) && within(two.alphaS, alpha, 1e-6),
+                 qPrintable(QStringLiteral("%1 %2").arg(two.alphaS).arg(two.betaBytesPerS)));
+        QCOMPARE(m->acrossFit(2), &m->acrossPerNode[1]);
+        QCOMPARE(m->acrossFit(3), &m->acrossPerNode[2]);  // a tie: the larger
+        QCOMPARE(m->acrossFit(16), &m->acrossPerNode[2]);
+        // 8 ranks on 4 nodes (2 per node, never timed on 4 nodes): the line of 2 per node.
+        QVERIFY(within(m->time(8, 4, 1e8), 2.0 * 7 * alpha + 2.0 * 7 / 8 * 1e8 / 2e9, 1e-6));
+        QVERIFY(within(m->time(16, 4, 1e8), 2.0 * 15 * alpha + 2.0 * 15 / 16 * 1e8 / 1e9, 1e-6));
+        QVERIFY(!m->algorithmKnown(8, 4));
+        // Timed at 8 ranks only, a tree puts the ring's 14α of latency into its 6 steps: at 16 ranks,
+        // 8 steps of 14α/6 against the ring's 30α, at 4 per node's β.
+        const auto [lo, hi] = m->algorithmSpan(16, 4, 1e4);
+        QVERIFY2(within(lo, 8 * (14.0 / 6) * alpha + 2.0 * 15 / 16 * 1e4 / 1e9, 1e-6) &&
+                     within(hi, 30 * alpha + 2.0 * 15 / 16 * 1e4 / 1e9, 1e-6),
+                 qPrintable(QStringLiteral("%1–%2").arg(lo).arg(hi)));
+    }
+
+    // Timings at one rank count cannot tell a ring from a tree (at 2 ranks both are 2α + S/β):
+    // the ring is assumed, and at other rank counts the span covers what a tree fitted to the same
+    // timings gives: at 16 ranks, 30α against the tree's 8α of latency.
+    void oneRankCountLeavesTheAlgorithmOpen()
+    {
+        const double alpha = 1e-4, beta = 1e9;
+        QList<CommSample> samples;
+        for (double bytes : {1e3, 1e6, 1e8}) samples << CommSample{2, 1, bytes, 2 * alpha + bytes / beta};
+        auto m = fitAllreduce(samples);
+        QVERIFY2(m, m ? "" : qPrintable(m.error().text()));
+        QCOMPARE(m->algorithm(), AllreduceAlgorithm::Ring);
+        QVERIFY(!m->algorithmKnown(16, 1));
+        QCOMPARE(m->withinRanks, QList<int>{2});
+        const double ring16 = 30 * alpha + 2.0 * 15 / 16 * 1e4 / beta, tree16 = 8 * alpha + 2.0 * 15 / 16 * 1e4 / beta;
+        QVERIFY2(within(m->time(16, 1, 1e4), ring16, 1e-6), qPrintable(QString::number(m->time(16, 1, 1e4), 'g', 12)));
+        const auto [lo, hi] = m->algorithmSpan(16, 1, 1e4);
+        QVERIFY2(within(lo, tree16, 1e-6) && within(hi, ring16, 1e-6), qPrintable(QStringLiteral("%1–%2").arg(lo).arg(hi)));
+        QVERIFY(within(m->withAlgorithm(AllreduceAlgorithm::Tree, 1).time(16, 1, 1e4), tree16, 1e-6));
+        // Where the measured curve is read (2 ranks, between its sizes), there is nothing to span.
+        QCOMPARE(m->algorithmSpan(2, 1, 5e5).first, m->algorithmSpan(2, 1, 5e5).second);
     }
 
     void recoversComputeAndOverlap()

@@ -107,7 +107,69 @@ private slots:
         QCOMPARE(csv.size(), 7);
         QCOMPARE(csv.first(),
                  QStringLiteral("sweep,strategy,nodes,ranks,fitted_on_ranks,predicted_epoch_s,epoch_low_s,epoch_high_s,"
-                                "measured_epoch_s,error,in_range,relative_half_width,not_predicted"));
+                                "measured_epoch_s,error,in_range,relative_half_width,not_predicted,outside_model"));
+        // GPU ranks, no size beyond 8× its fit: nothing is flagged, so "within 10 % or flagged" is the error alone.
+        QCOMPARE(check.flaggedCount(), 0);
+        int within = 0;
+        for (const PlanCheckPoint& p : check.points) within += std::abs(p.error()) <= kPlanCheckTolerance;
+        QCOMPARE(check.withinOrFlaggedCount(), within);
+        QVERIFY2(md.contains(QStringLiteral("%1 of 6 predicted point(s) within 10 % of the measurement or flagged as outside the "
+                                            "model beforehand (0 flagged)")
+                                 .arg(within)),
+                 qPrintable(md));
+    }
+
+    // CPU ranks on hosts of 2 CPUs, 1 thread each: the 4-rank points share 2 cores among 4 ranks, a
+    // condition the model has no term for. They are flagged before their error is known, count as
+    // "flagged" whatever their error, and the table says why; the 2-rank points are not flagged.
+    void pointsOutsideTheModelAreFlaggedBeforehand()
+    {
+        std::vector<PlanRunInput> runs;
+        for (const QString s : {QStringLiteral("ddp"), QStringLiteral("fused")}) {
+            runs.push_back(run(s, 1, 1, 0.2, 6.72));
+            runs.push_back(run(s, 2, 1, 0.2, 3.9));
+            runs.push_back(run(s, 4, 1, 0.4, 4.0));  // oversubscribed: far slower than any model of 2 ranks predicts
+        }
+        for (PlanRunInput& r : runs) {
+            r.cpu = true;
+            r.threadsPerRank = 1;
+            r.hostCpus = 2;
+        }
+        QList<CommSample> bench;
+        for (const CommSample& c : timings())
+            if (c.nodes == 1) bench << c;
+        for (int ranks : {2, 4}) {  // contention measured at both layouts, as the lone run computes
+            CommSample k;
+            k.op = CommSample::Op::Compute;
+            k.ranks = ranks;
+            k.aloneS = 0.2;
+            k.seconds = 0.2;
+            k.kernelLocalBatch = 2;
+            k.threads = 1;
+            k.hostCpus = 2;
+            bench << k;
+        }
+        const PlanCheck check = checkPlan(QStringLiteral("cpu"), runs, bench, {});
+        QCOMPARE(check.points.size(), 4);
+        for (const PlanCheckPoint& p : check.points) {
+            QVERIFY2(p.predicted(), qPrintable(p.why));
+            QCOMPARE(p.flagged(), p.ranks == 4);
+            if (p.ranks == 4) {
+                QCOMPARE(p.outsideModel.size(), 1);
+                QCOMPARE(p.outsideModel.first(),
+                         QStringLiteral("4 ranks per node × 1 thread(s) each on 2 CPUs: the ranks take turns "
+                                        "on the cores, which the model has no term for"));
+                QVERIFY2(std::abs(p.error()) > kPlanCheckTolerance, qPrintable(QString::number(p.error())));
+                QVERIFY(p.withinOrFlagged());
+            }
+        }
+        QCOMPARE(check.flaggedCount(), 2);
+        const QString md = check.markdown();
+        QVERIFY2(md.contains(QStringLiteral("| 4 ranks per node × 1 thread(s) each on 2 CPUs")), qPrintable(md));
+        QVERIFY2(md.contains(QStringLiteral("(2 flagged)")), qPrintable(md));
+        QVERIFY2(check.csv().contains(QStringLiteral(",\"4 ranks per node × 1 thread(s) each on 2 CPUs: the ranks take turns on the "
+                                                     "cores, which the model has no term for\"\n")),
+                 qPrintable(check.csv()));  // the last column, quoted (it holds a comma)
     }
 
     // A size with nothing smaller to fit, or whose layout was never timed, is not predicted, and says why.

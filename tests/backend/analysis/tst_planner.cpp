@@ -335,7 +335,7 @@ private slots:
                     .section(QLatin1Char('\n'), 0, 0)
                     .endsWith(QStringLiteral(
                         "measured_time_to_target_s,target_beyond_curve,efficiency_clipped,not_measured,measure_with,range_notes,"
-                        "range_sigma,extrapolation_weight")));
+                        "range_sigma,extrapolation_weight,outside_model")));
         QVERIFY(plan->markdown().contains(QStringLiteral("## Time to a validation loss of 0.08")));
         QVERIFY(plan->markdown().contains(QStringLiteral("B_noise = 8")));
 
@@ -934,6 +934,78 @@ private slots:
         auto noSteps = makePlan(QStringLiteral("s"), {base}, {}, {}, o);
         QVERIFY(!noSteps);
         QVERIFY2(noSteps.error().message.contains(QStringLiteral("step records")), qPrintable(noSteps.error().message));
+    }
+
+    // A point no run measured is flagged, before any measurement of it, where the model does not
+    // describe its conditions: CPU ranks whose compute contention was never measured at its ranks
+    // per node, or measured by a calibration whose lone step disagrees with the runs' compute (here
+    // 0.25 s against the runs' 0.2 s: +25 %), and any point beyond 8× the largest run. It keeps its
+    // numbers; a point a run measured, GPU ranks and an agreeing calibration are not flagged.
+    void pointsOutsideTheModelSayWhy()
+    {
+        PlanRunInput base = oneRankRun();
+        base.strategy = QStringLiteral("fused");
+        base.cpu = true;
+        base.threadsPerRank = 1;
+        base.hostCpus = 8;
+        QList<CommSample> bench;
+        for (double bytes : {1e6, 4e7}) bench << CommSample{2, 1, bytes, ring(1e-4, 2e9, 2, bytes)};
+        const PlanOptions o = twoRanksOnOneNode(QStringLiteral("fused"));
+        auto flagsOf = [&](const std::vector<PlanRunInput>& runs, const QList<CommSample>& timings, const PlanOptions& options) {
+            auto plan = makePlan(QStringLiteral("s"), runs, timings, {}, options);
+            if (!plan) qWarning("%s", qPrintable(plan.error().text()));
+            return plan ? plan->points.value(0).outsideModel : QStringList{QStringLiteral("no plan")};
+        };
+
+        auto never = makePlan(QStringLiteral("s"), {base}, bench, {}, o);
+        QVERIFY2(never, never ? "" : qPrintable(never.error().text()));
+        const PlanPoint& p = never->points.first();
+        QVERIFY(std::isfinite(p.epochS) && std::isfinite(p.epochHighS));  // flagged, not withdrawn
+        QCOMPARE(p.outsideModel,
+                 QStringList{QStringLiteral("how ranks that share a node slow each other's compute was never measured (taken as not at "
+                                            "all; scaledesk calibrate --config CONFIG --ranks-per-node 2 measures it)")});
+        QVERIFY2(never->markdown().contains(QStringLiteral("**outside the model**: how ranks that share a node")),
+                 qPrintable(never->markdown()));
+        QVERIFY(never->csv().section(QLatin1Char('\n'), 1, 1).endsWith(QStringLiteral("measures it)")));  // the last column
+
+        CommSample lone;
+        lone.op = CommSample::Op::Compute;
+        lone.ranks = 2;
+        lone.aloneS = lone.seconds = 0.25;
+        lone.kernelLocalBatch = 2;
+        QList<CommSample> calibrated = bench;
+        calibrated << lone;
+        QCOMPARE(flagsOf({base}, calibrated, o),
+                 QStringList{QStringLiteral("the calibration timed the config's step alone at 0.25 s, the runs computed 0.2 s at its "
+                                            "local batch 2 (+25 %): the machine was not as it was for the runs, so the contention "
+                                            "measured then (×1) may not be theirs; calibrate again right before or after the runs")});
+        calibrated.last().aloneS = calibrated.last().seconds = 0.21;  // +5 %: the same machine
+        QCOMPARE(flagsOf({base}, calibrated, o), QStringList{});
+        calibrated.last().aloneS = calibrated.last().seconds = 0.25;
+        PlanRunInput two = base;  // a run measured the point: nothing to flag
+        two.runId = QStringLiteral("two");
+        two.ranks = 2;
+        two.epochS = 3.5;
+        QCOMPARE(flagsOf({base, two}, calibrated, o), QStringList{});
+        // More ranks than the hosts' CPUs, and no contention measured at 4 per node.
+        PlanOptions four = o;
+        four.ranksPerNode = 4;
+        base.hostCpus = 2;
+        const QStringList crowded = flagsOf({base}, calibrated, four);
+        QCOMPARE(crowded.size(), 2);
+        QCOMPARE(crowded.first(),
+                 QStringLiteral("4 ranks per node × 1 thread(s) each on 2 CPUs: the ranks take turns on the cores, "
+                                "which the model has no term for"));
+        QVERIFY(crowded.last().startsWith(QStringLiteral("how ranks that share a node slow each other's compute was never measured")));
+
+        // GPU ranks: their compute is their own; beyond 8× the largest run, any point is flagged.
+        base.cpu = false;
+        QCOMPARE(flagsOf({base}, bench, o), QStringList{});
+        PlanOptions wide = o;
+        wide.ranksPerNode = 32;  // the timings' 2 ranks are the largest measured
+        QCOMPARE(flagsOf({base}, bench, wide),
+                 QStringList{QStringLiteral("more than 8× the largest rank count measured (2): the collectives' algorithm and the "
+                                            "stragglers there were never seen")});
     }
 };
 

@@ -59,17 +59,19 @@ def main():
             for row in csv.DictReader(f):
                 row['config'] = config
                 points.append(row)
-    print('| config | strategy | ranks | fitted on | predicted s | range s | measured s | error | in range | half-width |')
-    print('|---|---|---|---|---|---|---|---|---|---|')
+    print('| config | strategy | ranks | fitted on | predicted s | range s | measured s | error | in range | half-width | '
+          'outside the model |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
     predicted = [p for p in points if p['predicted_epoch_s']]
     for p in points:
         if not p['predicted_epoch_s']:
             print(f'| {p["config"]} | {p["strategy"]} | {p["ranks"]} | {p["fitted_on_ranks"]} | not predicted: {p["not_predicted"]} '
-                  f'| | {float(p["measured_epoch_s"]):.3f} | | | |')
+                  f'| | {float(p["measured_epoch_s"]):.3f} | | | | |')
             continue
         print(f'| {p["config"]} | {p["strategy"]} | {p["ranks"]} | {p["fitted_on_ranks"]} | {float(p["predicted_epoch_s"]):.3f} | '
               f'{float(p["epoch_low_s"]):.3f}–{float(p["epoch_high_s"]):.3f} | {float(p["measured_epoch_s"]):.3f} | '
-              f'{100 * float(p["error"]):+.1f} % | {p["in_range"]} | {100 * float(p["relative_half_width"]):.1f} % |')
+              f'{100 * float(p["error"]):+.1f} % | {p["in_range"]} | {100 * float(p["relative_half_width"]):.1f} % | '
+              f'{p.get("outside_model") or "–"} |')
     if not predicted:
         sys.exit('no point could be predicted')
     covered = sum(p['in_range'] == 'yes' for p in predicted)
@@ -78,6 +80,10 @@ def main():
     print(f'coverage of the nominal 90 % ranges: {covered} of {len(predicted)} = {100 * covered / len(predicted):.0f} % (bar: >= 85 %)')
     print(f'median relative half-width: {100 * half:.1f} % (bar: <= 25 %); median |error| {100 * err:.1f} %; '
           f'{len(points) - len(predicted)} point(s) not predicted')
+    flagged = [p for p in predicted if p.get('outside_model')]
+    within = [p for p in predicted if abs(float(p['error'])) <= 0.10 or p.get('outside_model')]
+    print(f'within 10 % or flagged as outside the model beforehand: {len(within)} of {len(predicted)} '
+          f'({len(flagged)} flagged)')
 
 
 if __name__ == '__main__':
