@@ -48,7 +48,10 @@ bool fitTwo(const QList<CommSample>& s, AllreduceAlgorithm algorithm, double* a,
 }
 
 constexpr AllreduceAlgorithm kAlgorithms[] = {AllreduceAlgorithm::Ring, AllreduceAlgorithm::Tree, AllreduceAlgorithm::RecursiveDoubling};
-// Another algorithm replaces the ring only where it fits the timings better by this much (relative RMS).
+// Another algorithm replaces the ring only where it fits the timings clearly better: its relative
+// RMS below this share of the ring's, and lower by at least kAlgorithmMargin (a line that misses
+// Open MPI's steps by 45 % does not choose an algorithm by 3 points).
+constexpr double kAlgorithmShare = 0.8;
 constexpr double kAlgorithmMargin = 0.01;
 
 // Each algorithm's α–β fit to the timings of one link class, in kAlgorithms' order; `bandwidthAlone`
@@ -98,7 +101,8 @@ int chosenFit(const QList<AlgorithmFit>& fits, int rankCounts)
     int best = 0;
     if (rankCounts >= 2)
         for (int i = 1; i < fits.size(); ++i)
-            if (fits[i].relativeRms < fits[best].relativeRms - kAlgorithmMargin) best = i;
+            if (fits[i].relativeRms < std::min(kAlgorithmShare * fits[best].relativeRms, fits[best].relativeRms - kAlgorithmMargin))
+                best = i;
     return best;
 }
 

@@ -105,7 +105,7 @@ struct AllreduceModel {
     QList<int> withinRanks, acrossRanks;
     /// Across nodes, where the timings had two or more ranks per node: the fits of each (ranks that
     /// share a node share its links), every algorithm's, the chosen one first (as for a link class:
-    /// the ring unless its timings span two rank counts and another fits better). A point across
+    /// the ring unless its timings span two rank counts and another fits clearly better). A point across
     /// nodes reads the ranks per node nearest its own (the larger on a tie). Empty: one
     /// ranks-per-node timed, `across` for all.
     struct PerNodeFit {
@@ -146,8 +146,8 @@ struct AllreduceModel {
 };
 
 /// Least squares of the α–β model on the samples: within a node from the one-node samples, across
-/// nodes from the others, for each algorithm; the smallest relative residual chooses (ring unless
-/// another fits better by more than 1 % of the timings, and ring where one rank count was timed). A part with a single (n, S) point (every run of a sweep reduces the same
+/// nodes from the others, for each algorithm; the smallest relative residual chooses (the ring
+/// unless another's is below 80 % of it and 1 point lower, and the ring where one rank count was timed). A part with a single (n, S) point (every run of a sweep reduces the same
 /// gradients), or whose points fit no positive bandwidth, gets α = 0 and β = the mean of
 /// 2(n−1)/n · S / t (`bandwidthOnly`). An error when a sample has fewer than 2 ranks or no time.
 /// Compute samples are no collective: left out.

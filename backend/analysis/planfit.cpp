@@ -31,10 +31,13 @@ QString algorithmText(const AllreduceModel& m)
             rest << QStringLiteral("%1 %2 %").arg(algorithmName((*fits)[i].algorithm), formatNumber(100 * (*fits)[i].relativeRms, 2));
         QStringList counts;
         for (int n : *ranks) counts << QString::number(n);
+        const bool ring = fits->first().algorithm == AllreduceAlgorithm::Ring;
         parts << (ranks->size() >= 2
-                      ? QStringLiteral("%1: %2, chosen by the fit over timings at %3 ranks (residual %4 %; %5)")
+                      ? QStringLiteral("%1: %2, %6 over timings at %3 ranks (residual %4 %; %5)")
                             .arg(QLatin1String(where), algorithmName(fits->first().algorithm), counts.join(QStringLiteral(", ")),
-                                 formatNumber(100 * fits->first().relativeRms, 2), rest.join(QStringLiteral(", ")))
+                                 formatNumber(100 * fits->first().relativeRms, 2), rest.join(QStringLiteral(", ")),
+                                 ring ? QStringLiteral("as no other fits clearly better (below 80 % of its residual)")
+                                      : QStringLiteral("chosen by the fit"))
                       : QStringLiteral("%1: %2 assumed (timed at %3 rank(s) only, where a tree fits as well: the ranges at other rank "
                                        "counts span both)")
                             .arg(QLatin1String(where), algorithmName(fits->first().algorithm), counts.join(QStringLiteral(", "))));

@@ -17,22 +17,28 @@ namespace {
 // the runs' (docs/planner.md, "Outside the model").
 constexpr double kComputeAgreement = 0.10;
 
-// The fewest compute threads per rank the runs and the compute timings had, and the fewest logical
-// CPUs their hosts had; 0 where none recorded them.
-std::pair<int, int> threadsAndCpus(const PlanFit& f)
+// The threads a rank would compute with at `perNode` ranks per node, and the host's logical CPUs
+// (the fewest the runs and the compute timings saw); 0 where none recorded them. A run (or timing)
+// whose ranks filled its host's CPUs took the trainer's default (usable cores / local ranks), which
+// gives max(1, CPUs / perNode) threads here; one that left CPUs idle was given its threads
+// (`--threads`), which it would keep. The fewest over them.
+std::pair<int, int> threadsAndCpus(const PlanFit& f, int perNode)
 {
-    int threads = 0, cpus = 0;
+    int cpus = 0;
     const auto fewest = [](int& now, int seen) {
         if (seen > 0) now = now > 0 ? std::min(now, seen) : seen;
     };
-    for (const PlanRunInput& r : f.used) {
-        fewest(threads, r.threadsPerRank);
-        fewest(cpus, r.hostCpus);
-    }
-    for (const CommSample& c : f.plan.model.contentionSamples) {
-        fewest(threads, c.threads);
-        fewest(cpus, c.hostCpus);
-    }
+    for (const PlanRunInput& r : f.used) fewest(cpus, r.hostCpus);
+    for (const CommSample& c : f.plan.model.contentionSamples) fewest(cpus, c.hostCpus);
+    if (cpus <= 0) return {0, 0};
+    int threads = 0;
+    const auto at = [&](int threadsThere, int perNodeThere, int hostCpus) {
+        if (threadsThere <= 0) return;
+        const bool filled = hostCpus > 0 && threadsThere * std::max(1, perNodeThere) >= hostCpus;
+        fewest(threads, filled ? std::max(1, cpus / perNode) : threadsThere);
+    };
+    for (const PlanRunInput& r : f.used) at(r.threadsPerRank, r.ranks / std::max(1, r.nodes), r.hostCpus);
+    for (const CommSample& c : f.plan.model.contentionSamples) at(c.threads, c.ranks / std::max(1, c.nodes), c.hostCpus);
     return {threads, cpus};
 }
 
@@ -42,13 +48,21 @@ QStringList cpuRankLimits(const PlanFit& f, const PlanPoint& p, int perNode)
 {
     QStringList why;
     const PerfModel& model = f.plan.model;
-    const auto [threads, cpus] = threadsAndCpus(f);
-    if (cpus > 0 && perNode * std::max(1, threads) > cpus)
-        why << QStringLiteral("%1 ranks per node × %2 thread(s) each on %3 CPUs: the ranks take turns on the cores, which the model "
-                              "has no term for")
+    const auto [threads, cpus] = threadsAndCpus(f, perNode);
+    // The loader's worker threads (num_data_workers) prepare batches beside each rank's compute;
+    // the benchmark's contention is timed without them.
+    int loaders = 0;
+    for (const PlanRunInput& r : f.used) loaders = std::max(loaders, r.dataWorkers);
+    if (cpus > 0 && perNode * (std::max(1, threads) + loaders) > cpus)
+        why << (loaders > 0 ? QStringLiteral("%1 ranks per node × (%2 compute + %4 loader thread(s)) each on %3 CPUs: the ranks and "
+                                             "their loaders take turns on the cores, which the model has no term for (its "
+                                             "contention is timed without the loaders)")
+                            : QStringLiteral("%1 ranks per node × %2 thread(s) each on %3 CPUs: the ranks take turns on the cores, "
+                                             "which the model has no term for"))
                    .arg(perNode)
                    .arg(std::max(1, threads))
-                   .arg(cpus);
+                   .arg(cpus)
+                   .arg(loaders);
     const CommSample* kernel = model.contentionSample(p.ranks, p.nodes);
     if (!kernel) {
         const QString profile = f.options.profile.isEmpty() ? QString() : QStringLiteral("--profile %1 ").arg(f.options.profile);

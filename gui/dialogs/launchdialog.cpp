@@ -484,13 +484,13 @@ void LaunchDialog::predict()
                                                "this config to time it)")) +
                                      (p.algorithmSpanned ? tr(" (range spans a ring's and a tree's allreduce: timed at one rank "
                                                               "count; calibrate at a second to tell them apart)")
-                                                         : QString()) +
-                                     (p.outsideModel.isEmpty() ? QString()
-                                                               : QStringLiteral("<br><i>") +
-                                              tr("outside the model: %1").arg(p.outsideModel.join(QStringLiteral("; "))).toHtmlEscaped() +
-                                              QStringLiteral("</i>")),
+                                                         : QString()),
                                  local ? QString()
                                        : QStringLiteral("<td align='right'>%1</td>").arg(nodeHoursText(p.nodeHours).toHtmlEscaped()));
+                    if (!p.outsideModel.isEmpty())  // its own row under the point, across the numbers
+                        html += QStringLiteral("<tr><td></td><td colspan='%1'><i>%2</i></td></tr>")
+                                    .arg(local ? 3 : 4)
+                                    .arg(tr("outside the model: %1").arg(p.outsideModel.join(QStringLiteral("; "))).toHtmlEscaped());
                 }
                 html += QStringLiteral("</table>");
                 if (std::any_of(plan.points.begin(), plan.points.end(), [](const PlanPoint& p) { return p.notMeasured.isEmpty(); }))

@@ -997,6 +997,31 @@ private slots:
                  QStringLiteral("4 ranks per node × 1 thread(s) each on 2 CPUs: the ranks take turns on the cores, "
                                 "which the model has no term for"));
         QVERIFY(crowded.last().startsWith(QStringLiteral("how ranks that share a node slow each other's compute was never measured")));
+        // A run whose 2 threads filled its 2 CPUs took the trainer's default (cores / local ranks):
+        // at 2 ranks per node each would have 1 thread, which fits. Given 2 threads on 4 CPUs
+        // (--threads 2), it keeps them: 4 ranks per node take 8 threads on 4 CPUs.
+        calibrated.last().aloneS = calibrated.last().seconds = 0.21;
+        base.threadsPerRank = 2;
+        QCOMPARE(flagsOf({base}, calibrated, o), QStringList{});
+        base.hostCpus = 4;
+        CommSample lone4 = calibrated.last();
+        lone4.ranks = 4;
+        QList<CommSample> atFour = calibrated;
+        atFour << lone4;
+        QCOMPARE(flagsOf({base}, atFour, four),
+                 QStringList{QStringLiteral("4 ranks per node × 2 thread(s) each on 4 CPUs: the ranks take turns on the cores, which the "
+                                            "model has no term for")});
+        // A loader thread per rank beside 1 compute thread: 2 ranks per node keep 4 threads busy on
+        // 2 CPUs, though their compute threads alone would fit.
+        base.threadsPerRank = 1;
+        base.hostCpus = 2;
+        QCOMPARE(flagsOf({base}, calibrated, o), QStringList{});
+        base.dataWorkers = 1;
+        QCOMPARE(flagsOf({base}, calibrated, o),
+                 QStringList{QStringLiteral("2 ranks per node × (1 compute + 1 loader thread(s)) each on 2 CPUs: the ranks and their "
+                                            "loaders take turns on the cores, which the model has no term for (its contention is timed "
+                                            "without the loaders)")});
+        base.dataWorkers = -1;
 
         // GPU ranks: their compute is their own; beyond 8× the largest run, any point is flagged.
         base.cpu = false;
