@@ -936,6 +936,49 @@ private slots:
         QVERIFY2(noSteps.error().message.contains(QStringLiteral("step records")), qPrintable(noSteps.error().message));
     }
 
+    // Collectives timed at 2 ranks only cannot tell a ring from a tree: a 4-rank point's range spans
+    // both fits' epochs and says so; the 2-rank point reads the measured curve (nothing to span);
+    // timed at 2 and 4 ranks (ring timings), the ring is chosen and nothing is spanned.
+    void anAlgorithmTheTimingsCannotTellIsSpanned()
+    {
+        const PlanRunInput base = oneRankRun();
+        QList<CommSample> atTwo;
+        for (double bytes : {1e5, 1e6, 4e7}) atTwo << CommSample{2, 1, bytes, ring(2e-3, 2e9, 2, bytes)};
+        PlanOptions o = twoRanksOnOneNode(QStringLiteral("fused"));
+        o.ranksPerNode = 4;
+        auto four = makePlan(QStringLiteral("s"), {base}, atTwo, {}, o);
+        QVERIFY2(four, four ? "" : qPrintable(four.error().text()));
+        const PlanPoint& p = four->points.first();
+        QVERIFY(p.algorithmSpanned);
+        QCOMPARE(p.rangeNotes.size(), 1);
+        QVERIFY2(p.rangeNotes.first().startsWith(QStringLiteral("range spans the allreduce algorithms the timings cannot tell apart "
+                                                                "(timed at 2 rank(s) only): ring ")),
+                 qPrintable(p.rangeNotes.first()));
+        // By hand: the tree's epoch, its own model's, lies inside the range; the ring's is the point.
+        PerfModel tree = four->model;
+        tree.comm = four->model.comm.withAlgorithm(AllreduceAlgorithm::Tree, 1);
+        const double treeEpoch = tree.epoch(QStringLiteral("fused"), 4, 1, true, 1, base.localBatch, base.samplesPerEpoch).epochS;
+        QVERIFY2(treeEpoch < p.epochS,
+                 qPrintable(QStringLiteral("%1 %2").arg(treeEpoch).arg(p.epochS)));  // 4α of latency a message against the ring's 6α
+        QVERIFY(p.epochLowS <= treeEpoch && treeEpoch <= p.epochHighS);
+        QVERIFY(four->inputs.join(QLatin1Char('\n'))
+                    .contains(QStringLiteral("allreduce algorithm: within a node: ring assumed (timed at 2 rank(s) only")));
+
+        o.ranksPerNode = 2;
+        auto two = makePlan(QStringLiteral("s"), {base}, atTwo, {}, o);
+        QVERIFY(two);
+        QVERIFY(!two->points.first().algorithmSpanned && two->points.first().rangeNotes.isEmpty());
+
+        QList<CommSample> both = atTwo;
+        for (double bytes : {1e5, 1e6, 4e7}) both << CommSample{4, 1, bytes, ring(2e-3, 2e9, 4, bytes)};
+        o.ranksPerNode = 8;
+        auto known = makePlan(QStringLiteral("s"), {base}, both, {}, o);
+        QVERIFY(known);
+        QCOMPARE(known->model.comm.algorithm(), AllreduceAlgorithm::Ring);
+        QVERIFY(!known->points.first().algorithmSpanned);
+        QVERIFY(known->inputs.join(QLatin1Char('\n')).contains(QStringLiteral("within a node: ring, as no other fits clearly better")));
+    }
+
     // A point no run measured is flagged, before any measurement of it, where the model does not
     // describe its conditions: CPU ranks whose compute contention was never measured at its ranks
     // per node, or measured by a calibration whose lone step disagrees with the runs' compute (here
