@@ -63,6 +63,15 @@ QStringList cpuRankLimits(const PlanFit& f, const PlanPoint& p, int perNode)
                    .arg(std::max(1, threads))
                    .arg(cpus)
                    .arg(loaders);
+    // The compute fit is per rank as the runs computed it: with fewer threads a rank computes slower.
+    int runThreads = 0;
+    for (const PlanRunInput& r : f.used) runThreads = std::max(runThreads, r.threadsPerRank);
+    if (threads > 0 && threads < runThreads)
+        why << QStringLiteral("the runs computed with up to %1 threads per rank, a rank here would get %2 (the trainer's default: "
+                              "usable cores / local ranks): the compute fit does not scale with threads (give the runs --threads "
+                              "%2)")
+                   .arg(runThreads)
+                   .arg(threads);
     const CommSample* kernel = model.contentionSample(p.ranks, p.nodes);
     if (!kernel) {
         const QString profile = f.options.profile.isEmpty() ? QString() : QStringLiteral("--profile %1 ").arg(f.options.profile);
