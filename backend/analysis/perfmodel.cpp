@@ -57,7 +57,7 @@ constexpr double kAlgorithmMargin = 0.01;
 // Each algorithm's α–β fit to the timings of one link class, in kAlgorithms' order; `bandwidthAlone`
 // says, per fit, that latency could not be fitted (one (n, S), or no positive bandwidth). Empty
 // when every timing has 0 bytes.
-QList<AlgorithmFit> fitAlgorithms(const QList<CommSample>& part, QList<bool>* bandwidthAlone)
+QList<AlgorithmFit> fitAlgorithms(const QList<CommSample>& part, QList<bool>& bandwidthAlone)
 {
     QSet<QPair<int, double>> points;
     double bytes = 0;
@@ -88,7 +88,7 @@ QList<AlgorithmFit> fitAlgorithms(const QList<CommSample>& part, QList<bool>* ba
             f.betaBytesPerS = mean;
             f.relativeRms = std::sqrt(std::max(0.0, sq / part.size() - mean * mean)) / mean;
         }
-        if (bandwidthAlone) *bandwidthAlone << !line;
+        bandwidthAlone << !line;
         fits << f;
     }
     return fits;
@@ -105,6 +105,32 @@ int chosenFit(const QList<AlgorithmFit>& fits, int rankCounts)
                 best = i;
     return best;
 }
+
+// One link class's timings (or one ranks-per-node's across nodes): their rank counts, and every
+// algorithm's fit with the chosen one first. `fits` empty: every timing has 0 bytes.
+struct LinkClassFit {
+    QList<AlgorithmFit> fits;
+    QList<int> ranks;
+    bool bandwidthOnly = false;  ///< the chosen fit's latency could not be fitted
+};
+LinkClassFit fitLinkClass(const QList<CommSample>& part)
+{
+    LinkClassFit c;
+    for (const CommSample& s : part)
+        if (!c.ranks.contains(s.ranks)) c.ranks << s.ranks;
+    std::sort(c.ranks.begin(), c.ranks.end());
+    QList<bool> bandwidthAlone;
+    c.fits = fitAlgorithms(part, bandwidthAlone);
+    if (c.fits.isEmpty()) return c;
+    const int best = chosenFit(c.fits, int(c.ranks.size()));
+    c.fits.move(best, 0);
+    c.bandwidthOnly = bandwidthAlone[best];
+    return c;
+}
+
+// Whether a point on `nodes` reads the across-node fits: more than one node and those timed, or
+// nothing timed within a node.
+bool readsAcross(const AllreduceModel& m, int nodes) { return (nodes > 1 && m.acrossNodesMeasured()) || m.within.isEmpty(); }
 
 const AlgorithmFit* fitOf(const QList<AlgorithmFit>& fits, AllreduceAlgorithm a)
 {
@@ -207,18 +233,19 @@ AllreduceAlgorithm AllreduceModel::algorithm() const
     return across.isEmpty() ? AllreduceAlgorithm::Ring : across.first().algorithm;  // only across nodes timed: that fit
 }
 AllreduceAlgorithm AllreduceModel::algorithmInter() const { return across.isEmpty() ? algorithm() : across.first().algorithm; }
-bool AllreduceModel::algorithmKnown(int ranks, int nodes) const
+const QList<int>& AllreduceModel::timedRanks(int ranks, int nodes) const
 {
-    const bool inter = (nodes > 1 && acrossNodesMeasured()) || within.isEmpty();
+    const bool inter = readsAcross(*this, nodes);
     if (inter)
-        if (const PerNodeFit* g = acrossFit(std::max(1, ranks / std::max(1, nodes)))) return g->ranks.size() >= 2;
-    return (inter ? acrossRanks : withinRanks).size() >= 2;
+        if (const PerNodeFit* g = acrossFit(std::max(1, ranks / std::max(1, nodes)))) return g->ranks;
+    return inter ? acrossRanks : withinRanks;
 }
+bool AllreduceModel::algorithmKnown(int ranks, int nodes) const { return timedRanks(ranks, nodes).size() >= 2; }
 
 AllreduceModel AllreduceModel::withAlgorithm(AllreduceAlgorithm a, int nodes) const
 {
     AllreduceModel m = *this;
-    const bool inter = (nodes > 1 && acrossNodesMeasured()) || within.isEmpty();
+    const bool inter = readsAcross(*this, nodes);
     QList<AlgorithmFit>& fits = inter ? m.across : m.within;
     const AlgorithmFit* f = fitOf(fits, a);
     if (!f) return m;
@@ -278,19 +305,15 @@ Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& timings)
     AllreduceModel m;
     // One link class: every algorithm's fit, the chosen first; its rank counts.
     auto fit = [&](const QList<CommSample>& part, const char* what, QList<AlgorithmFit>* fits, QList<int>* rankCounts) -> Status {
-        for (const CommSample& s : part)
-            if (!rankCounts->contains(s.ranks)) rankCounts->append(s.ranks);
-        std::sort(rankCounts->begin(), rankCounts->end());
-        QList<bool> bandwidthAlone;
-        *fits = fitAlgorithms(part, &bandwidthAlone);
-        if (fits->isEmpty())
+        const LinkClassFit c = fitLinkClass(part);
+        if (c.fits.isEmpty())
             return Error{ErrorCode::Usage,
                          QStringLiteral("the allreduce %1: every sample has 0 bytes; %2 given").arg(QLatin1String(what)).arg(part.size()),
                          QString()};
-        const int best = chosenFit(*fits, int(rankCounts->size()));
-        fits->move(best, 0);
+        *fits = c.fits;
+        *rankCounts = c.ranks;
         m.relativeRms = std::isnan(m.relativeRms) ? fits->first().relativeRms : std::max(m.relativeRms, fits->first().relativeRms);
-        m.bandwidthOnly = m.bandwidthOnly || bandwidthAlone[best];
+        m.bandwidthOnly = m.bandwidthOnly || c.bandwidthOnly;
         return Done{};
     };
     if (intra.isEmpty() && inter.isEmpty()) return Error{ErrorCode::Usage, QStringLiteral("no allreduce samples"), QString()};
@@ -308,17 +331,9 @@ Expected<AllreduceModel> fitAllreduce(const QList<CommSample>& timings)
         std::map<int, QList<CommSample>> perNode;
         for (const CommSample& s : inter) perNode[std::max(1, s.ranks / s.nodes)] << s;
         if (perNode.size() > 1)
-            for (const auto& [rpn, part] : perNode) {
-                AllreduceModel::PerNodeFit g;
-                g.ranksPerNode = rpn;
-                for (const CommSample& s : part)
-                    if (!g.ranks.contains(s.ranks)) g.ranks << s.ranks;
-                std::sort(g.ranks.begin(), g.ranks.end());
-                g.fits = fitAlgorithms(part, nullptr);
-                if (g.fits.isEmpty()) continue;
-                g.fits.move(chosenFit(g.fits, int(g.ranks.size())), 0);
-                m.acrossPerNode << g;
-            }
+            for (const auto& [rpn, part] : perNode)
+                if (const LinkClassFit c = fitLinkClass(part); !c.fits.isEmpty())
+                    m.acrossPerNode << AllreduceModel::PerNodeFit{rpn, c.fits, c.ranks};
         if (intra.isEmpty()) {  // only across nodes measured: that is the only link there is to use
             m.alphaS = m.alphaInterS;
             m.betaBytesPerS = m.betaInterBytesPerS;

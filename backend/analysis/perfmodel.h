@@ -119,6 +119,9 @@ struct AllreduceModel {
     const PerNodeFit* acrossFit(int ranksPerNode) const;
     AllreduceAlgorithm algorithm() const;       ///< within a node
     AllreduceAlgorithm algorithmInter() const;  ///< across nodes
+    /// The rank counts the timings spanned whose fit a point of `ranks` on `nodes` reads: its ranks
+    /// per node's across nodes (acrossFit), else the link class's.
+    const QList<int>& timedRanks(int ranks, int nodes) const;
     /// The fits a point of `ranks` on `nodes` reads were timed at two or more rank counts.
     bool algorithmKnown(int ranks, int nodes) const;
     /// Where the algorithm was not told apart and the line is read (no measured curve at these ranks

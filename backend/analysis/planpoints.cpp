@@ -101,8 +101,7 @@ void spanAlgorithms(const PlanFit& f, const QString& s, const EpochPrediction& e
     p.epochLowS = std::min(p.epochLowS, p.epochLowS * lo / e.epochS);
     p.epochHighS = std::max(p.epochHighS, p.epochHighS * hi / e.epochS);
     p.algorithmSpanned = true;
-    const AllreduceModel::PerNodeFit* perNode = p.nodes > 1 ? comm.acrossFit(p.ranks / p.nodes) : nullptr;
-    const QList<int>& timed = perNode ? perNode->ranks : p.nodes > 1 && comm.acrossNodesMeasured() ? comm.acrossRanks : comm.withinRanks;
+    const QList<int>& timed = comm.timedRanks(p.ranks, p.nodes);
     p.rangeNotes << QStringLiteral("range spans the allreduce algorithms the timings cannot tell apart (timed at %1 rank(s) only%2): %3")
                         .arg(timed.isEmpty() ? QStringLiteral("–") : QString::number(timed.value(0)),
                              p.nodes > 1 && comm.acrossNodesMeasured() ? QStringLiteral(" across nodes") : QString(),

@@ -56,7 +56,7 @@ private slots:
     void eachSizeIsPredictedFromTheSmallerRunsOnly()
     {
         std::vector<PlanRunInput> runs;
-        for (const QString s : {QStringLiteral("ddp"), QStringLiteral("fused")}) {
+        for (const QString& s : {QStringLiteral("ddp"), QStringLiteral("fused")}) {
             runs.push_back(run(s, 1, 1, 0.2, 6.72));
             runs.push_back(run(s, 2, 1, 0.23, 4.1));
             runs.push_back(run(s, 4, 1, 0.26, 2.5));
@@ -125,7 +125,7 @@ private slots:
     void pointsOutsideTheModelAreFlaggedBeforehand()
     {
         std::vector<PlanRunInput> runs;
-        for (const QString s : {QStringLiteral("ddp"), QStringLiteral("fused")}) {
+        for (const QString& s : {QStringLiteral("ddp"), QStringLiteral("fused")}) {
             runs.push_back(run(s, 1, 1, 0.2, 6.72));
             runs.push_back(run(s, 2, 1, 0.2, 3.9));
             runs.push_back(run(s, 4, 1, 0.4, 4.0));  // oversubscribed: far slower than any model of 2 ranks predicts
