@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/terminal.h"
+#include "cli/validators.h"
 
 #include <CLI/CLI.hpp>
 
@@ -38,9 +39,9 @@ public:
         m_app->add_option("--nodes", m_nodes, "node counts to predict, comma-separated")
             ->required()
             ->delimiter(',')
-            ->check(CLI::PositiveNumber);
+            ->check(positiveNumber());
         m_app->add_option("--ranks-per-node", m_ranksPerNode, "ranks per node (default: the most the sweep's runs had)")
-            ->check(CLI::PositiveNumber);
+            ->check(positiveNumber());
         addCommOption(*m_app, m_comm);
         m_app
             ->add_option("--strategies", m_strategies,
@@ -52,14 +53,13 @@ public:
             ->check(CLI::IsMember({"auto", "weak", "strong"}));
         m_app->add_option("--epochs", m_epochs, "epochs that the node-hours and cost are for")
             ->capture_default_str()
-            ->check(CLI::PositiveNumber);
-        m_app->add_option("--gpu-hour-price", m_price, "price of one GPU-hour (rank-hour): adds a cost column")
-            ->check(CLI::NonNegativeNumber);
+            ->check(positiveNumber());
+        m_app->add_option("--gpu-hour-price", m_price, "price of one GPU-hour (rank-hour): adds a cost column")->check(nonNegativeNumber());
         m_app
             ->add_option("--target-loss", m_target,
                          "validation loss to reach: adds time-to-target and node-hours to it, from a learning curve fitted to the "
                          "runs' validation losses with the global batch as a factor")
-            ->check(CLI::PositiveNumber);
+            ->check(positiveNumber());
         m_app->add_option("--warmup", m_warmup, "epochs at the start of each run left out of the averages")->capture_default_str();
         m_app->add_option("--out", m_out,
                           "write the plan into this folder (plan.csv, plan.md, and the plots in the --format's image formats)");

@@ -16,6 +16,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <malloc.h>
 #include <sstream>
@@ -123,14 +124,22 @@ int fail(const std::string& message)
 }  // namespace
 
 namespace {
-// CLI11's PositiveNumber says "Value 0 not in range 0 to 1.79e308" for 0: name the rule instead.
-const CLI::Validator kPositive(
-    [](std::string& text) {
-        double value = 0;
-        if (!CLI::detail::lexical_cast(text, value) || !(value > 0)) return "must be greater than 0, got " + text;
-        return std::string();
-    },
-    "POSITIVE");
+// CLI11's PositiveNumber and NonNegativeNumber say "Value 0 not in range 0 to 1.79e308" (all 309
+// digits): name the rule instead, and a word given for a number as such.
+CLI::Validator numberAtLeast(bool zeroAllowed)
+{
+    return CLI::Validator(
+        [zeroAllowed](std::string& text) -> std::string {
+            double value = 0;
+            if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value)) return "'" + text + "' is not a number";
+            if (zeroAllowed ? value < 0 : !(value > 0))
+                return (zeroAllowed ? "must be 0 or greater, got " : "must be greater than 0, got ") + text;
+            return {};
+        },
+        zeroAllowed ? "NON-NEGATIVE" : "POSITIVE");
+}
+const CLI::Validator kPositive = numberAtLeast(false);
+const CLI::Validator kNonNegative = numberAtLeast(true);
 // A seed is a whole number from 0: "-1" would otherwise wrap to 18446744073709551615.
 const CLI::Validator kSeed(
     [](std::string& text) {
@@ -181,7 +190,7 @@ void addConfigOptions(CLI::App& app, Cli& cli)
         ->check(kPositive);
     app.add_option("--data_loader_config", v.dataLoaderConfig, "override data_loader_config")
         ->check(CLI::IsMember({"synthetic", "inmem", "lowmem", "dali-lowmem"}));
-    app.add_option("--num_data_workers", v.numDataWorkers, "override num_data_workers (prefetch threads)")->check(CLI::NonNegativeNumber);
+    app.add_option("--num_data_workers", v.numDataWorkers, "override num_data_workers (prefetch threads)")->check(kNonNegative);
     // As in the original, each enable_* is the flag's value, False when absent: the YAML's value is
     // always overwritten (a YAML True without the flag is logged as a warning).
     cli.ampFlag =
@@ -253,7 +262,7 @@ void addRunOptions(CLI::App& app, Cli& cli)
                    "CPU). With two or more ranks, the squared norm of the gradients before and after the average (one dot "
                    "product per bucket each) give B_simple (McCandlish et al. 2018), recorded per epoch as gns_b_simple "
                    "(metrics.jsonl, epochs.csv, TensorBoard GNS/B_simple)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     app.add_flag("--disable_broadcast_buffers", cli.disableBroadcastBuffers,
                  "accepted for compatibility and recorded in manifest.json; changes nothing: the U-Net has no buffers "
                  "(no normalisation layers), and gradients are bucket views already");
@@ -286,15 +295,17 @@ void addSubcommands(CLI::App& app, Cli& cli)
         ->check(kPositive);
 
     BenchCommOptions& benchComm = cli.benchComm;
-    cli.bench =
-        app.add_subcommand("bench-comm",
-                           "time the collectives of the strategies (allreduce; reduce-scatter and allgather) over this job's ranks at each "
-                           "size, and (compute) a convolution kernel on one rank alone and on every rank at once; with --config "
-                           "(and --yaml_config, --local_batch_size), that config's own training step instead of the kernel, and every "
-                           "collective also at the sizes each strategy sends for that config (--bucket_cap_mb, --fusion_mb, "
-                           "--zero_bucket_mb) at this job's ranks (launch "
-                           "it as the training is launched: mpirun -np N or srun, with its --threads); rank 0 prints a table and "
-                           "appends JSON lines to --out for `scaledesk plan --comm`. CPU tensors and the mpi and gloo backends");
+    cli.bench = app.add_subcommand(
+        "bench-comm",
+        "time the collectives of the strategies (allreduce; reduce-scatter and allgather) over this job's ranks at each "
+        "size, and (compute) a convolution kernel on one rank alone and on every rank at once; with --config "
+        "(and --yaml_config, --local_batch_size), that config's own training step instead of the kernel, on batches from its "
+        "own data loader (train_path, num_data_workers threads; random batches where the data cannot be opened, "
+        "said in the line), and every "
+        "collective also at the sizes each strategy sends for that config (--bucket_cap_mb, --fusion_mb, "
+        "--zero_bucket_mb) at this job's ranks (launch "
+        "it as the training is launched: mpirun -np N or srun, with its --threads); rank 0 prints a table and "
+        "appends JSON lines to --out for `scaledesk plan --comm`. CPU tensors and the mpi and gloo backends");
     CLI::App* bench = cli.bench;
     bench->add_option("--sizes", cli.benchSizes, "comma-separated sizes in bytes (K, M, G: powers of 1024)")->capture_default_str();
     bench->add_option("--ops", benchComm.ops, "what to time, comma-separated")
@@ -312,7 +323,7 @@ void addSubcommands(CLI::App& app, Cli& cli)
                      "(0: not): the collective as training meets it, which `scaledesk plan` prefers; the allreduce also once "
                      "launched before the kernels and waited for after them (\"overlapped\": what ddp hides behind backward)")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     bench->fallthrough();  // --backend and --comm_timeout are the training's options
 
     cli.check = app.add_subcommand("check-comm",
@@ -323,7 +334,7 @@ void addSubcommands(CLI::App& app, Cli& cli)
     cli.check->add_option("--numels", cli.checkComm.numels, "elements per rank, comma-separated")
         ->delimiter(',')
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     cli.check->fallthrough();
 
     BenchStepOptions& step = cli.benchStep;
@@ -332,7 +343,7 @@ void addSubcommands(CLI::App& app, Cli& cli)
                                           "fixed batch that stays on --device: the model's samples/s without data loading; prints one "
                                           "JSON line (the GPU check sets it against PyTorch eager's)");
     cli.benchStepApp->add_option("--steps", step.steps, "timed steps")->capture_default_str()->check(kPositive);
-    cli.benchStepApp->add_option("--warmup", step.warmup, "untimed steps first")->capture_default_str()->check(CLI::NonNegativeNumber);
+    cli.benchStepApp->add_option("--warmup", step.warmup, "untimed steps first")->capture_default_str()->check(kNonNegative);
     cli.benchStepApp->fallthrough();  // --config, --yaml_config, --local_batch_size, --amp_mode, --device, --threads, --seed
 }
 
@@ -376,6 +387,7 @@ int benchComm(Cli& cli)
     const DistEnv dist = discoverDistEnv();
     if (cli.configOption->count() > 0) {  // the config's own step is the compute
         options.model = loadTrainConfig(cli.values.yamlConfig, cli.values.config);
+        applyOverrides(cli.values, *options.model, cli.options.notes);  // --num_data_workers, --data_loader_config, as the training's
         validateTrainConfig(*options.model);
         options.localBatch = cli.options.localBatchSize.value_or(std::max<int64_t>(1, options.model->globalBatchSize / dist.size));
         options.bucketCapMb = cli.options.bucketCapMb;

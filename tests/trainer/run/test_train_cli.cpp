@@ -594,6 +594,14 @@ TEST_F(TrainCli, ANonPositiveCountNamesTheRule)
     const auto r = train("--config cpu-tiny --num_epochs 0");
     EXPECT_NE(r.exitCode, 0);
     EXPECT_NE(r.output.find("--num_epochs: must be greater than 0, got 0"), std::string::npos) << r.output;
+    // A word for a number, and a negative count where 0 is allowed: one line each, no 309-digit range.
+    const auto word = train("--config cpu-tiny --threads two");
+    EXPECT_NE(word.exitCode, 0);
+    EXPECT_NE(word.output.find("--threads: 'two' is not a number"), std::string::npos) << word.output;
+    const auto workers = train("--config cpu-tiny --num_data_workers -1");
+    EXPECT_NE(workers.exitCode, 0);
+    EXPECT_NE(workers.output.find("--num_data_workers: must be 0 or greater, got -1"), std::string::npos) << workers.output;
+    EXPECT_EQ(workers.output.find("1797693"), std::string::npos) << workers.output;
     // A negative seed is refused, not wrapped to 2^64 - 1.
     const auto seed = train("--config cpu-tiny --seed -1 --run_dir seed");
     EXPECT_NE(seed.exitCode, 0);
