@@ -157,20 +157,21 @@ double AllreduceModel::time(int ranks, int nodes, double bytes) const
 
 std::pair<const CommSample*, const CommSample*> AllreduceModel::curveAround(int ranks, int nodes, double bytes) const
 {
-    // `measured` is sorted by ranks, nodes, bytes. A size within 1 % of an end of the curve is read
-    // at that end (a benchmark rounds sizes to whole elements per rank; the trainer pads its flat
-    // vector to the world size).
+    // `measured` is sorted by ranks, nodes, bytes. A size within 1 % of a timed one is read there
+    // (a benchmark rounds sizes to whole elements per rank; the trainer pads its flat vector to the
+    // world size): a message a few bytes past its own timing is not between that and the next size.
     const CommSample* below = nullptr;
     const CommSample* above = nullptr;
+    const CommSample* nearest = nullptr;
     for (const CommSample& m : measured) {
         if (m.ranks != ranks || m.nodes != nodes) continue;
-        if (m.bytes <= bytes || (!below && m.bytes <= bytes * kCurveTolerance)) below = &m;
-        if (m.bytes >= bytes) {
-            above = &m;
-            break;
-        }
+        if (std::abs(m.bytes - bytes) <= (kCurveTolerance - 1) * bytes &&
+            (!nearest || std::abs(m.bytes - bytes) < std::abs(nearest->bytes - bytes)))
+            nearest = &m;
+        if (m.bytes <= bytes) below = &m;
+        if (m.bytes >= bytes && !above) above = &m;
     }
-    if (below && !above && below->bytes * kCurveTolerance >= bytes) above = below;
+    if (nearest) return {nearest, nearest};
     if (!below || !above) return {nullptr, nullptr};
     return {below, above};
 }
@@ -485,7 +486,17 @@ double PerfModel::contention(int ranks, int nodes) const
     const CommSample* kernel = contentionSample(ranks, nodes);
     if (!kernel) return 1.0;
     const double between = betweenCollectives(*kernel);
-    return (between > 0 ? between : kernel->seconds) / kernel->aloneS;
+    return (between > 0 ? between : kernel->seconds) / contentionReference(*kernel);
+}
+
+double PerfModel::contentionReference(const CommSample& kernel, bool* fromRuns) const
+{
+    // The benchmark's lone rank ran beside sleeping ranks of the same job, and timed the config's
+    // step 10–27 % off what the solo runs computed (docs/planner.md, "The contention's
+    // reference"); its step between collectives is what training at that layout computes.
+    const bool runs = soloCompute && kernel.kernelLocalBatch > 0 && soloCompute->time(kernel.kernelLocalBatch) > 0;
+    if (fromRuns) *fromRuns = runs;
+    return runs ? soloCompute->time(kernel.kernelLocalBatch) : kernel.aloneS;
 }
 
 double PerfModel::arrivalWait(int ranks, int nodes) const

@@ -7,6 +7,7 @@
 #include <QMap>
 #include <QString>
 
+#include <optional>
 #include <utility>
 
 namespace scaledesk {
@@ -45,6 +46,9 @@ struct CommSample {
     /// recorded), and the local batch of the config's own step (the "model" kernel; 0: a convolution).
     int threads = 0, hostCpus = 0;
     double kernelLocalBatch = 0;
+    /// The model kernel's loader threads beside its compute (bench-comm's "data": "loader",
+    /// "data_workers"); -1 where its batches were random or the line does not say.
+    int kernelLoaders = -1;
 };
 
 /// The collectives as training meets them where the benchmark timed them so: for each collective,
@@ -141,8 +145,8 @@ struct AllreduceModel {
     /// True when time() at these ranks, nodes and bytes reads the measured curve.
     bool fromMeasuredCurve(int ranks, int nodes, double bytes) const;
     /// The timings time() reads at these ranks, nodes and bytes: the neighbouring sizes measured
-    /// there (one timing twice at a measured size, or at an end within 1 % beyond it); nulls where
-    /// the curve does not reach `bytes`.
+    /// there, or one timing twice where a measured size lies within 1 % of `bytes` (the nearest);
+    /// nulls where the curve does not reach `bytes`.
     std::pair<const CommSample*, const CommSample*> curveAround(int ranks, int nodes, double bytes) const;
     /// `bytes` of gradients in buckets of `bucketBytes` (0: one message).
     double bucketedTime(int ranks, int nodes, double bytes, double bucketBytes) const;
@@ -248,15 +252,23 @@ struct PerfModel {
     /// The benchmark's compute kernel alone and on every rank at once (CommSample::Op::Compute),
     /// at the ranks and nodes it ran.
     QList<CommSample> contentionSamples;
+    /// The compute of the runs of one rank per node (nothing shared their cores), fitted as
+    /// `compute` is; none where no run had one rank per node. contention()'s reference.
+    std::optional<ComputeModel> soloCompute;
     /// How much slower a rank computes at `ranks` ranks on `nodes` nodes than alone, on CPU ranks
     /// (ranks that share a node's cores, caches and memory bandwidth; a GPU computes on its own),
     /// at the layout the benchmark ran, else the largest layout of as many ranks per node, else 1
     /// (not measured). 1 for one rank, and on GPUs. Where the benchmark also timed collectives after
-    /// the same kernel (waitSamples), the kernel's mean time between collectives over its time
-    /// alone: a step computes between its collectives, which leave the caches to refill and the
-    /// cores to the other ranks' copies. Else the slowest rank's time with every rank computing
-    /// at once over the lone rank's.
+    /// the same kernel (waitSamples), the kernel's mean time between collectives: a step computes
+    /// between its collectives, which leave the caches to refill and the cores to the other ranks'
+    /// copies; else the slowest rank's time with every rank computing at once. Over the time the
+    /// same step takes alone: where the kernel is the config's own step and runs of one rank per
+    /// node measured it (soloCompute), theirs at the kernel's local batch; else the benchmark's
+    /// lone rank's (contentionReference).
     double contention(int ranks, int nodes) const;
+    /// What contention() divides by for `kernel`: the solo runs' compute at its local batch, or
+    /// its lone rank's time; `fromRuns` says which.
+    double contentionReference(const CommSample& kernel, bool* fromRuns = nullptr) const;
     /// The benchmark's compute timing contention() reads at this layout (the latest there); null
     /// where there is none.
     const CommSample* contentionSample(int ranks, int nodes) const;

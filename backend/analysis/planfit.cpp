@@ -112,6 +112,12 @@ Status fitComputePart(PlanFit& f)
         if (c.op == CommSample::Op::Compute) plan.model.contentionSamples << c;
         if (c.afterCompute) plan.model.waitSamples << c;
     }
+    // The runs of one rank per node computed alone: the contention's reference (PerfModel::contention).
+    QList<ComputeSample> solo;
+    for (const PlanRunInput& r : used)
+        if (r.ranks == r.nodes) solo << ComputeSample{r.localBatch, r.computeS, 0.0, 0.0, 0.0, r.dataWorkers};
+    if (!solo.isEmpty())
+        if (auto fitted = fitCompute(solo)) plan.model.soloCompute = *fitted;
     QList<ComputeSample> computeSamples;
     QSet<double> batches;
     for (const PlanRunInput& r : used) {
@@ -159,14 +165,19 @@ Status fitComputePart(PlanFit& f)
         for (const CommSample& c : std::as_const(plan.model.contentionSamples)) {
             const double between = plan.model.computeBetweenCollectives(c.ranks, c.nodes);
             const bool read = plan.model.contentionSample(c.ranks, c.nodes) == &c;  // a later timing there replaces it
-            layouts << QStringLiteral("×%1 at %2 rank(s) on %3 node(s) (%4: %5 s alone, %6 s on every rank at once%7)%8")
-                           .arg(formatNumber((read && between > 0 ? between : c.seconds) / c.aloneS))
+            bool fromRuns = false;
+            const double reference = plan.model.contentionReference(c, &fromRuns);
+            layouts << QStringLiteral("×%1 at %2 rank(s) on %3 node(s) (%4: %5 s alone, %6 s on every rank at once%7; over %8)%9")
+                           .arg(formatNumber((read && between > 0 ? between : c.seconds) / reference))
                            .arg(c.ranks)
                            .arg(c.nodes)
                            .arg(c.kernel, formatNumber(c.aloneS), formatNumber(c.seconds))
                            .arg(read && between > 0 ? QStringLiteral(", %1 s between collectives: the after-compute timings' mean, used")
                                                           .arg(formatNumber(between))
                                                     : QString())
+                           .arg(fromRuns ? QStringLiteral("the runs of one rank per node's compute at its local batch, %1 s")
+                                               .arg(formatNumber(reference))
+                                         : QStringLiteral("its time alone"))
                            .arg(read ? QString() : QStringLiteral(", replaced by a later timing"));
         }
         plan.inputs << QStringLiteral("compute contention (CPU ranks share a node's cores and memory): %1, timed by the benchmark; "

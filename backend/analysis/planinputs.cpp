@@ -47,6 +47,18 @@ double meanAfter(const RunMetrics& m, const char* tag, double after, int* count 
 }
 /// The bytes of one gradient element of a dtype as the user's code names it (torch's names, with or
 /// without "torch."); 0 when unknown.
+// What a model kernel's batches were (bench-comm's "data"): its config's loader, or random batches
+// and why; nothing for a timing from before bench-comm said.
+QString kernelData(const QJsonObject& o)
+{
+    const QString data = o.value(QLatin1String("data")).toString();
+    if (data == QLatin1String("loader"))
+        return QStringLiteral(", on its loader's batches (%1 worker thread(s))").arg(o.value(QLatin1String("data_workers")).toInt());
+    if (data == QLatin1String("random"))
+        return QStringLiteral(", on random batches without its loader (%1)").arg(o.value(QLatin1String("data_note")).toString());
+    return {};
+}
+
 double dtypeBytes(QString dtype)
 {
     dtype = dtype.trimmed().toLower();
@@ -172,11 +184,14 @@ Expected<QList<CommSample>> loadCommSamples(const QString& path)
         s.aloneS = compute ? o.value(QLatin1String("alone_s")).toDouble() : 0.0;
         const bool modelKernel = o.value(QLatin1String("kernel")).toString() == QLatin1String("model");
         s.kernelLocalBatch = modelKernel ? o.value(QLatin1String("local_batch")).toDouble(0) : 0.0;
+        if (modelKernel && o.value(QLatin1String("data")).toString() == QLatin1String("loader"))
+            s.kernelLoaders = o.value(QLatin1String("data_workers")).toInt(0);
         s.threads = o.value(QLatin1String("threads")).toInt(0);
         s.hostCpus = o.value(QLatin1String("host_cpus")).toInt(0);
-        s.kernel = modelKernel ? QStringLiteral("config %1's own training step at local batch %2")
+        s.kernel = modelKernel ? QStringLiteral("config %1's own training step at local batch %2%3")
                                      .arg(o.value(QLatin1String("config")).toString())
                                      .arg(o.value(QLatin1String("local_batch")).toInt())
+                                     .arg(kernelData(o))
                                : QStringLiteral("a convolution kernel");
         const QString mode = o.value(QLatin1String("mode")).toString();
         if (!compute && !mode.isEmpty() && mode != QLatin1String("after_compute") && mode != QLatin1String("overlapped"))

@@ -42,27 +42,44 @@ std::pair<int, int> threadsAndCpus(const PlanFit& f, int perNode)
     return {threads, cpus};
 }
 
-// CPU ranks at `perNode` ranks per node: oversubscribed cores, contention never measured, or
-// measured by a calibration whose lone step is not the runs' compute.
+// CPU ranks at `perNode` ranks per node: oversubscribed cores where the contention was not timed
+// as the point would run (this many ranks per node, threads, loaders), contention never measured,
+// or measured over a calibration's lone step (no run of one rank per node) that is not the runs'
+// compute.
 QStringList cpuRankLimits(const PlanFit& f, const PlanPoint& p, int perNode)
 {
     QStringList why;
     const PerfModel& model = f.plan.model;
     const auto [threads, cpus] = threadsAndCpus(f, perNode);
-    // The loader's worker threads (num_data_workers) prepare batches beside each rank's compute;
-    // the benchmark's contention is timed without them.
+    const CommSample* kernel = model.contentionSample(p.ranks, p.nodes);
+    // The loader's worker threads (num_data_workers) prepare batches beside each rank's compute.
     int loaders = 0;
     for (const PlanRunInput& r : f.used) loaders = std::max(loaders, r.dataWorkers);
-    if (cpus > 0 && perNode * (std::max(1, threads) + loaders) > cpus)
-        why << (loaders > 0 ? QStringLiteral("%1 ranks per node × (%2 compute + %4 loader thread(s)) each on %3 CPUs: the ranks and "
-                                             "their loaders take turns on the cores, which the model has no term for (its "
-                                             "contention is timed without the loaders)")
-                            : QStringLiteral("%1 ranks per node × %2 thread(s) each on %3 CPUs: the ranks take turns on the cores, "
-                                             "which the model has no term for"))
-                   .arg(perNode)
-                   .arg(std::max(1, threads))
-                   .arg(cpus)
-                   .arg(loaders);
+    if (cpus > 0 && perNode * (std::max(1, threads) + loaders) > cpus) {
+        // Ranks that take turns on the cores are what the contention measures, where it was timed
+        // at this many ranks per node with as many threads and loaders as the point's.
+        const int timedPerNode = kernel ? kernel->ranks / std::max(1, kernel->nodes) : 0;
+        const QString notTimedSo = QStringLiteral("which the contention it reads does not describe (it was timed %1)");
+        QString unmodelled;  // empty: the contention was timed as the point would run
+        if (!kernel)
+            unmodelled = QStringLiteral("which the model has no term for");
+        else if (timedPerNode != perNode)
+            unmodelled = notTimedSo.arg(QStringLiteral("at %1 ranks per node").arg(timedPerNode));
+        else if (kernel->threads != std::max(1, threads))
+            unmodelled = notTimedSo.arg(kernel->threads > 0 ? QStringLiteral("with %1 thread(s) per rank").arg(kernel->threads)
+                                                            : QStringLiteral("without recording its threads per rank"));
+        else if (loaders > 0 && kernel->kernelLoaders < loaders)
+            unmodelled = notTimedSo.arg(QStringLiteral("without the loaders: calibrate --config with --make-data or --data"));
+        if (!unmodelled.isEmpty())
+            why << (loaders > 0 ? QStringLiteral("%1 ranks per node × (%2 compute + %4 loader thread(s)) each on %3 CPUs: the ranks and "
+                                                 "their loaders take turns on the cores, ")
+                                : QStringLiteral("%1 ranks per node × %2 thread(s) each on %3 CPUs: the ranks take turns on the cores, "))
+                        .arg(perNode)
+                        .arg(std::max(1, threads))
+                        .arg(cpus)
+                        .arg(loaders) +
+                    unmodelled;
+    }
     // The compute fit is per rank as the runs computed it: with fewer threads a rank computes slower.
     int runThreads = 0;
     for (const PlanRunInput& r : f.used) runThreads = std::max(runThreads, r.threadsPerRank);
@@ -72,7 +89,6 @@ QStringList cpuRankLimits(const PlanFit& f, const PlanPoint& p, int perNode)
                               "%2)")
                    .arg(runThreads)
                    .arg(threads);
-    const CommSample* kernel = model.contentionSample(p.ranks, p.nodes);
     if (!kernel) {
         const QString profile = f.options.profile.isEmpty() ? QString() : QStringLiteral("--profile %1 ").arg(f.options.profile);
         why << QStringLiteral("how ranks that share a node slow each other's compute was never measured (taken as not at all; "
@@ -81,7 +97,9 @@ QStringList cpuRankLimits(const PlanFit& f, const PlanPoint& p, int perNode)
                    .arg(perNode);
         return why;
     }
-    if (!(kernel->kernelLocalBatch > 0)) return why;
+    bool fromRuns = false;
+    model.contentionReference(*kernel, &fromRuns);
+    if (!(kernel->kernelLocalBatch > 0) || fromRuns) return why;  // the contention is over the runs' own compute
     const double runs = model.compute.time(kernel->kernelLocalBatch);
     const double off = runs > 0 ? kernel->aloneS / runs - 1 : 0.0;
     if (std::abs(off) > kComputeAgreement)

@@ -241,7 +241,8 @@ void describeRanges(PlanFit& f)
     f.plan.inputs
         << QStringLiteral(
                "ranges: %1 (nominal: how often they cover a measured run is not yet measured, docs/planner.md): the "
-               "prediction ×/÷ e^(%2·σ), σ² = the step's spread² + the parameters'² + (model form × w)², w = 0 "
+               "prediction ×/÷ e^(%2·σ), σ² = the step's spread² (the allreduce fit's residual on communication only where a "
+               "message is not read at its own timing) + the parameters'² + (model form × w)², w = 0 "
                "where a run of the strategy measured the point (its layout and local batch), else the doublings of rank count beyond the "
                "largest run (at least 1), + 1 across nodes where no run was")
                .arg(planRangeName(), formatNumber(rangeZ(), 4));

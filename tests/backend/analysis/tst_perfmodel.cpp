@@ -377,6 +377,38 @@ private slots:
         QCOMPARE(m.contention(2, 1), 1.0);
     }
 
+    // Where the kernel is the config's own step and runs of one rank per node computed it, the
+    // contention is over their compute at the kernel's local batch, not the benchmark's lone rank
+    // (10 ms here; the runs' 12.5 ms at local batch 1): 13.5 ms between collectives over 12.5 ms,
+    // ×1.08. A convolution kernel, or no solo runs: over its lone rank, as before (×1.35).
+    void theContentionIsOverTheSoloRunsCompute()
+    {
+        PerfModel m = tenthOfASecondPerSample();
+        m.cpuRanks = true;
+        CommSample kernel = kernelOnTwoRanks();
+        kernel.kernel = QStringLiteral("config cpu-bench's own training step at local batch 1");
+        kernel.kernelLocalBatch = 1;
+        m.contentionSamples << kernel;
+        CommSample after{2, 1, 1e6, 1.5e-3};
+        after.afterCompute = true;
+        after.kernel = kernel.kernel;
+        after.computeS = 0.0135;
+        m.waitSamples << after;
+        QVERIFY(near(m.contention(2, 1), 1.35));  // no solo runs
+        ComputeModel solo;
+        solo.fixedS = 0.0025;
+        solo.perSampleS = 0.01;
+        m.soloCompute = solo;
+        bool fromRuns = false;
+        QVERIFY(near(m.contentionReference(kernel, &fromRuns), 0.0125));
+        QVERIFY(fromRuns);
+        QVERIFY(near(m.contention(2, 1), 1.08));
+        m.contentionSamples[0].kernelLocalBatch = 0;  // a convolution: not the runs' step
+        QVERIFY(near(m.contention(2, 1), 1.35));
+        QVERIFY(near(m.contentionReference(m.contentionSamples[0], &fromRuns), 0.010));
+        QVERIFY(!fromRuns);
+    }
+
     // ddp on CPU ranks: the share φ of an allreduce that hides behind compute is what a call costs
     // after compute (compute + collective + wait) less what it costs launched before the compute
     // and waited for after it, over the collective: 0.105 − 0.103 of 0.004 s and 0.114 − 0.108 of

@@ -112,6 +112,31 @@ private slots:
         QVERIFY(std::abs(t.exposedCommS - 0.03) < 1e-12);
         QVERIFY(std::abs(t.epochHighS / t.epochS - t.epochS / t.epochLowS) < 1e-9);  // ×/÷ e^(zσ) alone
         QVERIFY(!timed->markdown().contains(QStringLiteral("timings jump")));
+
+        // Timed 4 bytes short of the message (bench-comm rounds a size down to whole floats per
+        // rank: fused's 66704148-byte buffer was timed at 66704144 at 2 ranks), with the jump just
+        // above: the message reads its own timing, not the interpolation up to the next size.
+        bench.last().bytes = message - 4;
+        auto rounded = makePlan(QStringLiteral("s"), {run}, bench, {}, twoRanksOnOneNode(QStringLiteral("fused")));
+        QVERIFY2(rounded, rounded ? "" : qPrintable(rounded.error().text()));
+        const PlanPoint& r = rounded->points.first();
+        QVERIFY2(r.rangeNotes.isEmpty(), qPrintable(r.rangeNotes.join(QLatin1Char('\n'))));
+        QVERIFY(std::abs(r.exposedCommS - 0.03) < 1e-12);
+        QVERIFY(!rounded->markdown().contains(QStringLiteral("timings jump")));
+        // Its message read at its own timing, the α–β line's residual (the line misses these
+        // timings by far) is not its error: its σ is the compute's and the model form's alone.
+        QVERIFY(rounded->model.comm.relativeRms > 0.1);
+        PlanRunInput unlaid = run;  // without the trainer's layout the messages are not known: the residual counts
+        unlaid.messageBytes.clear();
+        auto guessed = makePlan(QStringLiteral("s"), {unlaid}, bench, {}, twoRanksOnOneNode(QStringLiteral("fused")));
+        QVERIFY2(guessed, guessed ? "" : qPrintable(guessed.error().text()));
+        const PlanPoint& g = guessed->points.first();
+        // σ² = (compute's)² + (communication's)² + (model form)²: the same compute and model form,
+        // the communication's term (steps × residual × exposed / epoch) only where it is guessed.
+        const double commTerm = 16 * guessed->model.comm.relativeRms * g.exposedCommS / g.epochS;
+        QVERIFY(commTerm > 0.02);
+        QVERIFY2(std::abs(g.rangeSigma * g.rangeSigma - r.rangeSigma * r.rangeSigma - commTerm * commTerm) < 1e-4,
+                 qPrintable(QStringLiteral("%1 %2 %3").arg(g.rangeSigma).arg(r.rangeSigma).arg(commTerm)));
     }
     void predictsAsTheHandComputationDoes()
     {
@@ -394,7 +419,8 @@ private slots:
                      QStringLiteral("compute contention (CPU ranks share a node's cores and memory): ×1.25 at 2 rank(s) on 1 node(s)")),
                  qPrintable(plan->markdown()));
         QCOMPARE(plan->model.comm.samples, 3);  // the kernel is no collective
-        QVERIFY2(plan->markdown().contains(QStringLiteral("(a convolution kernel: 0.01 s alone, 0.0125 s on every rank at once)")),
+        QVERIFY2(plan->markdown().contains(
+                     QStringLiteral("(a convolution kernel: 0.01 s alone, 0.0125 s on every rank at once; over its time alone)")),
                  qPrintable(plan->markdown()));
 
         PlanRunInput two = base;
@@ -418,7 +444,7 @@ private slots:
         // bench-comm --config: the config's own step computed, and the inputs name it.
         QFile model(dir.filePath(QStringLiteral("model.jsonl")));
         QVERIFY(model.open(QIODevice::WriteOnly));
-        model.write("{\"kind\":\"compute\",\"ranks\":2,\"nodes\":1,\"alone_s\":0.08,\"seconds\":0.1,\"kernel\":\"model\","
+        model.write("{\"kind\":\"compute\",\"ranks\":2,\"nodes\":1,\"alone_s\":0.08,\"seconds\":0.125,\"kernel\":\"model\","
                     "\"config\":\"cpu-bench\",\"local_batch\":1}\n");
         model.close();
         auto ownStep = loadCommSamples(model.fileName());
@@ -426,18 +452,21 @@ private slots:
         samples->append(ownStep->first());
         auto withModel = makePlan(QStringLiteral("s"), {base}, *samples, {bench, model.fileName()}, o);
         QVERIFY2(withModel, withModel ? "" : qPrintable(withModel.error().text()));
+        // Its time on every rank over the 1-rank run's compute at its local batch (0.1 s of the
+        // run's 0.2 s at 2), not over its lone rank's 0.08 s: ×1.25.
         QVERIFY(std::abs(withModel->points[0].computeS - 0.25) < 1e-12);
         QVERIFY2(withModel->markdown().contains(QStringLiteral(
-                     "×1.25 at 2 rank(s) on 1 node(s) (config cpu-bench's own training step at local batch 1: 0.08 s alone")),
+                     "×1.25 at 2 rank(s) on 1 node(s) (config cpu-bench's own training step at local batch 1: 0.08 s alone, 0.125 s on "
+                     "every rank at once; over the runs of one rank per node's compute at its local batch, 0.1 s)")),
                  qPrintable(withModel->markdown()));
 
         // With collectives timed after the same step (--after_compute), the step's time between
-        // them is the contention: 0.18 s for two steps, 0.09 s each, over 0.08 s alone = ×1.125.
+        // them is the contention: 0.24 s for two steps, 0.12 s each, over the run's 0.1 s = ×1.2.
         QFile between(dir.filePath(QStringLiteral("between.jsonl")));
         QVERIFY(between.open(QIODevice::WriteOnly));
         QByteArray after = line("allreduce", 4e7, ring(1e-4, 2e9, 2, 4e7));
         after.replace("}\n",
-                      ",\"mode\":\"after_compute\",\"wait_s\":0,\"compute_s\":0.18,\"kernels\":2,\"kernel\":\"model\","
+                      ",\"mode\":\"after_compute\",\"wait_s\":0,\"compute_s\":0.24,\"kernels\":2,\"kernel\":\"model\","
                       "\"config\":\"cpu-bench\",\"local_batch\":1}\n");
         between.write(after);
         between.close();
@@ -447,12 +476,13 @@ private slots:
         samples->append(timedAfter->first());
         auto withBetween = makePlan(QStringLiteral("s"), {base}, *samples, {bench, model.fileName(), between.fileName()}, o);
         QVERIFY2(withBetween, withBetween ? "" : qPrintable(withBetween.error().text()));
-        QVERIFY2(std::abs(withBetween->points[0].computeS - 0.225) < 1e-12,
+        QVERIFY2(std::abs(withBetween->points[0].computeS - 0.24) < 1e-12,
                  qPrintable(QString::number(withBetween->points[0].computeS, 'g', 17)));
         QVERIFY2(
-            withBetween->markdown().contains(QStringLiteral("×1.125 at 2 rank(s) on 1 node(s) (config cpu-bench's own training step at "
-                                                            "local batch 1: 0.08 s alone, 0.1 s on every rank at once, 0.09 s between "
-                                                            "collectives: the after-compute timings' mean, used)")),
+            withBetween->markdown().contains(QStringLiteral("×1.2 at 2 rank(s) on 1 node(s) (config cpu-bench's own training step at "
+                                                            "local batch 1: 0.08 s alone, 0.125 s on every rank at once, 0.12 s between "
+                                                            "collectives: the after-compute timings' mean, used; over the runs of one "
+                                                            "rank per node's compute at its local batch, 0.1 s)")),
             qPrintable(withBetween->markdown()));
         QFile badKernels(dir.filePath(QStringLiteral("kernels.jsonl")));
         QVERIFY(badKernels.open(QIODevice::WriteOnly));
@@ -981,8 +1011,10 @@ private slots:
 
     // A point no run measured is flagged, before any measurement of it, where the model does not
     // describe its conditions: CPU ranks whose compute contention was never measured at its ranks
-    // per node, or measured by a calibration whose lone step disagrees with the runs' compute (here
-    // 0.25 s against the runs' 0.2 s: +25 %), and any point beyond 8× the largest run. It keeps its
+    // per node, or measured over a calibration's lone step (no run of one rank per node) that
+    // disagrees with the runs' compute (here 0.25 s against the runs' 0.2 s: +25 %), CPU ranks that
+    // take turns on the cores where the contention was not timed as they would run (ranks per
+    // node, threads, loaders), and any point beyond 8× the largest run. It keeps its
     // numbers; a point a run measured, GPU ranks and an agreeing calibration are not flagged.
     void pointsOutsideTheModelSayWhy()
     {
@@ -1018,13 +1050,35 @@ private slots:
         lone.kernelLocalBatch = 2;
         QList<CommSample> calibrated = bench;
         calibrated << lone;
-        QCOMPARE(flagsOf({base}, calibrated, o),
+        // With a run of one rank per node, the contention is the config's step at the layout over
+        // that run's compute at the kernel's local batch (0.25 s at 2 ranks over 0.2 s: ×1.25),
+        // whatever the benchmark's lone rank took: nothing to flag.
+        auto overRuns = makePlan(QStringLiteral("s"), {base}, calibrated, {}, o);
+        QVERIFY2(overRuns, overRuns ? "" : qPrintable(overRuns.error().text()));
+        QCOMPARE(overRuns->points.first().outsideModel, QStringList{});
+        QVERIFY(std::abs(overRuns->model.contention(2, 1) - 1.25) < 1e-9);
+        QVERIFY2(overRuns->inputs.join(QLatin1Char('\n')).contains(QStringLiteral("over the runs of one rank per node's compute")),
+                 qPrintable(overRuns->inputs.join(QLatin1Char('\n'))));
+        // Without one (runs of 2 ranks on a node, a point at 4), it is over the lone step, which must
+        // then agree with the runs' compute at its local batch: 0.25 s against 0.2 s, +25 %.
+        PlanRunInput pair = base;
+        pair.runId = QStringLiteral("pair");
+        pair.ranks = 2;
+        pair.epochS = 3.5;
+        CommSample loneAtFour = lone;
+        loneAtFour.ranks = 4;
+        QList<CommSample> atFourToo = calibrated;
+        atFourToo << loneAtFour;
+        for (double bytes : {1e6, 4e7}) atFourToo << CommSample{4, 1, bytes, ring(1e-4, 2e9, 4, bytes)};
+        PlanOptions fourOnOne = o;
+        fourOnOne.ranksPerNode = 4;
+        QCOMPARE(flagsOf({pair}, atFourToo, fourOnOne),
                  QStringList{QStringLiteral("the calibration timed the config's step alone at 0.25 s, the runs computed 0.2 s at its "
                                             "local batch 2 (+25 %): the machine was not as it was for the runs, so the contention "
                                             "measured then (×1) may not be theirs; calibrate again right before or after the runs")});
-        calibrated.last().aloneS = calibrated.last().seconds = 0.21;  // +5 %: the same machine
-        QCOMPARE(flagsOf({base}, calibrated, o), QStringList{});
-        calibrated.last().aloneS = calibrated.last().seconds = 0.25;
+        for (CommSample& c : atFourToo)  // +5 %: the same machine
+            if (c.op == CommSample::Op::Compute) c.aloneS = c.seconds = 0.21;
+        QCOMPARE(flagsOf({pair}, atFourToo, fourOnOne), QStringList{});
         PlanRunInput two = base;  // a run measured the point: nothing to flag
         two.runId = QStringLiteral("two");
         two.ranks = 2;
@@ -1055,19 +1109,28 @@ private slots:
         lone4.ranks = 4;
         QList<CommSample> atFour = calibrated;
         atFour << lone4;
+        lone4.threads = 3;  // the contention at 4 per node, timed with other threads than the point's
+        atFour.last() = lone4;
         QCOMPARE(flagsOf({base}, atFour, four),
                  QStringList{QStringLiteral("4 ranks per node × 2 thread(s) each on 4 CPUs: the ranks take turns on the cores, which the "
-                                            "model has no term for")});
+                                            "contention it reads does not describe (it was timed with 3 thread(s) per rank)")});
+        atFour.last().threads = 0;
+        QVERIFY(flagsOf({base}, atFour, four).value(0).endsWith(QStringLiteral("(it was timed without recording its threads per rank)")));
+        atFour.last().threads = 2;  // timed as the point would run: the turns are what it measured
+        QCOMPARE(flagsOf({base}, atFour, four), QStringList{});
         // A loader thread per rank beside 1 compute thread: 2 ranks per node keep 4 threads busy on
         // 2 CPUs, though their compute threads alone would fit.
         base.threadsPerRank = 1;
         base.hostCpus = 2;
         QCOMPARE(flagsOf({base}, calibrated, o), QStringList{});
         base.dataWorkers = 1;
+        calibrated.last().threads = 1;
         QCOMPARE(flagsOf({base}, calibrated, o),
                  QStringList{QStringLiteral("2 ranks per node × (1 compute + 1 loader thread(s)) each on 2 CPUs: the ranks and their "
-                                            "loaders take turns on the cores, which the model has no term for (its contention is timed "
-                                            "without the loaders)")});
+                                            "loaders take turns on the cores, which the contention it reads does not describe (it was "
+                                            "timed without the loaders: calibrate --config with --make-data or --data)")});
+        calibrated.last().kernelLoaders = 1;  // bench-comm fed its step from the config's loader: measured as it runs
+        QCOMPARE(flagsOf({base}, calibrated, o), QStringList{});
         base.dataWorkers = -1;
 
         // GPU ranks: their compute is their own; beyond 8× the largest run, any point is flagged.

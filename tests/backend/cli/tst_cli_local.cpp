@@ -383,11 +383,26 @@ private slots:
     // profile's calibrations) when no --comm is given.
     void calibrateTimesTheCollectivesAndPlanUsesThem()
     {
-        const auto r =
-            m_cli.run({QStringLiteral("calibrate"), QStringLiteral("--nodes"), QStringLiteral("1"), QStringLiteral("--ranks-per-node"),
-                       QStringLiteral("2"), QStringLiteral("--sizes"), QStringLiteral("64K,1M"), QStringLiteral("--reps"),
-                       QStringLiteral("3"), QStringLiteral("--name"), QStringLiteral("cal"), QStringLiteral("--config"),
-                       QStringLiteral("cpu-tiny"), QStringLiteral("--local-batch"), QStringLiteral("1"), QStringLiteral("--wait")});
+        const auto r = m_cli.run({QStringLiteral("calibrate"),
+                                  QStringLiteral("--nodes"),
+                                  QStringLiteral("1"),
+                                  QStringLiteral("--ranks-per-node"),
+                                  QStringLiteral("2"),
+                                  QStringLiteral("--sizes"),
+                                  QStringLiteral("64K,1M"),
+                                  QStringLiteral("--reps"),
+                                  QStringLiteral("3"),
+                                  QStringLiteral("--name"),
+                                  QStringLiteral("cal"),
+                                  QStringLiteral("--config"),
+                                  QStringLiteral("cpu-tiny"),
+                                  QStringLiteral("--local-batch"),
+                                  QStringLiteral("1"),
+                                  QStringLiteral("--make-data"),
+                                  QStringLiteral("--wait"),
+                                  QStringLiteral("--"),
+                                  QStringLiteral("--num_data_workers"),
+                                  QStringLiteral("2")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.all()));
         QCOMPARE(m_cli.state(QStringLiteral("cal-1x2")), QStringLiteral("completed"));
         QCOMPARE(m_cli.record(QStringLiteral("cal-1x2")).value(QStringLiteral("task")).toString(), QStringLiteral("bench-comm"));
@@ -418,11 +433,14 @@ private slots:
             }
             afterCompute += o.value(QStringLiteral("mode")).toString() == QStringLiteral("after_compute");
             overlapped += o.value(QStringLiteral("mode")).toString() == QStringLiteral("overlapped");
-            // --config: cpu-tiny's own step (its config.yaml in the run folder) is the compute.
+            // --config: cpu-tiny's own step (its config.yaml in the run folder) is the compute, on
+            // batches from its loader (--make-data's link), with the trainer flag after -- applied.
             if (computes)
                 QVERIFY2(o.value(QStringLiteral("kernel")).toString() == QStringLiteral("model") &&
                              o.value(QStringLiteral("config")).toString() == QStringLiteral("cpu-tiny") &&
-                             o.value(QStringLiteral("local_batch")).toInt() == 1,
+                             o.value(QStringLiteral("local_batch")).toInt() == 1 &&
+                             o.value(QStringLiteral("data")).toString() == QStringLiteral("loader") &&
+                             o.value(QStringLiteral("data_workers")).toInt() == 2,
                          line.constData());
             ++lines;
         }
@@ -456,11 +474,16 @@ private slots:
             {QStringLiteral("plan"), QStringLiteral("--sweep"), QStringLiteral("loc"), QStringLiteral("--nodes"), QStringLiteral("1,2")});
         QVERIFY2(p.exitCode == 0, qPrintable(p.all()));
         QVERIFY2(p.out.contains(QStringLiteral("benchmark timing(s) (") + file), qPrintable(p.out));
-        QVERIFY2(p.out.contains(QStringLiteral("compute contention (CPU ranks share a node's cores and memory): ×")) &&
-                     p.out.contains(QStringLiteral("at 2 rank(s) on 1 node(s) (config cpu-tiny's own training step at local batch 1:")),
+        QVERIFY2(
+            p.out.contains(QStringLiteral("compute contention (CPU ranks share a node's cores and memory): ×")) &&
+                p.out.contains(QStringLiteral("at 2 rank(s) on 1 node(s) (config cpu-tiny's own training step at local batch 1, on its "
+                                              "loader's batches (2 worker thread(s)):")),
+            qPrintable(p.out));
+        // The step timed before the after-compute collectives is the one the contention reads, over
+        // the 1-rank runs' own compute at its local batch.
+        QVERIFY2(p.out.contains(QStringLiteral(" s between collectives: the after-compute timings' mean, used; over the runs of one rank "
+                                               "per node's compute at its local batch, ")),
                  qPrintable(p.out));
-        // The step timed before the after-compute collectives is the one the contention reads.
-        QVERIFY2(p.out.contains(QStringLiteral(" s between collectives: the after-compute timings' mean, used)")), qPrintable(p.out));
         QVERIFY2(p.out.contains(QStringLiteral("reduce-scatter (zero1)")) || p.out.contains(QStringLiteral("reduce-scatter")),
                  qPrintable(p.out));
         QVERIFY2(p.out.contains(QStringLiteral("collectives timed as training meets them")) &&

@@ -6,7 +6,7 @@ are shared by its sweeps, and the compute contention read is the latest config's
  1. one run at each rank count of --ranks (one node) for each strategy, one after another (never
     two at once: they would share the cores), weak scaling at --local-batch per rank, 1 thread each;
  2. `scaledesk calibrate --config` at each rank count above 1 (the collectives at the grid and at the
-    sizes the strategies send, and the config's own step as the compute);
+    sizes the strategies send, and the config's own step on its loader's batches as the compute);
  3. `scaledesk plan-check` of the sweep: each size predicted from the runs at half its ranks or
     fewer on one node, with the plan's nominal 90 % range, beside what the size measured.
 Prints every point and, over all of them, the coverage of the ranges and their median relative
@@ -52,7 +52,7 @@ def main():
         for n in ranks:
             if n > 1:
                 run('calibrate', '--nodes', '1', '--ranks-per-node', str(n), '--config', config, '--local-batch', args.local_batch,
-                    '--name', f'cal-{n}', '--wait', '--timeout', '3600')
+                    '--make-data', '--name', f'cal-{n}', '--wait', '--timeout', '3600')
         out = os.path.join(ws, 'plan-check')
         run('plan-check', '--sweep', 'cov', '--out', out)
         with open(os.path.join(out, 'check.csv')) as f:

@@ -41,7 +41,7 @@ def main():
 
     common = ['--config-file', CONFIG_FILE, '--config', CONFIG]
     run('submit', *common, '--sweep', 'held-base', '--ranks-per-node', '1', '--make-data', '--wait', '--timeout', '1800', *TRAIN_ARGS)
-    run('calibrate', '--nodes', '1', '--ranks-per-node', '2', '--sizes', args.sizes, *common, '--local-batch', '1', '--name', 'held-cal',
+    run('calibrate', '--nodes', '1', '--ranks-per-node', '2', '--sizes', args.sizes, *common, '--local-batch', '1', '--make-data', '--name', 'held-cal',
         '--wait', '--timeout', '1800')
     plan_dir = os.path.join(args.workspace, 'held-plan')
     run('plan', '--sweep', 'held-base', '--nodes', '1', '--ranks-per-node', '2', '--strategies', 'ddp,fused', '--out', plan_dir,

@@ -291,6 +291,9 @@ TEST_F(Dist, BenchCommComputesTheConfigsOwnStep)
         EXPECT_EQ(j.at("kernel"), "model") << lines[k];
         EXPECT_EQ(j.at("config"), "cpu-tiny") << lines[k];
         EXPECT_EQ(j.at("local_batch"), 2) << lines[k];
+        // Its batches come from the config's own loader (the suite's data/train.h5, cpu-tiny's one worker).
+        EXPECT_EQ(j.at("data"), "loader") << lines[k];
+        EXPECT_EQ(j.at("data_workers"), asked.model->numDataWorkers) << lines[k];
     }
     const json after = json::parse(lines[1]), compute = json::parse(lines.back());
     EXPECT_EQ(after.at("mode"), "after_compute");
@@ -300,15 +303,22 @@ TEST_F(Dist, BenchCommComputesTheConfigsOwnStep)
     // The batch reaches the compute: a run at 1 crop records local_batch 1 (its time is not
     // compared with the 2-crop one: on a loaded machine the noise exceeds the difference).
     const std::string one = path("bench-model-1.jsonl");
+    // Run where there is no data/train.h5, with the training's --num_data_workers: random batches, said.
+    const std::string elsewhere = path("no-data");
+    std::filesystem::create_directories(elsewhere);
     const Job single = runMpi(2,
                               {"bench-comm", "--config", "cpu-tiny", "--local_batch_size", "1", "--ops", "compute", "--compute_seconds",
-                               "0.2", "--out", one, "--threads", "1"});
+                               "0.2", "--out", one, "--threads", "1", "--num_data_workers", "0"},
+                              "cd " + shellQuote(elsewhere) + " &&");
     for (int code : single.exitCodes) EXPECT_EQ(code, 0) << all(single);
     const std::vector<std::string> oneLines = readLines(one);
     ASSERT_EQ(oneLines.size(), 1u) << readFile(one);
     EXPECT_EQ(json::parse(oneLines[0]).at("local_batch"), 1) << oneLines[0];
     EXPECT_EQ(json::parse(oneLines[0]).at("kernel"), "model") << oneLines[0];
     EXPECT_GT(json::parse(oneLines[0]).at("alone_s").get<double>(), 0.0) << oneLines[0];
+    EXPECT_EQ(json::parse(oneLines[0]).at("data"), "random") << oneLines[0];
+    EXPECT_NE(json::parse(oneLines[0]).at("data_note").get<std::string>().find("data/train.h5"), std::string::npos) << oneLines[0];
+    EXPECT_EQ(json::parse(oneLines[0]).at("data_workers"), 0) << oneLines[0];
     const ProcessResult bad = runCommand(shellQuote(kBin) + " bench-comm --yaml_config " + shellQuote(kUnet) + " --config nosuch 2>&1");
     EXPECT_NE(bad.exitCode, 0);
     EXPECT_NE(bad.output.find("nosuch"), std::string::npos) << bad.output;

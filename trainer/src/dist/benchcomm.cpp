@@ -1,5 +1,7 @@
 #include "dist/benchcomm.h"
 
+#include "data/dataset.h"
+#include "data/hdf5volume.h"
 #include "dist/buckets.h"
 #include "dist/comm.h"
 #include "model/fusedadam.h"
@@ -99,49 +101,112 @@ torch::Tensor everyRank(Communicator& comm, const std::vector<double>& values)
 // Each rank's `value`, gathered on every rank (float64, by rank).
 torch::Tensor everyRank(Communicator& comm, double value) { return everyRank(comm, std::vector<double>{value}).flatten(); }
 
-// The compute the benchmark runs, one call a step: what it is, for the JSON lines, and the call.
+// The compute the benchmark runs, one call a step: what it is, for the JSON lines, and the call,
+// which returns the seconds it computed (a batch's wait for its loader left out, as the trainer's
+// step/compute_s leaves it out).
 struct ComputeKernel {
     nlohmann::json describe;
-    std::function<void()> run;
-    void operator()() const { run(); }
+    std::function<double()> run;
+    double operator()() const { return run(); }
+};
+
+// The config's training batches as its trainer draws them: its train_path read by its loader with
+// num_data_workers threads beside the compute (a new pass when one ends). Where the data cannot be
+// opened here, a random batch, and `why` says so.
+class ConfigBatches {
+public:
+    ConfigBatches(const TrainConfig& c, int64_t localBatch, int rank) : m_c(c), m_batch(localBatch), m_rank(rank)
+    {
+        try {
+            m_source = openVolumeSource(c.dataLoader, c.trainPath, c.trainBox, c.outChannels, seed());
+        } catch (const DataError& e) {
+            m_why = e.what();
+            m_input = torch::randn({localBatch, 4, c.dataSize, c.dataSize, c.dataSize}) * 0.1;
+            m_target = torch::tanh(torch::randn({localBatch, c.outChannels, c.dataSize, c.dataSize, c.dataSize}));
+        }
+    }
+    /// Empty when the batches come from the config's data; else why they are random.
+    const std::string& why() const { return m_why; }
+    std::pair<torch::Tensor, torch::Tensor> next()
+    {
+        if (!m_source) return {m_input, m_target};
+        for (;;) {
+            if (!m_loader) m_loader = std::make_unique<BatchLoader>(m_source, plan(m_epoch++));
+            if (auto batch = m_loader->next()) return {batch->input, batch->target};
+            m_loader.reset();
+        }
+    }
+
+private:
+    uint64_t seed() const { return m_c.seed.value_or(0); }
+    LoaderPlan plan(int64_t epoch) const
+    {
+        LoaderPlan p;
+        p.seed = seed();
+        p.epoch = epoch;
+        p.crop = m_c.dataSize;
+        p.batchSize = m_batch;
+        p.numSamples = std::max<int64_t>(m_batch, m_c.nSamples) / m_batch * m_batch;
+        p.streamRank = m_rank;
+        p.workers = m_c.numDataWorkers;
+        return p;
+    }
+    const TrainConfig& m_c;
+    int64_t m_batch;
+    int m_rank;
+    std::shared_ptr<VolumeSource> m_source;
+    std::unique_ptr<BatchLoader> m_loader;
+    int64_t m_epoch = 0;
+    torch::Tensor m_input, m_target;
+    std::string m_why;
 };
 
 // Without a config: one forward and backward of two strided 3-D convolutions with a leaky ReLU
 // between, on a 32³ crop of 4 channels: the kind of work a U-Net step is made of, about 10 ms on
-// one core. With one: the config's own training step (forward, loss, backward, Adam) on a random
-// batch of its crops, as the trainer computes it.
-ComputeKernel makeKernel(const BenchCommOptions& options)
+// one core. With one: the config's own training step (forward, loss, backward, Adam) on its own
+// batches from its loader (ConfigBatches), as the trainer computes it, its loader threads sharing
+// the cores as in training.
+ComputeKernel makeKernel(const BenchCommOptions& options, int rank)
 {
+    using Clock = std::chrono::steady_clock;
     if (!options.model) {
         auto down1 = std::make_shared<torch::nn::Conv3d>(torch::nn::Conv3dOptions(4, 32, 4).stride(2).padding(1));
         auto down2 = std::make_shared<torch::nn::Conv3d>(torch::nn::Conv3dOptions(32, 64, 4).stride(2).padding(1));
         auto input = std::make_shared<torch::Tensor>(torch::randn({1, 4, 32, 32, 32}));
         return {nlohmann::json{{"kernel", "conv"}}, [down1, down2, input] {
+                    const auto t0 = Clock::now();
                     (*down1)->zero_grad();
                     (*down2)->zero_grad();
                     (*down2)(torch::leaky_relu((*down1)(*input), 0.2)).abs().mean().backward();
+                    return std::chrono::duration<double>(Clock::now() - t0).count();
                 }};
     }
     struct Step {
-        Step(const TrainConfig& c, int64_t b)
-            : model(unetOptions(c)), adam(model->parameters(), torch::optim::AdamOptions(c.startLr)),
-              input(torch::randn({b, 4, c.dataSize, c.dataSize, c.dataSize}) * 0.1),
-              target(torch::tanh(torch::randn({b, c.outChannels, c.dataSize, c.dataSize, c.dataSize}))), lambdaRho(c.lambdaRho)
+        Step(const TrainConfig& c, int64_t b, int rank)
+            : config(c), model(unetOptions(c)), adam(model->parameters(), torch::optim::AdamOptions(c.startLr)), batches(config, b, rank)
         {
             model->initWeights(c.convScale, c.convBias);
         }
+        TrainConfig config;
         UNet model;
         torch::optim::Adam adam;
-        torch::Tensor input, target;
-        double lambdaRho;
+        ConfigBatches batches;
     };
     const TrainConfig& c = *options.model;
     const int64_t b = options.localBatch;
-    auto step = std::make_shared<Step>(c, b);
-    return {nlohmann::json{{"kernel", "model"}, {"config", c.name}, {"local_batch", b}}, [step] {
+    auto step = std::make_shared<Step>(c, b, rank);
+    nlohmann::json describe{{"kernel", "model"}, {"config", c.name}, {"local_batch", b}, {"data_workers", c.numDataWorkers}};
+    if (step->batches.why().empty())
+        describe["data"] = "loader";
+    else
+        describe.update({{"data", "random"}, {"data_note", step->batches.why()}});
+    return {describe, [step] {
+                const auto [input, target] = step->batches.next();
+                const auto t0 = Clock::now();
                 step->adam.zero_grad();  // in place in this libtorch, as the strategies zero their buckets
-                computeLoss(step->model->forward(step->input), step->target, step->lambdaRho).backward();
+                computeLoss(step->model->forward(input), target, step->config.lambdaRho).backward();
                 fusedAdamStep(step->adam);
+                return std::chrono::duration<double>(Clock::now() - t0).count();
             }};
 }
 
@@ -153,9 +218,7 @@ double timeKernel(const ComputeKernel& kernel, double seconds, int* reps)
     std::vector<double> times;
     const auto end = Clock::now() + std::chrono::duration<double>(seconds);
     while (times.size() < 3 || Clock::now() < end) {
-        const auto t0 = Clock::now();
-        kernel();
-        times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+        times.push_back(kernel());
     }
     if (reps) *reps = int(times.size());
     return median(times);
@@ -189,9 +252,18 @@ struct Timings {
     double seconds = 0;
     /// rank 0's fastest call (barrier), the fastest call of the last rank in (after compute), of any rank (overlapped)
     double fastest = 0;
-    double wait = 0;     ///< after compute: the ranks' mean time in the collective beyond the last rank in's
-    double compute = 0;  ///< after compute: the ranks' mean time of the kernels before each call (overlapped: during it)
+    double wait = 0;                 ///< after compute: the ranks' mean time in the collective beyond the last rank in's
+    double compute = 0;              ///< after compute: the ranks' mean time of the kernels before each call (overlapped: during it)
+    double median = 0, slowest = 0;  ///< after compute: the median and the slowest call of the last rank in
 };
+
+// The mean of `values` (float64, 1-D) without the largest and smallest tenth of them (⌊n/10⌋ each).
+double trimmedMean(const torch::Tensor& values)
+{
+    const torch::Tensor sorted = std::get<0>(values.sort());
+    const int64_t n = sorted.numel(), cut = n / 10;
+    return sorted.narrow(0, cut, n - 2 * cut).mean().item<double>();
+}
 
 // Times `op` on `buffer` (`shard`: this rank's part). With no kernels, the ranks meet in a barrier
 // before each call: the collective alone. With `kernels` > 0, each rank runs that many compute
@@ -209,14 +281,13 @@ Timings timeCollective(Communicator& comm, const std::string& op, torch::Tensor&
     std::vector<double> times, computes;
     if (kernels > 0) comm.barrier();
     for (int r = 0; r < reps + 2; ++r) {
-        auto t0 = Clock::now();
         const CommHandle launched = overlapped ? comm.allreduceAsync(buffer, ReduceOp::Avg) : nullptr;
+        double computed = 0;
         if (kernels > 0)
-            for (int k = 0; k < kernels; ++k) (*kernel)();
+            for (int k = 0; k < kernels; ++k) computed += (*kernel)();
         else
             comm.barrier();
-        const double computed = std::chrono::duration<double>(Clock::now() - t0).count();
-        t0 = Clock::now();
+        const auto t0 = Clock::now();
         // As the strategies call them: a reduction averages (the sum over n, inside the collective),
         // over the whole buffer (ddp, fused) or this rank's shard (zero1).
         if (launched) {  // overlapped: what is left of it after the kernels
@@ -250,8 +321,13 @@ Timings timeCollective(Communicator& comm, const std::string& op, torch::Tensor&
     }
     const torch::Tensor all = everyRank(comm, times);    // [ranks, reps]
     const torch::Tensor last = std::get<0>(all.min(0));  // per call: the last rank in's time
-    // The mean, not the median: an epoch is a sum of steps and pays every slow call.
-    t.seconds = last.mean().item<double>();
+    // The mean, not the median: an epoch is a sum of steps and pays every slow call; but without
+    // the slowest and fastest tenth of the calls (one each of 10), which ten calls cannot say how
+    // often they come: one call descheduled for a third of a second among ten made a 4 MiB
+    // allreduce's mean 20 times its median (docs/planner.md).
+    t.seconds = trimmedMean(last);
+    t.median = last.median().item<double>();
+    t.slowest = last.max().item<double>();
     t.fastest = last.min().item<double>();
     t.wait = (all - last.unsqueeze(0)).mean().item<double>();
     t.compute = everyRank(comm, computes).mean().item<double>();
@@ -308,7 +384,7 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
     }
     // After compute: as many kernels before each call as fill `afterCompute` seconds, timed with
     // every rank computing at once (as in training), on rank 0.
-    const ComputeKernel kernel = makeKernel(options);
+    const ComputeKernel kernel = makeKernel(options, comm.rank());
     int kernels = 0;
     if (options.afterCompute > 0) {
         const double one = everyRank(comm, timeKernel(kernel, 0.5, nullptr))[0].item<double>();
@@ -351,6 +427,8 @@ void runBenchComm(Communicator& comm, const BenchCommOptions& options)
             nlohmann::json after = describe(loaded);
             after["mode"] = "after_compute";
             after["wait_s"] = loaded.wait;
+            after["median_s"] = loaded.median;
+            after["max_s"] = loaded.slowest;
             after["compute_s"] = loaded.compute;
             after["kernels"] = kernels;
             after.update(kernel.describe);

@@ -18,8 +18,9 @@ class Communicator;
 /// ("compute") how much the ranks slow each other's compute: a convolution kernel like the
 /// U-Net's, forward and backward on the CPU, timed on rank 0 alone while the others sleep, then on
 /// every rank at once, `computeSeconds` each. With `model`, that compute is the config's own
-/// training step instead: the U-Net's forward, loss, backward and Adam step on a random batch of
-/// `localBatch` crops.
+/// training step instead: the U-Net's forward, loss, backward and Adam step on batches of
+/// `localBatch` crops from the config's own loader (its train_path read by num_data_workers threads
+/// beside the compute, as in training), or random batches where the data cannot be opened here.
 struct BenchCommOptions {
     std::vector<long long> sizes{4096, 65536, 1 << 20, 4 << 20, 16 << 20, 64 << 20};  ///< bytes
     std::vector<std::string> ops{"allreduce", "reduce_scatter", "allgather", "compute"};
@@ -58,7 +59,8 @@ std::vector<std::pair<long long, std::vector<std::string>>> benchSizes(const Ben
 /// benchSizes) where there are any; a reduction is timed with the average that follows it in the strategies
 /// (×1/n over the buffer, or the shard of a reduce-scatter), and its line says "averaged": true.
 /// With afterCompute, a second line per collective and size with "mode": "after_compute",
-/// "seconds" (the mean over calls of the last rank in, who waits for none), "wait_s" (the ranks'
+/// "seconds" (the mean over calls of the last rank in, who waits for none, without the slowest and
+/// fastest tenth of the calls), "median_s" and "max_s" (its median and slowest call), "wait_s" (the ranks'
 /// mean time in the collective beyond it: the arrival imbalance a step pays once), "compute_s"
 /// (the kernels' time before each call, the ranks' mean) and "kernels"; and for the allreduce a
 /// third with "mode": "overlapped": each call launched before the kernels and waited for after
@@ -67,7 +69,9 @@ std::vector<std::pair<long long, std::vector<std::string>>> benchSizes(const Ben
 /// "compute", …, "alone_s" (rank 0's median alone), "seconds" (the slowest rank's median with
 /// every rank computing), "mean_s" (the ranks' mean of theirs), "reps" (rank 0's timed kernels
 /// alone)}. The compute and after-compute lines name their compute: "kernel" is "conv", or "model"
-/// with "config" and "local_batch". The lines are the input of `scaledesk plan --comm`
+/// with "config", "local_batch", "data_workers" and "data": "loader" (the config's data), or
+/// "random" with "data_note" (why the data could not be opened). A kernel's time is its compute
+/// alone: a batch's wait for the loader is left out, as in the trainer's step/compute_s. The lines are the input of `scaledesk plan --comm`
 /// (docs/planner.md). Nodes are the distinct host names of the ranks. Needs at least two ranks;
 /// throws CommError otherwise.
 void runBenchComm(Communicator& comm, const BenchCommOptions& options);
