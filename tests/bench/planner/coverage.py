@@ -12,7 +12,7 @@ are shared by its sweeps, and the compute contention read is the latest config's
 Prints every point and, over all of them, the coverage of the ranges and their median relative
 half-width: the planner issue's bar is coverage >= 85 % and median half-width <= 25 %.
 
-Usage: coverage.py --scaledesk BUILD/gui/scaledesk --workspace DIR [--configs cpu-demo,cpu-bench]
+Usage: coverage.py --scaledesk BUILD/gui/scaledesk --workspace DIR [--configs cpu-demo,cpu-bench,cpu-short]
                    [--ranks 1,2,4] [--strategies ddp,fused] [--epochs 4] [--local-batch 2]"""
 import argparse
 import csv
@@ -26,7 +26,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--scaledesk', required=True)
     ap.add_argument('--workspace', required=True, help='a folder that does not exist yet (one workspace per config inside)')
-    ap.add_argument('--configs', default='cpu-demo,cpu-bench')
+    ap.add_argument('--configs', default='cpu-demo,cpu-bench,cpu-short')
     ap.add_argument('--ranks', default='1,2,4')
     ap.add_argument('--strategies', default='ddp,fused')
     ap.add_argument('--epochs', default='4')
