@@ -57,14 +57,12 @@ QStringList cpuRankLimits(const PlanFit& f, const PlanPoint& p, int perNode)
     for (const PlanRunInput& r : f.used) loaders = std::max(loaders, r.dataWorkers);
     if (cpus > 0 && perNode * (std::max(1, threads) + loaders) > cpus) {
         // Ranks that take turns on the cores are what the contention measures, where it was timed
-        // at this many ranks per node with as many threads and loaders as the point's.
-        const int timedPerNode = kernel ? kernel->ranks / std::max(1, kernel->nodes) : 0;
+        // with as many threads and loaders as the point's (contentionSample reads a timing at this
+        // many ranks per node or none).
         const QString notTimedSo = QStringLiteral("which the contention it reads does not describe (it was timed %1)");
         QString unmodelled;  // empty: the contention was timed as the point would run
         if (!kernel)
             unmodelled = QStringLiteral("which the model has no term for");
-        else if (timedPerNode != perNode)
-            unmodelled = notTimedSo.arg(QStringLiteral("at %1 ranks per node").arg(timedPerNode));
         else if (kernel->threads != std::max(1, threads))
             unmodelled = notTimedSo.arg(kernel->threads > 0 ? QStringLiteral("with %1 thread(s) per rank").arg(kernel->threads)
                                                             : QStringLiteral("without recording its threads per rank"));
