@@ -49,22 +49,35 @@ QString CurveStep::describe() const
              formatNumber(weight * above->seconds), formatNumber(above->bytes / (1 << 20)));
 }
 
+QStringList messageCollectives(const PerfModel& model, const QString& strategy)
+{
+    if (strategy == QLatin1String("zero1") && model.reduceScatter.samples > 0 && model.allgather.samples > 0)
+        return {QStringLiteral("reduce-scatter"), QStringLiteral("allgather")};
+    return {QStringLiteral("allreduce")};
+}
+
 QList<CurveStep> curveStepsCrossed(const PerfModel& model, const QString& strategy, int ranks, int nodes)
 {
     QList<CurveStep> steps;
     if (ranks < 2) return steps;
-    const StrategyComm sc = model.strategies.value(strategy);
-    const bool zero = strategy == QLatin1String("zero1") && model.reduceScatter.samples > 0 && model.allgather.samples > 0;
-    for (const double bytes : sc.messageBytes) {
-        CurveStep s;
-        if (zero) {
-            for (const QString& collective : {QStringLiteral("reduce-scatter"), QStringLiteral("allgather")})
-                if (stepAt(curveOf(model, collective), collective, ranks, nodes, bytes, &s)) steps << s;
-        } else if (stepAt(model.comm, QStringLiteral("allreduce"), ranks, nodes, bytes, &s)) {
-            steps << s;
-        }
-    }
+    const QStringList collectives = messageCollectives(model, strategy);
+    for (const double bytes : model.strategies.value(strategy).messageBytes)
+        for (const QString& collective : collectives)
+            if (CurveStep s; stepAt(curveOf(model, collective), collective, ranks, nodes, bytes, &s)) steps << s;
     return steps;
+}
+
+bool messagesReadAtTheirTimings(const PerfModel& model, const QString& strategy, int ranks, int nodes)
+{
+    const QList<double> messages = model.strategies.value(strategy).messageBytes;
+    if (ranks < 2 || messages.isEmpty()) return false;
+    const QStringList collectives = messageCollectives(model, strategy);
+    return std::all_of(messages.begin(), messages.end(), [&](double bytes) {
+        return std::all_of(collectives.begin(), collectives.end(), [&](const QString& collective) {
+            const auto [below, above] = curveOf(model, collective).curveAround(ranks, nodes, bytes);
+            return below && below == above;
+        });
+    });
 }
 
 QList<CurveStep> curveStepsAnywhere(const PerfModel& model, const QString& collective, double bytes)

@@ -4,6 +4,7 @@
 
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 namespace scaledesk {
 
@@ -26,6 +27,15 @@ struct CurveStep {
 
 /// Whether the timings jump between two sizes timed at one layout: more than 3× the time per byte.
 bool timingsJump(const CommSample& below, const CommSample& above);
+
+/// The collectives a step of `strategy` sends its messages with, as the model reads them:
+/// zero1's reduce-scatter and allgather where both were timed, else the allreduce.
+QStringList messageCollectives(const PerfModel& model, const QString& strategy);
+
+/// Whether every message a step of `strategy` sends at `ranks` ranks on `nodes` nodes (the
+/// trainer's layout) reads a timing of its own size (within the curve's 1 %) on each collective it
+/// goes by; false without the layout.
+bool messagesReadAtTheirTimings(const PerfModel& model, const QString& strategy, int ranks, int nodes);
 
 /// The messages a step of `strategy` sends at `ranks` ranks on `nodes` nodes (its layout,
 /// StrategyComm::messageBytes) that fall on a step of the curve they are read from. Without the

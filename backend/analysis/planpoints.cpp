@@ -108,24 +108,6 @@ void spanAlgorithms(const PlanFit& f, const QString& s, const EpochPrediction& e
                              each.join(QStringLiteral(", ")));
 }
 
-// Whether every message a step of `strategy` sends at this layout (the trainer's layout) reads a
-// timing of its own size (within the curve's 1 %): then the α–β line's residual, how far the line
-// misses the timings, is not the point's error (the timings' own error is in the model-form term,
-// measured by leaving sizes out).
-bool readsItsOwnTimings(const PerfModel& model, const QString& strategy, int ranks, int nodes)
-{
-    const QList<double> messages = model.strategies.value(strategy).messageBytes;
-    if (ranks < 2 || messages.isEmpty()) return false;
-    const bool zero = strategy == QLatin1String("zero1") && model.reduceScatter.samples > 0 && model.allgather.samples > 0;
-    const auto timed = [&](const AllreduceModel& curve, double bytes) {
-        const auto [below, above] = curve.curveAround(ranks, nodes, bytes);
-        return below && below == above;
-    };
-    return std::all_of(messages.begin(), messages.end(), [&](double bytes) {
-        return zero ? timed(model.reduceScatter, bytes) && timed(model.allgather, bytes) : timed(model.comm, bytes);
-    });
-}
-
 }  // namespace
 
 // Whether a run scaled better than linearly: its throughput per rank above the base run's.
@@ -161,7 +143,10 @@ PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool super
     p.epochS = e.epochS;
     // The range (planuncertainty.cpp): σ of ln(epoch) from the step's spread, the parameters' and,
     // where no run measured the point, the model's form weighted by how far beyond the runs it lies.
-    const double commSigma = readsItsOwnTimings(plan.model, s, p.ranks, nodes) ? 0.0 : sigmaComm;
+    // The α–β line's residual, how far the line misses the timings, is not the error of a point
+    // whose messages all read their own timings (theirs is in the model-form term, measured by
+    // leaving sizes out).
+    const double commSigma = messagesReadAtTheirTimings(plan.model, s, p.ranks, nodes) ? 0.0 : sigmaComm;
     const double stepSigma = e.steps * std::hypot(sigmaCompute * (st.computeS + st.dataS), commSigma * st.exposedS);
     p.extrapolationWeight = extrapolationWeight(f, s, p.ranks, nodes, e.localBatch);
     const double parameters = f.sigmaParameters.value(qMakePair(s, nodes), 0.0), model = plan.modelSigma * p.extrapolationWeight;
