@@ -68,15 +68,13 @@ QStringList cpuRankLimits(const PlanFit& f, const PlanPoint& p, int perNode)
                                                             : QStringLiteral("without recording its threads per rank"));
         else if (loaders > 0 && kernel->kernelLoaders < loaders)
             unmodelled = notTimedSo.arg(QStringLiteral("without the loaders: calibrate --config with --make-data or --data"));
-        if (!unmodelled.isEmpty())
-            why << (loaders > 0 ? QStringLiteral("%1 ranks per node × (%2 compute + %4 loader thread(s)) each on %3 CPUs: the ranks and "
-                                                 "their loaders take turns on the cores, ")
-                                : QStringLiteral("%1 ranks per node × %2 thread(s) each on %3 CPUs: the ranks take turns on the cores, "))
-                        .arg(perNode)
-                        .arg(std::max(1, threads))
-                        .arg(cpus)
-                        .arg(loaders) +
-                    unmodelled;
+        if (!unmodelled.isEmpty()) {
+            const QString shape = QStringLiteral("%1 ranks per node × ").arg(perNode) +
+                (loaders > 0 ? QStringLiteral("(%1 compute + %2 loader thread(s))").arg(std::max(1, threads)).arg(loaders)
+                             : QStringLiteral("%1 thread(s)").arg(std::max(1, threads))) +
+                QStringLiteral(" each on %1 CPUs: the ranks ").arg(cpus) + (loaders > 0 ? QStringLiteral("and their loaders ") : QString());
+            why << shape + QStringLiteral("take turns on the cores, ") + unmodelled;
+        }
     }
     // The compute fit is per rank as the runs computed it: with fewer threads a rank computes slower.
     int runThreads = 0;
