@@ -6,7 +6,8 @@
 
 namespace scaledesk {
 
-QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ranks, int nodes, const QString& profile)
+QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ranks, int nodes, const QString& profile,
+                        const QString& configFlags)
 {
     QList<PlanGap> gaps;
     if (ranks <= 1) return gaps;
@@ -16,6 +17,7 @@ QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ran
         if (!profile.isEmpty()) c << QStringLiteral("--profile ") + profile;
         c << QStringLiteral("--nodes %1 --ranks-per-node %2").arg(nodeCount).arg(perNode);
         if (!extra.isEmpty()) c << extra;
+        if (!configFlags.isEmpty()) c << configFlags;
         return c.join(QLatin1Char(' '));
     };
     const bool zero1 = strategy == QLatin1String("zero1");
@@ -31,6 +33,18 @@ QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ran
                                        "allreduce)"),
                         calibrate(std::min(nodes, 2), QStringLiteral("--ops reduce_scatter,allgather"))};
     return gaps;
+}
+
+QString calibrateConfigFlags(const std::vector<PlanRunInput>& runs)
+{
+    if (runs.empty()) return {};
+    const PlanRunInput& first = runs.front();
+    for (const PlanRunInput& r : runs)
+        if (r.config != first.config || r.configFile != first.configFile) return {};
+    if (first.config.isEmpty()) return {};
+    QString flags = QStringLiteral("--config ") + first.config;
+    if (!first.configFile.isEmpty()) flags += QStringLiteral(" --config-file ") + first.configFile;
+    return flags;
 }
 
 }  // namespace scaledesk

@@ -1,9 +1,12 @@
 #pragma once
 
 #include "analysis/perfmodel.h"
+#include "analysis/planner.h"
 
 #include <QList>
 #include <QString>
+
+#include <vector>
 
 namespace scaledesk {
 
@@ -20,7 +23,14 @@ struct PlanGap {
 /// - more than one rank and no collective timed at all (neither a calibration nor a multi-rank run);
 /// - more than one node and only within-node timings;
 /// - zero1 at more than one rank without its reduce-scatter and allgather timed.
-/// `profile`: named in the commands (empty: left out).
-QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ranks, int nodes, const QString& profile);
+/// `profile`: named in the commands (empty: left out); `configFlags`: calibrateConfigFlags of the
+/// runs, so that the command times their config's own step as the compute (empty: left out).
+QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ranks, int nodes, const QString& profile,
+                        const QString& configFlags = {});
+
+/// "--config NAME", with "--config-file FILE" where the runs were launched from another YAML than
+/// the workspace's: the named config all of `runs` trained (PlanRunInput::config); empty where
+/// they trained different ones or none is recorded.
+QString calibrateConfigFlags(const std::vector<PlanRunInput>& runs);
 
 }  // namespace scaledesk

@@ -272,6 +272,10 @@ Expected<std::vector<PlanRunInput>> loadPlanInputsOf(const RunStore& store, cons
         r.runId = row.id;
         // The strategy launched (older trainers wrote "none" into a 1-rank run's manifest).
         r.strategy = row.strategy.isEmpty() ? m.value(QLatin1String("strategy")).toString() : row.strategy;
+        r.config = m.value(QLatin1String("config")).toString();
+        if (auto record = store.load(row.id); record && !record->configFile.isEmpty() &&
+            QDir::cleanPath(record->configFile) != QDir::cleanPath(store.workspace().root() + QStringLiteral("/configs/unet.yaml")))
+            r.configFile = record->configFile;
         r.ranks = m.value(QLatin1String("world_size")).toInt(row.nodes * row.ranksPerNode);
         r.nodes = m.value(QLatin1String("nodes")).toInt(row.nodes);
         r.localBatch = m.value(QLatin1String("local_batch_size")).toDouble(kNaN);

@@ -25,6 +25,8 @@ struct RunPoint;
 /// the warm-up epochs (rank 0's; seconds per step).
 struct PlanRunInput {
     QString runId, strategy;
+    QString config;      ///< the named config it trained (manifest `config`); empty: not recorded
+    QString configFile;  ///< the YAML it was launched from, where not the workspace's configs/unet.yaml
     int ranks = 1, nodes = 1;
     double localBatch, samplesPerEpoch;
     double computeS, backwardS, dataS, commS, exposedS;  ///< per step
@@ -102,6 +104,10 @@ struct PlanOptions {
 inline constexpr double kPlanRangeCoverage = 0.90;
 /// How the plan's text, its plots and the window name a range: "90 % range".
 QString planRangeName();
+/// What the coverage benchmark measured of the ranges (tests/bench/planner/coverage.py; docs/
+/// planner.md, "The assumed model form"): how many runs they held of those they predicted without
+/// them, on one node and on two sandbox nodes. Said wherever the ranges are described.
+QString planRangeCoverageMeasured();
 
 /// Strategy `s` at `ranks` on `nodes`, predicted by makePlan of `fitted` (with `options`, whose
 /// nodes, ranks per node, strategies and batch are set here: weak at the measured runs' local
@@ -126,9 +132,9 @@ struct PlanPoint {
     double measuredEfficiency;  ///< its efficiency against the measured base run (the report's definition), else NaN
     bool extrapolated = false;  ///< more than 8× the largest rank count measured
     double rangeSigma = 0;      ///< σ of ln(epoch): the range is epoch ×/÷ e^(z·σ) (before rangeNotes' widening)
-    /// The model-form term's weight: 0 where a run of this strategy measured this point (its layout
-    /// and local batch), else the
-    /// doublings of rank count beyond the largest run (at least 1), + 1 across nodes where no run was.
+    /// The model-form term's weight w (its variance is σ_model² · w): 0 where a run of this strategy
+    /// measured this point (its layout and local batch), else the doublings of rank count beyond the
+    /// largest run (at least 1), + 1 across nodes where no run was.
     double extrapolationWeight = 0;
     /// What this prediction needs that was never measured (plangaps.h), and the commands that
     /// measure it. Not empty: the point has no predicted numbers (NaN), only these.

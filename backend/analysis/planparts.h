@@ -53,8 +53,10 @@ struct PlanFit {
 };
 
 /// The model-form σ assumed where no size of the runs could be held out and predicted: the root
-/// mean square log error of the nine 1→2-rank held-out predictions docs/planner.md lists.
-inline constexpr double kAssumedModelSigma = 0.29;
+/// mean square log error (0.094, rounded up) of the 27 1→2-rank predictions that the planner makes
+/// from the measurements of six workspaces whose calibrations timed the config's own step on its
+/// loader's batches (docs/planner.md, "The assumed model form"; tests/bench/planner/sigma_prior.py).
+inline constexpr double kAssumedModelSigma = 0.10;
 /// z of PlanPoint's range: the standard normal quantile of (1 + kPlanRangeCoverage) / 2.
 double rangeZ();
 

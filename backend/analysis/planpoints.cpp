@@ -142,14 +142,15 @@ PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool super
     p.exposedCommS = st.exposedS;
     p.epochS = e.epochS;
     // The range (planuncertainty.cpp): σ of ln(epoch) from the step's spread, the parameters' and,
-    // where no run measured the point, the model's form weighted by how far beyond the runs it lies.
+    // where no run measured the point, the model's form weighted by how far beyond the runs it lies:
+    // its variance grows with each doubling (σ_model·√w, independent errors adding up; docs/planner.md).
     // The α–β line's residual, how far the line misses the timings, is not the error of a point
     // whose messages all read their own timings (theirs is in the model-form term, measured by
     // leaving sizes out).
     const double commSigma = messagesReadAtTheirTimings(plan.model, s, p.ranks, nodes) ? 0.0 : sigmaComm;
     const double stepSigma = e.steps * std::hypot(sigmaCompute * (st.computeS + st.dataS), commSigma * st.exposedS);
     p.extrapolationWeight = extrapolationWeight(f, s, p.ranks, nodes, e.localBatch);
-    const double parameters = f.sigmaParameters.value(qMakePair(s, nodes), 0.0), model = plan.modelSigma * p.extrapolationWeight;
+    const double parameters = f.sigmaParameters.value(qMakePair(s, nodes), 0.0), model = plan.modelSigma * std::sqrt(p.extrapolationWeight);
     p.rangeSigma = e.epochS > 0 ? std::sqrt(std::pow(stepSigma / e.epochS, 2) + parameters * parameters + model * model) : kNaN;
     p.epochLowS = e.epochS * std::exp(-rangeZ() * p.rangeSigma);
     p.epochHighS = e.epochS * std::exp(rangeZ() * p.rangeSigma);
@@ -201,7 +202,7 @@ PlanPoint predictPoint(const PlanFit& f, const QString& s, int nodes, bool super
     // X(n) / (X(n0) · n/n0), as the scaling report defines it, against the measured base.
     if (n > 0 && std::isfinite(base->epochS) && plan.baseLocalBatch == base->localBatch)
         p.measuredEfficiency = throughput / n / (base->samplesPerEpoch / base->epochS * p.ranks / base->ranks);
-    for (const PlanGap& g : planGaps(plan.model, s, p.ranks, nodes, options.profile)) {
+    for (const PlanGap& g : planGaps(plan.model, s, p.ranks, nodes, options.profile, calibrateConfigFlags(f.runs))) {
         p.notMeasured << g.what;
         p.measureWith << g.command;
     }

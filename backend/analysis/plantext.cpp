@@ -95,14 +95,14 @@ QStringList heldOutTable(const QList<HeldOutPoint>& heldOut)
 QString Plan::rangeSummary() const
 {
     return QStringLiteral("Ranges: %1 (nominal), from the step's spread, the parameters' and, where no run measured the point, the "
-                          "model's form: %2, widened with each doubling beyond the runs. How often they cover a measured run is not "
-                          "yet measured (docs/planner.md).")
+                          "model's form: %2, widened with each doubling beyond the runs. Measured: %3.")
         .arg(planRangeName(),
              modelSigmaMeasured ? QStringLiteral("σ %1 from %2 held-out size(s)")
                                       .arg(formatNumber(modelSigma, 2))
                                       .arg(std::count_if(heldOut.begin(), heldOut.end(),
                                                          [](const HeldOutPoint& h) { return std::isfinite(h.logError()); }))
-                                : QStringLiteral("σ %1 assumed (no size of the runs could be held out)").arg(formatNumber(modelSigma, 2)));
+                                : QStringLiteral("σ %1 assumed (no size of the runs could be held out)").arg(formatNumber(modelSigma, 2)),
+             planRangeCoverageMeasured());
 }
 
 QString Plan::markdown() const

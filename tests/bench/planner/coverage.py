@@ -12,8 +12,16 @@ are shared by its sweeps, and the compute contention read is the latest config's
 Prints every point and, over all of them, the coverage of the ranges and their median relative
 half-width: the planner issue's bar is coverage >= 85 % and median half-width <= 25 %.
 
+Across nodes (--profile-file, --two-node-ranks): every run and calibration goes to that profile
+(the two-slurmd sandbox: `SCALEDESK_SANDBOX_NODES=2 tests/sandbox/slurm-sandbox.sh start`,
+`tests/sandbox/ssh-sandbox.sh start`, SCALEDESK_SSH_CONFIG set to the SSH sandbox's ssh_config, and a
+profile with `mpi: none`, trained with `--train-args=--backend,gloo`); runs on two nodes at each
+of --two-node-ranks ranks per node are added, calibrate runs at 2 nodes with those ranks per node
+too, and plan-check predicts them from the one-node runs at half their ranks or fewer.
+
 Usage: coverage.py --scaledesk BUILD/gui/scaledesk --workspace DIR [--configs cpu-demo,cpu-bench,cpu-short]
-                   [--ranks 1,2,4] [--strategies ddp,fused] [--epochs 4] [--local-batch 2]"""
+                   [--ranks 1,2,4] [--strategies ddp,fused] [--epochs 4] [--local-batch 2]
+                   [--profile-file YAML --two-node-ranks 1,2 --train-args=--backend,gloo]"""
 import argparse
 import csv
 import os
@@ -31,11 +39,19 @@ def main():
     ap.add_argument('--strategies', default='ddp,fused')
     ap.add_argument('--epochs', default='4')
     ap.add_argument('--local-batch', default='2')
+    ap.add_argument('--profile-file', help='an ssh+slurm profile YAML to run everything on (default: the local profile)')
+    ap.add_argument('--two-node-ranks', default='', help='with --profile-file: ranks per node of the runs on two nodes')
+    ap.add_argument('--train-args', default='', help='extra scaledesk-train flags, comma-separated (e.g. --backend,gloo)')
     args = ap.parse_args()
     if os.path.exists(args.workspace):
         sys.exit(f'{args.workspace}: exists; the benchmark starts from fresh workspaces')
+    if args.two_node_ranks and not args.profile_file:
+        sys.exit('--two-node-ranks needs --profile-file (the local profile is one node)')
     ranks = [int(r) for r in args.ranks.split(',')]
-    train = ['--', '--threads', '1', '--num_epochs', args.epochs, '--local_batch_size', args.local_batch]
+    layouts = [(1, n) for n in ranks] + [(2, int(n)) for n in args.two_node_ranks.split(',') if n]
+    extra = [a for a in args.train_args.split(',') if a]
+    train = ['--', '--threads', '1', '--num_epochs', args.epochs, '--local_batch_size', args.local_batch, *extra]
+    profile = os.path.splitext(os.path.basename(args.profile_file))[0] if args.profile_file else 'local'
     points = []
     for config in args.configs.split(','):
         ws = os.path.join(args.workspace, config)
@@ -45,30 +61,36 @@ def main():
             print('$ scaledesk ' + ' '.join(a), file=sys.stderr, flush=True)
             subprocess.run(sd + list(a), check=True, capture_output=True, text=True)
 
-        for n in ranks:
+        # The workspaces share the profile's remote root: runs there are named by sweep, so each
+        # config's sweep and calibrations carry its name.
+        sweep, cal = (f'cov-{config}', f'cal-{config}') if args.profile_file else ('cov', 'cal')
+        if args.profile_file:
+            run('profiles', 'add', os.path.abspath(args.profile_file))
+        for nodes, n in layouts:
             for s in args.strategies.split(','):
-                run('submit', '--config', config, '--sweep', 'cov', '--strategies', s, '--ranks-per-node', str(n), '--make-data',
-                    '--wait', '--timeout', '3600', *train)
-        for n in ranks:
-            if n > 1:
-                run('calibrate', '--nodes', '1', '--ranks-per-node', str(n), '--config', config, '--local-batch', args.local_batch,
-                    '--make-data', '--name', f'cal-{n}', '--wait', '--timeout', '3600')
+                run('submit', '--profile', profile, '--config', config, '--sweep', sweep, '--strategies', s, '--nodes', str(nodes),
+                    '--ranks-per-node', str(n), '--make-data', '--wait', '--timeout', '3600', *train)
+        for nodes, n in layouts:
+            if nodes * n > 1:
+                run('calibrate', '--profile', profile, '--nodes', str(nodes), '--ranks-per-node', str(n), '--config', config,
+                    '--local-batch', args.local_batch, '--make-data', '--name', f'{cal}-{nodes}x{n}', '--wait', '--timeout', '3600',
+                    *(['--', *extra] if extra else []))
         out = os.path.join(ws, 'plan-check')
-        run('plan-check', '--sweep', 'cov', '--out', out)
+        run('plan-check', '--sweep', sweep, '--out', out)
         with open(os.path.join(out, 'check.csv')) as f:
             for row in csv.DictReader(f):
                 row['config'] = config
                 points.append(row)
-    print('| config | strategy | ranks | fitted on | predicted s | range s | measured s | error | in range | half-width | '
+    print('| config | strategy | nodes | ranks | fitted on | predicted s | range s | measured s | error | in range | half-width | '
           'outside the model |')
-    print('|---|---|---|---|---|---|---|---|---|---|---|')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|')
     predicted = [p for p in points if p['predicted_epoch_s']]
     for p in points:
         if not p['predicted_epoch_s']:
-            print(f'| {p["config"]} | {p["strategy"]} | {p["ranks"]} | {p["fitted_on_ranks"]} | not predicted: {p["not_predicted"]} '
+            print(f'| {p["config"]} | {p["strategy"]} | {p["nodes"]} | {p["ranks"]} | {p["fitted_on_ranks"]} | not predicted: {p["not_predicted"]} '
                   f'| | {float(p["measured_epoch_s"]):.3f} | | | | |')
             continue
-        print(f'| {p["config"]} | {p["strategy"]} | {p["ranks"]} | {p["fitted_on_ranks"]} | {float(p["predicted_epoch_s"]):.3f} | '
+        print(f'| {p["config"]} | {p["strategy"]} | {p["nodes"]} | {p["ranks"]} | {p["fitted_on_ranks"]} | {float(p["predicted_epoch_s"]):.3f} | '
               f'{float(p["epoch_low_s"]):.3f}–{float(p["epoch_high_s"]):.3f} | {float(p["measured_epoch_s"]):.3f} | '
               f'{100 * float(p["error"]):+.1f} % | {p["in_range"]} | {100 * float(p["relative_half_width"]):.1f} % | '
               f'{p.get("outside_model") or "–"} |')
