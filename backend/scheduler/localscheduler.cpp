@@ -150,8 +150,10 @@ QString LocalScheduler::renderScript(const JobRequest& r) const
     // substitution runs while these traps are set: bash 5.2 loses a trap that fires while it parses
     // one ("unexpected EOF while looking for matching `)'"), and the job went on.
     lines << QStringLiteral("ticket=; locked=");
+    // exit_code before job.pending goes: a poll between the two would see a live job that is not
+    // pending, and call a job cancelled while it waited for slots "running".
     lines << QStringLiteral(
-        "ended() { rm -f \"$ticket\" job.pending; [ -n \"$locked\" ] && echo \"$1\" > exit_code.part && mv exit_code.part exit_code; "
+        "ended() { [ -n \"$locked\" ] && echo \"$1\" > exit_code.part && mv exit_code.part exit_code; rm -f \"$ticket\" job.pending; "
         "exit \"$1\"; }");
     lines << QStringLiteral("trap 'ended 143' TERM; trap 'ended 75' USR1");
     lines << QStringLiteral("# One job.sh per run folder: a second one (a requeue while this one runs) leaves at once.");
