@@ -1,5 +1,7 @@
 #include "analysis/plangaps.h"
 
+#include "analysis/curvesteps.h"
+
 #include <QStringList>
 
 #include <algorithm>
@@ -20,15 +22,17 @@ QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ran
         if (!configFlags.isEmpty()) c << configFlags;
         return c.join(QLatin1Char(' '));
     };
-    const bool zero1 = strategy == QLatin1String("zero1");
-    if (model.comm.samples == 0 && !(zero1 && model.reduceScatter.samples > 0 && model.allgather.samples > 0)) {
+    // The collectives the model reads this strategy's messages with (curvesteps.h): zero1's own
+    // where both were timed, else the allreduce.
+    const bool ownCollectives = !messageCollectives(model, strategy).contains(QStringLiteral("allreduce"));
+    if (model.comm.samples == 0 && !ownCollectives) {
         gaps << PlanGap{QStringLiteral("communication (no collective timed: no calibration and no run of more than one rank)"),
                         calibrate(nodes > 1 ? 2 : 1, {})};
         return gaps;  // the rest needs this first
     }
     if (nodes > 1 && !model.comm.acrossNodesMeasured())
         gaps << PlanGap{QStringLiteral("communication across nodes (only within a node was timed)"), calibrate(2, {})};
-    if (zero1 && (model.reduceScatter.samples == 0 || model.allgather.samples == 0))
+    if (strategy == QLatin1String("zero1") && !ownCollectives)
         gaps << PlanGap{QStringLiteral("zero1's reduce-scatter and allgather (not timed; a library's can be far slower than half an "
                                        "allreduce)"),
                         calibrate(std::min(nodes, 2), QStringLiteral("--ops reduce_scatter,allgather"))};
