@@ -10,7 +10,10 @@
 Prints the table (prediction, its range, each run, the error) and whether each run is within 10 %.
 Every run uses 1 thread per rank, local batch 1 (weak scaling), 4 epochs, the first left out.
 
-Usage: heldout_check.py --scaledesk BUILD/gui/scaledesk --workspace DIR [--sizes GRID]"""
+heldout.yaml holds one config per round of checks, each new to the model when its checks were made:
+heldout-28 (2026-12-06/07, checks 1-7), heldout-22 (2026-12-07 afternoon, from a fresh clone).
+
+Usage: heldout_check.py --scaledesk BUILD/gui/scaledesk --workspace DIR [--config NAME] [--sizes GRID]"""
 import argparse
 import csv
 import io
@@ -20,7 +23,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG_FILE = os.path.join(HERE, 'heldout.yaml')
-CONFIG = 'heldout-28'
 TRAIN_ARGS = ['--', '--threads', '1', '--num_epochs', '4', '--local_batch_size', '1']
 
 
@@ -28,6 +30,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--scaledesk', required=True)
     ap.add_argument('--workspace', required=True, help='a folder that does not exist yet')
+    ap.add_argument('--config', default='heldout-28', help='a config of heldout.yaml (default heldout-28)')
     ap.add_argument('--sizes', default='64K,1M,4M,16M,25M,32M,48M,64M,96M', help="calibrate's grid")
     args = ap.parse_args()
     if os.path.exists(args.workspace):
@@ -39,7 +42,7 @@ def main():
         r = subprocess.run(sd + list(a), check=True, capture_output=True, text=True)
         return r.stdout if out else None
 
-    common = ['--config-file', CONFIG_FILE, '--config', CONFIG]
+    common = ['--config-file', CONFIG_FILE, '--config', args.config]
     run('submit', *common, '--sweep', 'held-base', '--ranks-per-node', '1', '--make-data', '--wait', '--timeout', '1800', *TRAIN_ARGS)
     run('calibrate', '--nodes', '1', '--ranks-per-node', '2', '--sizes', args.sizes, *common, '--local-batch', '1', '--make-data', '--name', 'held-cal',
         '--wait', '--timeout', '1800')
@@ -53,7 +56,7 @@ def main():
     report = run('report', '--sweep', 'held-2r', '--format', 'csv', '--out', os.path.join(args.workspace, 'held-report'), out=True)
     with open(os.path.join(args.workspace, 'held-report', 'runs.csv')) as f:
         runs = list(csv.DictReader(f))
-    print(f'config {CONFIG} ({CONFIG_FILE}), 2 ranks on one node, from a 1-rank run and `scaledesk calibrate --config`')
+    print(f'config {args.config} ({CONFIG_FILE}), 2 ranks on one node, from a 1-rank run and `scaledesk calibrate --config`')
     print('| strategy | predicted epoch s | range | run | measured epoch s | error | within 10 % | in range |')
     print('|---|---|---|---|---|---|---|---|')
     within = 0
