@@ -1,6 +1,7 @@
 #include "analysis/plangaps.h"
 
 #include "analysis/curvesteps.h"
+#include "scheduler/shellquote.h"
 
 #include <QStringList>
 
@@ -16,7 +17,7 @@ QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ran
     const int perNode = std::max(1, ranks / std::max(1, nodes));
     auto calibrate = [&](int nodeCount, const QString& extra) {
         QStringList c{QStringLiteral("scaledesk calibrate")};
-        if (!profile.isEmpty()) c << QStringLiteral("--profile ") + profile;
+        if (!profile.isEmpty()) c << QStringLiteral("--profile ") + shellWord(profile);
         c << QStringLiteral("--nodes %1 --ranks-per-node %2").arg(nodeCount).arg(perNode);
         if (!extra.isEmpty()) c << extra;
         if (!configFlags.isEmpty()) c << configFlags;
@@ -46,8 +47,8 @@ QString calibrateConfigFlags(const std::vector<PlanRunInput>& runs)
     for (const PlanRunInput& r : runs)
         if (r.config != first.config || r.configFile != first.configFile) return {};
     if (first.config.isEmpty()) return {};
-    QString flags = QStringLiteral("--config ") + first.config;
-    if (!first.configFile.isEmpty()) flags += QStringLiteral(" --config-file ") + first.configFile;
+    QString flags = QStringLiteral("--config ") + shellWord(first.config);
+    if (!first.configFile.isEmpty()) flags += QStringLiteral(" --config-file ") + shellWord(first.configFile);
     return flags;
 }
 

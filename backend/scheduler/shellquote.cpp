@@ -1,5 +1,7 @@
 #include "scheduler/shellquote.h"
 
+#include <QRegularExpression>
+
 namespace scaledesk {
 
 QString shellQuote(const QString& value)
@@ -15,6 +17,12 @@ QString shellQuote(const QString& value)
     }
     out += QLatin1Char('\'');
     return out;
+}
+
+QString shellWord(const QString& value)
+{
+    static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_@%+=:,./-]+$"));
+    return plain.match(value).hasMatch() ? value : shellQuote(value);
 }
 
 QString shellJoin(const QStringList& words)

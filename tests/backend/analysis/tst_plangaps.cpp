@@ -32,6 +32,9 @@ private slots:
         a.configFile = b.configFile;
         QCOMPARE(calibrateConfigFlags({a, b}), QStringLiteral("--config cpu-short --config-file /data/u/unet.yaml"));
         QCOMPARE(calibrateConfigFlags({}), QString());
+        // A path the shell would split is quoted, so that the command pastes as it reads.
+        a.configFile = b.configFile = QStringLiteral("/data/my runs/unet.yaml");
+        QCOMPARE(calibrateConfigFlags({a, b}), QStringLiteral("--config cpu-short --config-file '/data/my runs/unet.yaml'"));
     }
 
     // Say what is known: the base point's efficiency is 100 % with no range; ranges past 100 % are
