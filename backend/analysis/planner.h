@@ -182,7 +182,8 @@ struct Plan {
     QList<double> runBatches;
     QList<PlanPoint> points;  ///< by strategy, then nodes
     /// The ranges' model-form σ (log): from the held-out sizes where any could be predicted
-    /// (`modelSigmaMeasured`), else the assumed kAssumedModelSigma; the held-out points themselves.
+    /// (`modelSigmaMeasured`), pooled with the assumed kAssumedModelSigma (kModelSigmaPriorWeight),
+    /// else the assumed one alone; the held-out points themselves.
     double modelSigma = 0;
     bool modelSigmaMeasured = false;
     QList<HeldOutPoint> heldOut;

@@ -97,10 +97,11 @@ QString Plan::rangeSummary() const
     return QStringLiteral("Ranges: %1 (nominal), from the step's spread, the parameters' and, where no run measured the point, the "
                           "model's form: %2, widened with each doubling beyond the runs. Measured: %3.")
         .arg(planRangeName(),
-             modelSigmaMeasured ? QStringLiteral("σ %1 from %2 held-out size(s)")
+             modelSigmaMeasured ? QStringLiteral("σ %1 from %2 held-out prediction(s) and the assumed %3")
                                       .arg(formatNumber(modelSigma, 2))
                                       .arg(std::count_if(heldOut.begin(), heldOut.end(),
                                                          [](const HeldOutPoint& h) { return std::isfinite(h.logError()); }))
+                                      .arg(formatNumber(planparts::kAssumedModelSigma))
                                 : QStringLiteral("σ %1 assumed (no size of the runs could be held out)").arg(formatNumber(modelSigma, 2)),
              planRangeCoverageMeasured());
 }

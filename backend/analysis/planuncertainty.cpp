@@ -130,15 +130,19 @@ void crossValidate(PlanFit& f)
                 << QStringLiteral("%1 at %2 ranks on %3 node(s) %4").arg(h.strategy).arg(h.ranks).arg(h.nodes).arg(formatChange(h.error()));
         }
     plan.modelSigmaMeasured = k > 0;
-    plan.modelSigma = k > 0 ? std::sqrt(squares / k) : kAssumedModelSigma;
+    const double prior = kModelSigmaPriorWeight * kAssumedModelSigma * kAssumedModelSigma;
+    plan.modelSigma = k > 0 ? std::sqrt((squares + prior) / (k + kModelSigmaPriorWeight)) : kAssumedModelSigma;
     if (!f.options.crossValidate) return;
     const int unpredictable = int(plan.heldOut.size()) - k;
-    plan.inputs << (k > 0 ? QStringLiteral("model form: σ = %1 (log), the root mean square of %2 held-out prediction(s), each size of "
-                                           "the runs left out and predicted from the rest: %3%4")
-                                .arg(formatNumber(plan.modelSigma, 3))
+    plan.inputs << (k > 0 ? QStringLiteral("model form: σ = %1 (log): the root mean square %2 of %3 held-out prediction(s), each size "
+                                           "of the runs left out and predicted from the rest (%4%5), pooled with the assumed %6 "
+                                           "counted as %7 prediction(s), σ² = (Σe² + %7·%6²) / (%3 + %7)")
+                                .arg(formatNumber(plan.modelSigma, 3), formatNumber(std::sqrt(squares / std::max(k, 1)), 3))
                                 .arg(k)
                                 .arg(errors.join(QStringLiteral(", ")),
-                                     unpredictable > 0 ? QStringLiteral("; %1 not predictable without it").arg(unpredictable) : QString())
+                                     unpredictable > 0 ? QStringLiteral("; %1 not predictable without it").arg(unpredictable) : QString(),
+                                     formatNumber(kAssumedModelSigma))
+                                .arg(kModelSigmaPriorWeight)
                           : QStringLiteral("model form: not measured (%1): σ = %2 assumed, the held-out checks' error in docs/planner.md; "
                                            "runs at a second size measure it")
                                 .arg(plan.heldOut.isEmpty() ? QStringLiteral("the runs measured one size only")

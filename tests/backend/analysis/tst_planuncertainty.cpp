@@ -148,7 +148,9 @@ private slots:
             squares += h.logError() * h.logError();
         }
         QVERIFY(plan->modelSigmaMeasured);
-        QVERIFY(std::abs(plan->modelSigma - std::sqrt(squares / 2)) < 1e-12);
+        // Their root mean square, pooled with the assumed σ counted as two predictions.
+        const double pooled = std::sqrt((squares + 2 * 0.10 * 0.10) / (2 + 2));
+        QVERIFY2(std::abs(plan->modelSigma - pooled) < 1e-12, qPrintable(QString::number(plan->modelSigma)));
         // The 8-rank point: one doubling beyond the 4-rank run, σ with the model-form term.
         const PlanPoint& p = plan->points.first();
         QCOMPARE(p.ranks, 8);
@@ -158,11 +160,13 @@ private slots:
         const QString md = plan->markdown();
         QVERIFY2(md.contains(QStringLiteral("## Held out: each size predicted without its runs")), qPrintable(md));
         QVERIFY(md.contains(QStringLiteral("model form: σ = ")));
+        QVERIFY2(md.contains(QStringLiteral("pooled with the assumed 0.1 counted as 2 prediction(s)")), qPrintable(md));
         QVERIFY(md.contains(QStringLiteral("90 % range")));
         // The ranges come with what the coverage benchmark measured of them, in plan.md's inputs
         // and in the summary the launch dialog shows.
         QVERIFY2(md.contains(QStringLiteral("(nominal; on the coverage benchmark they held ")), qPrintable(md));
         QVERIFY(plan->rangeSummary().contains(QStringLiteral("Measured: on the coverage benchmark they held ")));
+        QVERIFY(plan->rangeSummary().contains(QStringLiteral("held-out prediction(s) and the assumed 0.1")));
 
         // A held-out run's own measurements never reach its prediction; a point a run measured
         // carries no model-form term.
