@@ -105,7 +105,7 @@ inline constexpr double kPlanRangeCoverage = 0.90;
 /// How the plan's text, its plots and the window name a range: "90 % range".
 QString planRangeName();
 /// What the coverage benchmark measured of the ranges (tests/bench/planner/coverage.py; docs/
-/// planner.md, "The assumed model form"): how many runs they held of those they predicted without
+/// planner.md, "The pooled model form"): how many runs they held of those they predicted without
 /// them, on one node and on two sandbox nodes. Said wherever the ranges are described.
 QString planRangeCoverageMeasured();
 
