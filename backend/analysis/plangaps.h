@@ -29,8 +29,9 @@ QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ran
                         const QString& configFlags = {});
 
 /// "--config NAME", with "--config-file FILE" where the runs were launched from another YAML than
-/// the workspace's (each a shellWord(): quoted where the shell would split it): the named config all of `runs` trained (PlanRunInput::config); empty where
-/// they trained different ones or none is recorded.
+/// the workspace's: the named config all of `runs` trained (PlanRunInput::config), each value a
+/// shellWord() (quoted where the shell would split it); empty where they trained different ones or
+/// none is recorded.
 QString calibrateConfigFlags(const std::vector<PlanRunInput>& runs);
 
 }  // namespace scaledesk
