@@ -4,6 +4,7 @@
 // and its range; plan.md, plan.csv, the launch dialog and plan-check show the reasons.
 #include "analysis/axisticks.h"
 #include "analysis/planparts.h"
+#include "scheduler/shellquote.h"
 
 #include <algorithm>
 #include <cmath>
@@ -86,7 +87,7 @@ QStringList cpuRankLimits(const PlanFit& f, const PlanPoint& p, int perNode)
                    .arg(runThreads)
                    .arg(threads);
     if (!kernel) {
-        const QString profile = f.options.profile.isEmpty() ? QString() : QStringLiteral("--profile %1 ").arg(f.options.profile);
+        const QString profile = f.options.profile.isEmpty() ? QString() : QStringLiteral("--profile %1 ").arg(shellWord(f.options.profile));
         why << QStringLiteral("how ranks that share a node slow each other's compute was never measured (taken as not at all; "
                               "scaledesk calibrate %1--config CONFIG --ranks-per-node %2 measures it)")
                    .arg(profile)

@@ -137,7 +137,7 @@ void crossValidate(PlanFit& f)
     plan.inputs << (k > 0 ? QStringLiteral("model form: σ = %1 (log): the root mean square %2 of %3 held-out prediction(s), each size "
                                            "of the runs left out and predicted from the rest (%4%5), pooled with the assumed %6 "
                                            "counted as %7 prediction(s), σ² = (Σe² + %7·%6²) / (%3 + %7)")
-                                .arg(formatNumber(plan.modelSigma, 3), formatNumber(std::sqrt(squares / std::max(k, 1)), 3))
+                                .arg(formatNumber(plan.modelSigma, 3), formatNumber(std::sqrt(squares / k), 3))
                                 .arg(k)
                                 .arg(errors.join(QStringLiteral(", ")),
                                      unpredictable > 0 ? QStringLiteral("; %1 not predictable without it").arg(unpredictable) : QString(),
