@@ -39,7 +39,9 @@ def main():
 
     def run(*a, out=False):
         print('$ scaledesk ' + ' '.join(a), file=sys.stderr, flush=True)
-        r = subprocess.run(sd + list(a), check=True, capture_output=True, text=True)
+        r = subprocess.run(sd + list(a), capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f'scaledesk {a[0]} failed (exit {r.returncode}): {r.stderr.strip() or r.stdout.strip()}')
         return r.stdout if out else None
 
     common = ['--config-file', CONFIG_FILE, '--config', args.config]
