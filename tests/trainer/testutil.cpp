@@ -1,14 +1,19 @@
 #include "testutil.h"
 
+#include <arpa/inet.h>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <netinet/in.h>
 #include <spawn.h>
 #include <sstream>
 #include <stdexcept>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -146,6 +151,25 @@ std::vector<std::string> readLines(const std::string& path)
     std::string line;
     while (std::getline(in, line)) lines.push_back(line);
     return lines;
+}
+
+int nextPort()
+{
+    static std::atomic<int> counter{0};
+    const int fallback = 20000 + int(getpid() % 12000) + 7 * counter++;
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return fallback;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_ANY);
+    address.sin_port = 0;
+    socklen_t length = sizeof address;
+    int port = fallback;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+        port = ntohs(address.sin_port);
+    ::close(fd);
+    return port;
 }
 
 }  // namespace scaledesk::test

@@ -40,6 +40,11 @@ int waitExit(int pid);
 /// Whether a running process ignores `signal` (the SigIgn mask of /proc/PID/status); false when it cannot be read.
 bool ignoresSignal(int pid, int signal);
 
+/// A TCP port free on every address right now, as the kernel hands one out (a port computed from
+/// the pid once collided with a connection's ephemeral port: "Address already in use" at the
+/// rendezvous). Falls back to a pid-based port below the ephemeral range.
+int nextPort();
+
 /// The records of metrics.jsonl in `runDir` whose "kind" is `kind`, in file order.
 std::vector<nlohmann::json> metricsRecords(const std::string& runDir, const std::string& kind);
 

@@ -263,6 +263,12 @@ void addRunOptions(CLI::App& app, Cli& cli)
                    "product per bucket each) give B_simple (McCandlish et al. 2018), recorded per epoch as gns_b_simple "
                    "(metrics.jsonl, epochs.csv, TensorBoard GNS/B_simple)")
         ->check(kNonNegative);
+    app.add_option("--stop_check_s", options.stopCheckSeconds,
+                   "with two or more ranks, agree on a stop request (SIGUSR1/SIGTERM to any rank) after a step about every "
+                   "this many seconds of steps, and at the end of each epoch; each check is an allreduce that synchronises "
+                   "the ranks once more. 0: after every step")
+        ->capture_default_str()
+        ->check(kNonNegative);
     app.add_flag("--disable_broadcast_buffers", cli.disableBroadcastBuffers,
                  "accepted for compatibility and recorded in manifest.json; changes nothing: the U-Net has no buffers "
                  "(no normalisation layers), and gradients are bucket views already");

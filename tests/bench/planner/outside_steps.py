@@ -4,8 +4,9 @@ records leave out"): for every run of the given workspaces, the epochs' training
 train_s) against the sum of its steps' step_s (metrics.jsonl), the first --warmup epochs left out.
 
 The planner predicts an epoch as steps × the step it models from the step records, so what lies
-between the steps (the per-step stop-request allreduce, rank 0's step record, the epoch's closing
-barrier) is missing from every prediction. Prints one row per run and the median by rank count.
+between the steps (rank 0's step record, the stop-request allreduce every --stop_check_s seconds
+of steps, after every step before that option, the epoch's closing barrier) is missing from every
+prediction. Prints one row per run and the median by rank count.
 
 Usage: outside_steps.py [--warmup 1] WORKSPACE [WORKSPACE ...]"""
 import argparse

@@ -13,17 +13,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <arpa/inet.h>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <map>
-#include <netinet/in.h>
 #include <optional>
 #include <set>
 #include <sstream>
-#include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
 
@@ -45,28 +42,6 @@ struct Job {
     std::vector<int> exitCodes;
     std::vector<std::string> outputs;  ///< per rank (mpirun: one combined)
 };
-
-// A TCP port free on every address right now, as the kernel hands one out (a port computed from
-// the pid once collided with a connection's ephemeral port: "Address already in use" at the
-// rendezvous). Falls back to a pid-based port below the ephemeral range.
-int nextPort()
-{
-    static std::atomic<int> counter{0};
-    const int fallback = 20000 + int(getpid() % 12000) + 7 * counter++;
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return fallback;
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_ANY);
-    address.sin_port = 0;
-    socklen_t length = sizeof address;
-    int port = fallback;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-        port = ntohs(address.sin_port);
-    ::close(fd);
-    return port;
-}
 
 class Dist : public GeneratedDataSuite {
 protected:

@@ -602,6 +602,12 @@ TEST_F(TrainCli, ANonPositiveCountNamesTheRule)
     EXPECT_NE(workers.exitCode, 0);
     EXPECT_NE(workers.output.find("--num_data_workers: must be 0 or greater, got -1"), std::string::npos) << workers.output;
     EXPECT_EQ(workers.output.find("1797693"), std::string::npos) << workers.output;
+    const auto stopCheck = train("--config cpu-tiny --stop_check_s -0.5 --run_dir stopcheck");
+    EXPECT_NE(stopCheck.exitCode, 0);
+    EXPECT_NE(stopCheck.output.find("--stop_check_s: must be 0 or greater, got -0.5"), std::string::npos) << stopCheck.output;
+    const auto stopCheckWord = train("--config cpu-tiny --stop_check_s inf --run_dir stopcheck");
+    EXPECT_NE(stopCheckWord.output.find("--stop_check_s: 'inf' is not a number"), std::string::npos) << stopCheckWord.output;
+    EXPECT_FALSE(fs::exists(path("stopcheck")));
     // A negative seed is refused, not wrapped to 2^64 - 1.
     const auto seed = train("--config cpu-tiny --seed -1 --run_dir seed");
     EXPECT_NE(seed.exitCode, 0);

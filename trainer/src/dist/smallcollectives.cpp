@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace scaledesk::train {
@@ -50,6 +51,37 @@ bool anyRank(Communicator& comm, bool flag)
     torch::Tensor t = torch::full({1}, int64_t(flag), torch::kLong);
     comm.allreduce(t);
     return t.item<int64_t>() > 0;
+}
+
+int64_t StopAgreement::stepsBetweenChecks(double intervalSeconds, double seconds, int64_t steps)
+{
+    constexpr int64_t kMostSteps = 1000;
+    if (intervalSeconds <= 0.0 || steps <= 0 || !(seconds > 0.0)) return 1;
+    const double perStep = seconds / double(steps);
+    return std::clamp<int64_t>(int64_t(intervalSeconds / perStep), 1, kMostSteps);
+}
+
+bool StopAgreement::afterStep(Communicator& comm, bool requested, double stepSeconds)
+{
+    secondsSinceCheck_ += stepSeconds;
+    ++stepsSinceCheck_;
+    if (comm.size() == 1) return requested;
+    if (--untilCheck_ > 0) return false;
+    ++checks_;
+    const int64_t proposal = stepsBetweenChecks(interval_, secondsSinceCheck_, stepsSinceCheck_);
+    secondsSinceCheck_ = 0.0;
+    stepsSinceCheck_ = 0;
+    // The sum of the flags, and of rank 0's proposal alone: every rank reads the same count.
+    torch::Tensor t = torch::tensor({int64_t(requested), comm.rank() == 0 ? proposal : int64_t(0)}, torch::kLong);
+    comm.allreduce(t);
+    untilCheck_ = std::max<int64_t>(1, t[1].item<int64_t>());
+    return t[0].item<int64_t>() > 0;
+}
+
+bool StopAgreement::now(Communicator& comm, bool requested)
+{
+    if (comm.size() > 1) ++checks_;
+    return anyRank(comm, requested);
 }
 
 std::string ranksDifferingFromRoot(Communicator& comm, int64_t value)

@@ -444,8 +444,9 @@ private:
                             {"val_loss", jsonNumber(initValid)}});
     }
 
-    // All ranks must stop at the same step: the stop request is agreed on by an allreduce.
-    bool stopRequested() { return anyRank(comm, g_stopSignal != 0); }
+    // All ranks must stop at the same step: the stop request is agreed on by an allreduce, after a
+    // step every --stop_check_s seconds of steps and at the end of each epoch.
+    bool stopRequested() { return stopAgreement.now(comm, g_stopSignal != 0); }
 
     int stopForRequeue(const std::string& message, int64_t epoch, json extra)
     {
@@ -518,7 +519,7 @@ private:
             recordStep(epoch, lr, data, s, input.size(0), t0);
             telemetry.atStep(iters);
             if (o.checkReplicas) checkReplicas(comm, *model, iters);
-            if (stopRequested()) {
+            if (stopAgreement.afterStep(comm, g_stopSignal != 0, seconds(t0, Clock::now()))) {
                 saveState(CheckpointState{epoch, batchesDone, iters, sums.loss, settings});
                 const std::string signalName = g_stopSignal == SIGUSR1 ? "SIGUSR1" : g_stopSignal == SIGTERM ? "SIGTERM" : "a peer's stop";
                 return stopForRequeue("Received " + signalName + ": checkpoint written to " + checkpointPath.string() + " at step " +
@@ -693,6 +694,7 @@ private:
     std::unique_ptr<TrainStep> step;
     std::string strategyLabel;
     std::vector<std::string> hosts;
+    StopAgreement stopAgreement{o.stopCheckSeconds};
     // Test-only fault injection (docs/trainer.md): this rank drops one sample of its first batch,
     // which the fairness check must catch.
     bool plantImbalance =

@@ -38,6 +38,9 @@ struct TrainOptions {
     /// --gns_every: the gradient noise scale's norms every this many steps (0: never); unset: every
     /// step on a GPU, every 8th on CPU ranks (gnsEvery()).
     std::optional<int> gnsEvery;
+    /// --stop_check_s: the stop request is agreed by an allreduce after a step about every this
+    /// many seconds of steps (0: after every step) and at the end of each epoch.
+    double stopCheckSeconds = 1.0;
     bool broadcastBuffers = true;    ///< false with --disable_broadcast_buffers (recorded; the U-Net has no buffers)
     double gpuSampleSeconds = 1.0;   ///< --gpu_sample_s: NVML telemetry interval; 0 switches it off
     std::string nvmlLibrary;         ///< empty: NvmlLibrary::defaultPath()
