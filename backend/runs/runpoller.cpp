@@ -430,12 +430,8 @@ void RunPoller::advance(RunRecord& r, const Seen& s, const QHash<QString, JobSta
 
 bool RunPoller::readTimeLeft() const { return !m_rangedReads || m_pollClock.elapsed() < kReadTimeMs; }
 
-Expected<PollReport> RunPoller::poll(const QStringList& runIds)
+QList<RunRecord> RunPoller::loadRuns(const QStringList& runIds, PollReport& report)
 {
-    m_pollClock.start();
-    m_rangedReads = false;
-    PollReport report;
-    const TransportStats before = m_transport.stats();
     QList<RunRecord> runs;
     for (const QString& id : runIds) {
         auto r = m_store.load(id);
@@ -460,7 +456,11 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
         else
             report.problems << updated.error().text();
     }
+    return runs;
+}
 
+Expected<RunPoller::FirstAnswer> RunPoller::askSizes(const QList<RunRecord>& runs, PollReport& report)
+{
     // The first round trip: the scheduler's view, then for every run whether its folder exists and
     // the size and mtime of each followed file. It is one script on the shell's standard input
     // (no argv limit, one shell start however many runs), with one `stat` per kStatBatch files:
@@ -527,11 +527,16 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
         if (filesAt >= 0) sizesPart = out->out.mid(filesAt + 7);
         report.commands = 1;
     }
-    const QHash<QString, JobStatus> states = m_scheduler.parseQuery(schedulerPart, jobs);
-    QHash<int, Seen> seen = parseSizes(sizesPart, asked);
-    if (!tbFolders.isEmpty()) parseEventFiles(sizesPart, tbFolders, seen);
-    const bool havePerl = sizesPart.startsWith("@perl\n");
+    FirstAnswer answer;
+    answer.states = m_scheduler.parseQuery(schedulerPart, jobs);
+    answer.seen = parseSizes(sizesPart, asked);
+    if (!tbFolders.isEmpty()) parseEventFiles(sizesPart, tbFolders, answer.seen);
+    answer.havePerl = sizesPart.startsWith("@perl\n");
+    return answer;
+}
 
+void RunPoller::readNewBytes(const QList<RunRecord>& runs, QHash<int, Seen>& seen, bool havePerl, PollReport& report)
+{
     // The second round trip, only when files grew: the new bytes of each (whole files when they
     // changed), up to kInline per file, by offsets this app computed. Beyond that, reads at the offset.
     const QByteArray nonce = QByteArray::number(QRandomGenerator::global()->generate64(), 16);
@@ -611,58 +616,72 @@ Expected<PollReport> RunPoller::poll(const QStringList& runIds)
             report.problems << QStringLiteral("reading the runs' new bytes: ") + out.error().text();
         }
     }
+}
 
-    for (int i = 0; i < runs.size(); ++i) {
-        const RunRecord& asked = runs[i];
-        ++report.runs;
-        const Seen s = seen.value(i);
-        if (s.gone) report.problems << asked.id + QStringLiteral(": the run folder %1 was deleted on the cluster").arg(asked.remoteDir);
-        if (s.oddNames > 0)
-            report.problems << asked.id + QStringLiteral(": %1 entries with unusual names in the run folder are ignored").arg(s.oddNames);
-        // Nothing new for this run (its mirror is current, and the scheduler's answer changes nothing):
-        // no lock, no second read of its record. Most runs of a big poll are like this.
-        if (mirrorIsCurrent(asked, s)) {
-            RunRecord probe = asked;
-            PollReport scratch;
-            advance(probe, s, states, scratch, true);
-            if (probe.toJson() == asked.toJson()) {
-                report.problems << scratch.problems;
-                continue;
+void RunPoller::applyToRun(const RunRecord& asked, const Seen& s, const QHash<QString, JobStatus>& states, PollReport& report)
+{
+    if (s.gone) report.problems << asked.id + QStringLiteral(": the run folder %1 was deleted on the cluster").arg(asked.remoteDir);
+    if (s.oddNames > 0)
+        report.problems << asked.id + QStringLiteral(": %1 entries with unusual names in the run folder are ignored").arg(s.oddNames);
+    // Nothing new for this run (its mirror is current, and the scheduler's answer changes nothing):
+    // no lock, no second read of its record. Most runs of a big poll are like this.
+    if (mirrorIsCurrent(asked, s)) {
+        RunRecord probe = asked;
+        PollReport scratch;
+        advance(probe, s, states, scratch, true);
+        if (probe.toJson() == asked.toJson()) {
+            report.problems << scratch.problems;
+            return;
+        }
+    }
+    // The mirror and the record change together under the run's lock, so the window and the
+    // command line polling one workspace never append the same bytes twice or lose an update.
+    RunLock lock(m_store.workspace(), asked.id);
+    if (!lock.isLocked()) {
+        report.problems << asked.id + QStringLiteral(": the run is locked by another process; polled next time");
+        return;
+    }
+    auto updated = m_store.update(
+        asked.id,
+        [&](RunRecord& r) {
+            qint64 budget = kRunBudget;
+            bool mirrored = true;
+            for (const auto& f : s.files) mirrored = mirror(r, f, report, budget) && mirrored;
+            // The scheduler's answer is about the job this poll asked for: when the run moved on
+            // meanwhile (a requeue, another process's poll), the next poll asks again.
+            if (r.state == asked.state && r.jobId == asked.jobId) advance(r, s, states, report, mirrored);
+            if (const MetricSources& sources = sourcesOf(r); sources.isSet()) {
+                QStringList outputs;
+                for (const QString& name : followedFiles(r))
+                    if (name == QLatin1String("job.out") ||
+                        (name.startsWith(QLatin1String("slurm-")) && name.endsWith(QLatin1String(".out"))))
+                        outputs << name;
+                if (auto derived = deriveMetrics(m_store.workspace().runDir(r.id), sources, outputs, !isActive(r.state)); !derived)
+                    report.problems << r.id + QStringLiteral(": ") + derived.error().text();
             }
-        }
-        // The mirror and the record change together under the run's lock, so the window and the
-        // command line polling one workspace never append the same bytes twice or lose an update.
-        RunLock lock(m_store.workspace(), asked.id);
-        if (!lock.isLocked()) {
-            report.problems << asked.id + QStringLiteral(": the run is locked by another process; polled next time");
-            continue;
-        }
-        auto updated = m_store.update(
-            asked.id,
-            [&](RunRecord& r) {
-                qint64 budget = kRunBudget;
-                bool mirrored = true;
-                for (const auto& f : s.files) mirrored = mirror(r, f, report, budget) && mirrored;
-                // The scheduler's answer is about the job this poll asked for: when the run moved on
-                // meanwhile (a requeue, another process's poll), the next poll asks again.
-                if (r.state == asked.state && r.jobId == asked.jobId) advance(r, s, states, report, mirrored);
-                if (const MetricSources& sources = sourcesOf(r); sources.isSet()) {
-                    QStringList outputs;
-                    for (const QString& name : followedFiles(r))
-                        if (name == QLatin1String("job.out") ||
-                            (name.startsWith(QLatin1String("slurm-")) && name.endsWith(QLatin1String(".out"))))
-                            outputs << name;
-                    if (auto derived = deriveMetrics(m_store.workspace().runDir(r.id), sources, outputs, !isActive(r.state)); !derived)
-                        report.problems << r.id + QStringLiteral(": ") + derived.error().text();
-                }
-                return Status(Done{});
-            },
-            &lock);
-        if (!updated) {
-            report.problems << updated.error().text();
-            continue;
-        }
-        if (updated->state != asked.state || updated->message != asked.message) report.changed << asked.id;
+            return Status(Done{});
+        },
+        &lock);
+    if (!updated) {
+        report.problems << updated.error().text();
+        return;
+    }
+    if (updated->state != asked.state || updated->message != asked.message) report.changed << asked.id;
+}
+
+Expected<PollReport> RunPoller::poll(const QStringList& runIds)
+{
+    m_pollClock.start();
+    m_rangedReads = false;
+    PollReport report;
+    const TransportStats before = m_transport.stats();
+    const QList<RunRecord> runs = loadRuns(runIds, report);
+    auto answer = askSizes(runs, report);
+    if (!answer) return answer.error();
+    readNewBytes(runs, answer->seen, answer->havePerl, report);
+    for (int i = 0; i < runs.size(); ++i) {
+        ++report.runs;
+        applyToRun(runs[i], answer->seen.value(i), answer->states, report);
     }
     report.changed.removeDuplicates();
     const TransportStats after = m_transport.stats();

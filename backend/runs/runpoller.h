@@ -77,6 +77,20 @@ private:
     static void parseEventFiles(const QByteArray& output, const QHash<int, QString>& folders, QHash<int, Seen>& seen);
     mutable QHash<QString, MetricSources> m_sources;
     void reconcileSubmitting(RunRecord& r, PollReport& report);
+    /// The runs' records (a run that cannot be read is a problem of the report), runs left in
+    /// `submitting` reconciled.
+    QList<RunRecord> loadRuns(const QStringList& runIds, PollReport& report);
+    /// The first round trip's answer: the scheduler's states, and what each run folder holds.
+    struct FirstAnswer {
+        QHash<QString, JobStatus> states;
+        QHash<int, Seen> seen;  ///< by the run's index in the poll
+        bool havePerl = false;  ///< the far side has Perl (the second round trip reads with it)
+    };
+    Expected<FirstAnswer> askSizes(const QList<RunRecord>& runs, PollReport& report);
+    /// The second round trip, only when files grew: their new bytes inlined into `seen`.
+    void readNewBytes(const QList<RunRecord>& runs, QHash<int, Seen>& seen, bool havePerl, PollReport& report);
+    /// One run's mirror and record brought up to the poll's answer, under the run's lock.
+    void applyToRun(const RunRecord& asked, const Seen& s, const QHash<QString, JobStatus>& states, PollReport& report);
     /// Brings one file's mirror up to what the poll saw, reading at most `budget` bytes over the
     /// transport (the budget shrinks by what was read). True when the mirror holds all of it.
     /// Every followed file of `s` is mirrored whole already (sizes, and whole files' mtimes).
