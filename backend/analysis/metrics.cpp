@@ -392,6 +392,117 @@ void MetricsParser::finish(const char* data, std::size_t size)
     parseLine(d->buffer.data(), size, d->buffer.size());
 }
 
+// A metrics.jsonl record's fields as one pass over its object read them.
+struct MetricRecord {
+    static constexpr int kMaxFields = 32;
+    struct Field {
+        std::string_view key;
+        double value;
+    };
+    std::string_view kind, tag;
+    double step = kNaN, t = kNaN;
+    Field fields[kMaxFields];
+    int nfields = 0;
+    bool bad = false;  ///< a field that would not parse
+    QString badField;  ///< a field of the wrong type
+
+    double value(std::string_view key) const
+    {
+        for (int i = 0; i < nfields; ++i)
+            if (fields[i].key == key) return fields[i].value;
+        return kNaN;
+    }
+    bool has(std::string_view key) const
+    {
+        for (int i = 0; i < nfields; ++i)
+            if (fields[i].key == key) return true;
+        return false;
+    }
+};
+
+namespace {
+// One pass over a record's fields in file order (On-Demand reads forward only); numbers are kept by
+// field until the record's kind, step and time are known.
+void readFields(simdjson::ondemand::object& obj, const char* begin, std::size_t len, MetricRecord& r)
+{
+    using namespace simdjson;
+    for (auto field : obj) {
+        // The key as it lies in the line, without unescaping it into simdjson's buffer (most of a
+        // record's bytes are keys); only a key with an escape goes through unescaped_key().
+        ondemand::field got;
+        if (std::move(field).get(got) != SUCCESS) {
+            r.bad = true;
+            break;
+        }
+        std::string_view key;
+        const char* keyStart = got.key().raw();
+        const char* quote = keyStart;  // keys are short: a loop, not two library calls per key
+        while (quote < begin + len && *quote != '"' && *quote != '\\') ++quote;
+        if (quote < begin + len && *quote == '"') {
+            key = std::string_view(keyStart, std::size_t(quote - keyStart));
+        } else if (got.unescaped_key().get(key) != SUCCESS) {
+            r.bad = true;
+            break;
+        }
+        ondemand::value v = std::move(got).value();
+        ondemand::json_type type;
+        if (v.type().get(type) != SUCCESS) {
+            // Python's json.dumps writes NaN, Infinity and -Infinity, which JSON lacks: kept as such.
+            std::string_view raw = v.raw_json_token();
+            raw = raw.substr(0, raw.find_first_of(",} \t"));
+            const double x = raw == "NaN" ? kNaN
+                : raw == "Infinity"       ? std::numeric_limits<double>::infinity()
+                : raw == "-Infinity"      ? -std::numeric_limits<double>::infinity()
+                                          : 0.0;
+            if (raw != "NaN" && raw != "Infinity" && raw != "-Infinity") {
+                r.bad = true;
+                break;
+            }
+            if (key == "step" || key == "t")
+                r.badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
+            else if (!isSkippedField(key) && r.nfields < MetricRecord::kMaxFields)
+                r.fields[r.nfields++] = {key, x};
+            continue;
+        }
+        if (key == "kind") {
+            if (type != ondemand::json_type::string || v.get_string().get(r.kind) != SUCCESS) {
+                r.badField = QStringLiteral("kind");
+                continue;
+            }
+        } else if (key == "tag") {
+            if (type != ondemand::json_type::string || v.get_string().get(r.tag) != SUCCESS) r.badField = QStringLiteral("tag");
+        } else if (type == ondemand::json_type::number) {
+            double x = 0;
+            if (v.get_double().get(x) != SUCCESS) {
+                // Out of double's range (1e400): what strtod makes of it, ±inf, as Python would.
+                const std::string_view raw = v.raw_json_token();
+                const std::string token(raw.substr(0, raw.find_first_of(",} \t")));
+                char* end = nullptr;
+                x = std::strtod(token.c_str(), &end);
+                if (end == token.c_str()) {
+                    r.bad = true;
+                    break;
+                }
+            }
+            if (key == "step")
+                r.step = x;
+            else if (key == "t")
+                r.t = x;
+            else if (!isSkippedField(key) && r.nfields < MetricRecord::kMaxFields)
+                r.fields[r.nfields++] = {key, x};
+        } else if (type == ondemand::json_type::null) {
+            // The trainer writes a non-finite loss as null: kept, as NaN.
+            if (key == "step" || key == "t")
+                r.badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
+            else if (!isSkippedField(key) && r.nfields < MetricRecord::kMaxFields)
+                r.fields[r.nfields++] = {key, kNaN};
+        } else if (key == "step" || key == "t") {
+            r.badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
+        }
+    }
+}
+}  // namespace
+
 void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t capacity)
 {
     using namespace simdjson;
@@ -420,110 +531,34 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
                     : (e == INCORRECT_TYPE ? QStringLiteral("a JSON value that is not an object") : QStringLiteral("not JSON")));
         return;
     }
-    // One pass over the fields in file order (On-Demand reads forward only); numbers are kept
-    // by field until the record's kind, step and time are known.
-    std::string_view kind, tag;
-    double step = kNaN, t = kNaN;
-    struct Field {
-        std::string_view key;
-        double value;
-    };
-    Field fields[32];
-    int nfields = 0;
-    bool bad = false;
-    QString badField;
-    for (auto field : obj) {
-        // The key as it lies in the line, without unescaping it into simdjson's buffer (most of a
-        // record's bytes are keys); only a key with an escape goes through unescaped_key().
-        ondemand::field got;
-        if (std::move(field).get(got) != SUCCESS) {
-            bad = true;
-            break;
-        }
-        std::string_view key;
-        const char* keyStart = got.key().raw();
-        const char* quote = keyStart;  // keys are short: a loop, not two library calls per key
-        while (quote < begin + len && *quote != '"' && *quote != '\\') ++quote;
-        if (quote < begin + len && *quote == '"') {
-            key = std::string_view(keyStart, std::size_t(quote - keyStart));
-        } else if (got.unescaped_key().get(key) != SUCCESS) {
-            bad = true;
-            break;
-        }
-        ondemand::value v = std::move(got).value();
-        ondemand::json_type type;
-        if (v.type().get(type) != SUCCESS) {
-            // Python's json.dumps writes NaN, Infinity and -Infinity, which JSON lacks: kept as such.
-            std::string_view raw = v.raw_json_token();
-            raw = raw.substr(0, raw.find_first_of(",} \t"));
-            const double x = raw == "NaN" ? kNaN
-                : raw == "Infinity"       ? std::numeric_limits<double>::infinity()
-                : raw == "-Infinity"      ? -std::numeric_limits<double>::infinity()
-                                          : 0.0;
-            if (raw != "NaN" && raw != "Infinity" && raw != "-Infinity") {
-                bad = true;
-                break;
-            }
-            if (key == "step" || key == "t")
-                badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
-            else if (!isSkippedField(key) && nfields < 32)
-                fields[nfields++] = {key, x};
-            continue;
-        }
-        if (key == "kind") {
-            if (type != ondemand::json_type::string || v.get_string().get(kind) != SUCCESS) {
-                badField = QStringLiteral("kind");
-                continue;
-            }
-        } else if (key == "tag") {
-            if (type != ondemand::json_type::string || v.get_string().get(tag) != SUCCESS) badField = QStringLiteral("tag");
-        } else if (type == ondemand::json_type::number) {
-            double x = 0;
-            if (v.get_double().get(x) != SUCCESS) {
-                // Out of double's range (1e400): what strtod makes of it, ±inf, as Python would.
-                const std::string_view raw = v.raw_json_token();
-                const std::string token(raw.substr(0, raw.find_first_of(",} \t")));
-                char* end = nullptr;
-                x = std::strtod(token.c_str(), &end);
-                if (end == token.c_str()) {
-                    bad = true;
-                    break;
-                }
-            }
-            if (key == "step")
-                step = x;
-            else if (key == "t")
-                t = x;
-            else if (!isSkippedField(key) && nfields < 32)
-                fields[nfields++] = {key, x};
-        } else if (type == ondemand::json_type::null) {
-            // The trainer writes a non-finite loss as null: kept, as NaN.
-            if (key == "step" || key == "t")
-                badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
-            else if (!isSkippedField(key) && nfields < 32)
-                fields[nfields++] = {key, kNaN};
-        } else if (key == "step" || key == "t") {
-            badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
-        }
-    }
-    if (bad || begin[len - 1] != '}') {
+    MetricRecord r;
+    readFields(obj, begin, len, r);
+    if (r.bad || begin[len - 1] != '}') {
         // A field that would not parse, or something after the object (On-Demand stops reading at
         // the object's end, so the last byte is checked here).
         warn(MetricWarning::Kind::Malformed, QStringLiteral("malformed or cut-off JSON object"));
         return;
     }
-    if (!badField.isEmpty()) {
-        warn(MetricWarning::Kind::BadValue, QStringLiteral("field '%1' has the wrong type").arg(badField));
+    if (!r.badField.isEmpty()) {
+        warn(MetricWarning::Kind::BadValue, QStringLiteral("field '%1' has the wrong type").arg(r.badField));
         return;
     }
-    if (kind.empty() || std::isnan(step) || std::isnan(t)) {
+    if (r.kind.empty() || std::isnan(r.step) || std::isnan(r.t)) {
         warn(MetricWarning::Kind::MissingField,
-             QStringLiteral("no %1").arg(kind.empty()           ? QStringLiteral("'kind'")
-                                             : std::isnan(step) ? QStringLiteral("'step'")
-                                                                : QStringLiteral("'t'")));
+             QStringLiteral("no %1").arg(r.kind.empty()           ? QStringLiteral("'kind'")
+                                             : std::isnan(r.step) ? QStringLiteral("'step'")
+                                                                  : QStringLiteral("'t'")));
         return;
     }
-    m_out.noteTime(t);
+    storeRecord(r);
+}
+
+// A parsed record into the series: step and epoch records' fields, the TensorBoard-named series,
+// GPU samples per rank, imported scalars.
+void MetricsParser::storeRecord(const MetricRecord& r)
+{
+    auto warn = [&](MetricWarning::Kind kind, const QString& message) { addWarning(kind, message); };
+    m_out.noteTime(r.t);
     SeriesGroup* group = nullptr;  // step and epoch records: their fields share one x
     auto store = [&](Series* series, double value) {
         if (!series) {  // the cap on distinct fields: said once
@@ -531,65 +566,56 @@ void MetricsParser::parseLine(const char* begin, std::size_t len, std::size_t ca
             d->capped = true;
             return;
         }
-        const std::size_t dropped = group ? group->add(*series, value) : series->append(step, t, value);
+        const std::size_t dropped = group ? group->add(*series, value) : series->append(r.step, r.t, value);
         ++m_out.pointsStored;
-        if (dropped > 0 && step > d->repeatFrom) {
-            d->repeatFrom = step;
-            warn(MetricWarning::Kind::RepeatedSteps, repeatedMessage(step));
+        if (dropped > 0 && r.step > d->repeatFrom) {
+            d->repeatFrom = r.step;
+            warn(MetricWarning::Kind::RepeatedSteps, repeatedMessage(r.step));
         }
     };
-    auto fieldValue = [&](std::string_view key) {
-        for (int i = 0; i < nfields; ++i)
-            if (fields[i].key == key) return fields[i].value;
-        return kNaN;
-    };
-    auto hasField = [&](std::string_view key) {
-        for (int i = 0; i < nfields; ++i)
-            if (fields[i].key == key) return true;
-        return false;
-    };
     auto tb = [&](const char* tag, std::string_view key) {
-        if (hasField(key)) store(&m_out.ensureSeries(QLatin1String(tag)), fieldValue(key));
+        if (r.has(key)) store(&m_out.ensureSeries(QLatin1String(tag)), r.value(key));
     };
-    if (kind == "step" || kind == "epoch") {
-        const bool isStep = kind == "step";
+    if (r.kind == "step" || r.kind == "epoch") {
+        const bool isStep = r.kind == "step";
         SeriesGroup*& cached = isStep ? d->stepGroup : d->epochGroup;
         if (!cached) cached = &m_out.group(isStep ? "step" : "epoch");
         group = cached;
-        group->beginRow(step, t);
-        for (int i = 0; i < nfields; ++i)
-            store(d->slot(isStep ? d->step : d->epoch, std::size_t(i), isStep ? "step/" : "epoch/", fields[i].key, m_out), fields[i].value);
+        group->beginRow(r.step, r.t);
+        for (int i = 0; i < r.nfields; ++i)
+            store(d->slot(isStep ? d->step : d->epoch, std::size_t(i), isStep ? "step/" : "epoch/", r.fields[i].key, m_out),
+                  r.fields[i].value);
         group->endRow();
         group = nullptr;
     }
-    if (kind == "epoch") {
+    if (r.kind == "epoch") {
         tb("Loss/train", "train_loss");
         tb("Loss/valid", "val_loss");
         tb("Learning Rate", "lr");
         tb("Avg iters per sec", "iters_per_s");
-    } else if (kind == "initial") {
+    } else if (r.kind == "initial") {
         tb("Loss/train", "train_loss");
         tb("Loss/valid", "val_loss");
-    } else if (kind == "gpu" || kind == "gpu_epoch") {
+    } else if (r.kind == "gpu" || r.kind == "gpu_epoch") {
         // NVML samples of each rank's GPU (about one a second) and their per-epoch sums: one series
         // per rank and field, named as the trainer's TensorBoard tags (gpu/rank0/power_w).
-        const double rank = fieldValue("rank");
+        const double rank = r.value("rank");
         if (std::isnan(rank)) {
             warn(MetricWarning::Kind::MissingField, QStringLiteral("no 'rank'"));
             return;
         }
-        const QString prefix = QStringLiteral("%1/rank%2/").arg(QLatin1String(kind.data(), qsizetype(kind.size()))).arg(qint64(rank));
-        for (int i = 0; i < nfields; ++i)
-            if (fields[i].key != "rank")
-                store(&m_out.ensureSeries(prefix + QString::fromUtf8(fields[i].key.data(), qsizetype(fields[i].key.size()))),
-                      fields[i].value);
-    } else if (kind == "scalar") {
+        const QString prefix = QStringLiteral("%1/rank%2/").arg(QLatin1String(r.kind.data(), qsizetype(r.kind.size()))).arg(qint64(rank));
+        for (int i = 0; i < r.nfields; ++i)
+            if (r.fields[i].key != "rank")
+                store(&m_out.ensureSeries(prefix + QString::fromUtf8(r.fields[i].key.data(), qsizetype(r.fields[i].key.size()))),
+                      r.fields[i].value);
+    } else if (r.kind == "scalar") {
         // An imported TensorBoard scalar: the series is its tag, as TensorBoard names it.
-        if (tag.empty() || !hasField("value")) {
-            warn(MetricWarning::Kind::MissingField, tag.empty() ? QStringLiteral("no 'tag'") : QStringLiteral("no 'value'"));
+        if (r.tag.empty() || !r.has("value")) {
+            warn(MetricWarning::Kind::MissingField, r.tag.empty() ? QStringLiteral("no 'tag'") : QStringLiteral("no 'value'"));
             return;
         }
-        store(&m_out.ensureSeries(QString::fromUtf8(tag.data(), qsizetype(tag.size()))), fieldValue("value"));
+        store(&m_out.ensureSeries(QString::fromUtf8(r.tag.data(), qsizetype(r.tag.size()))), r.value("value"));
     }
     // "event" records carry no series; other kinds are ignored (a newer trainer may add some).
 }

@@ -160,6 +160,8 @@ public:
 /// Parses metrics.jsonl bytes as they arrive: complete lines only (a partial last line waits for
 /// its newline), any chunking, into a RunMetrics. simdjson On-Demand over a padded copy of each
 /// chunk.
+struct MetricRecord;
+
 class MetricsParser {
 public:
     explicit MetricsParser(RunMetrics& into);
@@ -173,6 +175,7 @@ public:
 
 private:
     void parseLine(const char* begin, std::size_t len, std::size_t capacity);
+    void storeRecord(const MetricRecord& r);
     void addWarning(MetricWarning::Kind kind, const QString& message);
     struct Impl;
     std::unique_ptr<Impl> d;
