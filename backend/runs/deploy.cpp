@@ -166,6 +166,133 @@ QString deployBuildScript(const ClusterProfile& p, const QString& dir)
     return script;
 }
 
+namespace {
+// A binary built here, uploaded under its content hash (reused when one is ready there).
+Expected<DeployResult> deployPrebuilt(Transport& t, const DeployOptions& o, const QString& root, const ProgressFn& say)
+{
+    DeployResult result;
+    QFile bin(o.prebuiltBinary);
+    if (!bin.open(QIODevice::ReadOnly)) return Error{ErrorCode::DeployIo, bin.errorString(), o.prebuiltBinary};
+    const QByteArray data = bin.readAll();
+    result.hash = QString::fromLatin1(QCryptographicHash::hash(data, QCryptographicHash::Sha256).toHex().left(16));
+    const QString dir = root + QStringLiteral("/bin-") + result.hash;
+    result.trainerPath = dir + QStringLiteral("/scaledesk-train");
+    QString why;
+    auto ready = stillReady(t, dir, result.trainerPath, QString(), &why);
+    if (!ready) return ready.error();
+    if (!why.isEmpty()) {
+        say(QStringLiteral("the upload of %1 is not usable: %2; uploading it again").arg(result.hash, why));
+        if (auto ok = dropMarker(t, dir); !ok) return ok.error();
+    }
+    if (*ready) {
+        result.reused = true;
+        say(QStringLiteral("prebuilt trainer %1 already deployed").arg(result.hash));
+    } else {
+        say(QStringLiteral("uploading %1 (%2 MB)").arg(o.prebuiltBinary).arg(data.size() / 1e6, 0, 'f', 1));
+        if (auto ok = t.makeDirs(dir); !ok) return ok.error();
+        if (auto ok = t.writeFile(result.trainerPath, data, 0755); !ok) return ok.error();
+        auto check = t.exec(shellJoin({result.trainerPath, QStringLiteral("--version")}), 60000, Idempotent::Yes);
+        if (!check) return check.error();
+        if (check->exitCode != 0)
+            return Error{ErrorCode::DeployMismatch,
+                         QStringLiteral("the uploaded trainer does not run there (the cluster does not match this machine): %1")
+                             .arg(QString::fromUtf8(check->err + check->out).trimmed().left(400)),
+                         t.describe()};
+        if (auto ok = t.writeFile(dir + QStringLiteral("/ready"), check->out); !ok) return ok.error();
+    }
+    if (auto ok = writeCurrent(t, root, result.trainerPath); !ok) return ok.error();
+    return result;
+}
+
+// The trainer's sources into <dir>/src, file by file (a cancel between two files stops it).
+Status uploadSources(Transport& t, const DeployOptions& o, const QStringList& files, const QString& dir, const ProgressFn& say)
+{
+    QStringList made;
+    for (qsizetype i = 0; i < files.size(); ++i) {
+        if (o.stopRequested && o.stopRequested())
+            return Error{ErrorCode::DeployCancelled, QStringLiteral("the deploy was cancelled"), t.describe()};
+        if (i == 0) say(QStringLiteral("uploading %1 source files to %2").arg(files.size()).arg(dir));
+        say({QStringLiteral("uploading %1").arg(files[i]), i, files.size(), true});
+        const QString& rel = files[i];
+        const QString remote = dir + QStringLiteral("/src/") + rel;
+        const QString parent = remote.left(remote.lastIndexOf(QLatin1Char('/')));
+        if (!made.contains(parent)) {
+            if (auto ok = t.makeDirs(parent); !ok) return ok.error();
+            made << parent;
+        }
+        QFile f(QDir(o.sourceDir).filePath(rel));
+        if (!f.open(QIODevice::ReadOnly)) return Error{ErrorCode::DeployIo, f.errorString(), f.fileName()};
+        if (auto ok = t.writeFile(remote, f.readAll()); !ok) return ok.error();
+    }
+    return Done{};
+}
+
+// The build there, detached, followed until it ends (its CMake percentages are the progress).
+Status buildThere(Transport& t, const ClusterProfile& p, const DeployOptions& o, const QString& dir, const ProgressFn& say)
+{
+    say(QStringLiteral("building there with the profile's setup lines (log: %1/build.log)").arg(dir));
+    const QString script = deployBuildScript(p, dir);
+    if (auto ok = t.writeFile(dir + QStringLiteral("/build.sh"), script.toUtf8(), 0755); !ok) return ok.error();
+    // The build runs detached in its own process group (a dropped connection does not stop it) and
+    // is followed through build.log: CMake's "[ 42%]" lines are the progress, build.rc the end.
+    const QString qdir = shellQuote(dir);
+    auto started = t.exec(QStringLiteral("cd %1 && rm -f build.rc && setsid /bin/bash -c '/bin/bash build.sh > build.log 2>&1; echo $? > "
+                                         "build.rc' < /dev/null > /dev/null 2>&1 & echo $!")
+                              .arg(qdir),
+                          60000);
+    if (!started) return started.error();
+    const QString pid = QString::fromUtf8(started->out).trimmed();
+    if (started->exitCode != 0 || pid.isEmpty() || !pid.toLongLong())
+        return Error{ErrorCode::DeployBuild, QStringLiteral("the build did not start: %1").arg(QString::fromUtf8(started->err).trimmed()),
+                     t.describe()};
+    // The whole process group (CMake, the compilers); through bash, whose kill takes a group where
+    // dash's rejects "-- -PGID".
+    auto killBuild = [&] {
+        (void)t.exec(QStringLiteral("/bin/bash -c 'kill -TERM -- -%1' 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
+    };
+    QElapsedTimer clock;
+    clock.start();
+    int lastPercent = -1;
+    for (;;) {
+        if (o.stopRequested && o.stopRequested()) {
+            killBuild();
+            return Error{ErrorCode::DeployCancelled,
+                         QStringLiteral("the deploy was cancelled, and its build there was stopped (log: %1/build.log)").arg(dir),
+                         t.describe()};
+        }
+        auto state = t.exec(QStringLiteral("cd %1 && { cat build.rc 2>/dev/null || echo running; } && "
+                                           "{ grep -o '^\\[ *[0-9]*%\\]' build.log 2>/dev/null | tail -n 1; true; }")
+                                .arg(qdir),
+                            60000, Idempotent::Yes);
+        if (!state) return state.error();
+        const QStringList lines = QString::fromUtf8(state->out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        const QString rc = lines.value(0).trimmed();
+        if (rc != QLatin1String("running")) {
+            auto tail = t.exec(QStringLiteral("tail -n 30 %1/build.log").arg(qdir), 60000, Idempotent::Yes);
+            if (rc != QLatin1String("0"))
+                return Error{ErrorCode::DeployBuild,
+                             QStringLiteral("the trainer build failed (exit %1); the end of %2/build.log:\n%3")
+                                 .arg(rc, dir, tail ? QString::fromUtf8(tail->out).trimmed() : tail.error().text()),
+                             t.describe()};
+            return Done{};
+        }
+        QString percent = lines.value(1);
+        percent.remove(QLatin1Char('[')).remove(QLatin1Char(']')).remove(QLatin1Char('%'));
+        const int pc = percent.trimmed().toInt();
+        if (pc != lastPercent) {
+            lastPercent = pc;
+            say({QStringLiteral("building the trainer there: %1 %").arg(pc), pc, 100, true});
+        }
+        if (clock.elapsed() > 3LL * 3600 * 1000) {
+            killBuild();
+            return Error{ErrorCode::DeployBuild, QStringLiteral("the trainer build took over 3 hours; stopped it"), t.describe()};
+        }
+        QThread::msleep(o.pollMs);
+    }
+}
+
+}  // namespace
+
 Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, const DeployOptions& o)
 {
     auto say = [&](const ProgressStep& s) {
@@ -173,41 +300,7 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
     };
     auto root = trainerRoot(t, p);
     if (!root) return root.error();
-    DeployResult result;
-
-    if (!o.prebuiltBinary.isEmpty()) {
-        QFile bin(o.prebuiltBinary);
-        if (!bin.open(QIODevice::ReadOnly)) return Error{ErrorCode::DeployIo, bin.errorString(), o.prebuiltBinary};
-        const QByteArray data = bin.readAll();
-        result.hash = QString::fromLatin1(QCryptographicHash::hash(data, QCryptographicHash::Sha256).toHex().left(16));
-        const QString dir = *root + QStringLiteral("/bin-") + result.hash;
-        result.trainerPath = dir + QStringLiteral("/scaledesk-train");
-        QString why;
-        auto ready = stillReady(t, dir, result.trainerPath, QString(), &why);
-        if (!ready) return ready.error();
-        if (!why.isEmpty()) {
-            say(QStringLiteral("the upload of %1 is not usable: %2; uploading it again").arg(result.hash, why));
-            if (auto ok = dropMarker(t, dir); !ok) return ok.error();
-        }
-        if (*ready) {
-            result.reused = true;
-            say(QStringLiteral("prebuilt trainer %1 already deployed").arg(result.hash));
-        } else {
-            say(QStringLiteral("uploading %1 (%2 MB)").arg(o.prebuiltBinary).arg(data.size() / 1e6, 0, 'f', 1));
-            if (auto ok = t.makeDirs(dir); !ok) return ok.error();
-            if (auto ok = t.writeFile(result.trainerPath, data, 0755); !ok) return ok.error();
-            auto check = t.exec(shellJoin({result.trainerPath, QStringLiteral("--version")}), 60000, Idempotent::Yes);
-            if (!check) return check.error();
-            if (check->exitCode != 0)
-                return Error{ErrorCode::DeployMismatch,
-                             QStringLiteral("the uploaded trainer does not run there (the cluster does not match this machine): %1")
-                                 .arg(QString::fromUtf8(check->err + check->out).trimmed().left(400)),
-                             t.describe()};
-            if (auto ok = t.writeFile(dir + QStringLiteral("/ready"), check->out); !ok) return ok.error();
-        }
-        if (auto ok = writeCurrent(t, *root, result.trainerPath); !ok) return ok.error();
-        return result;
-    }
+    if (!o.prebuiltBinary.isEmpty()) return deployPrebuilt(t, o, *root, say);
 
     // CMake reads ';' in a path as a list separator and cannot build there.
     if (root->contains(QLatin1Char(';')))
@@ -216,6 +309,7 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
                                     "prebuilt trainer")
                          .arg(*root),
                      t.describe()};
+    DeployResult result;
     const QStringList files = trainerSourceFiles(o.sourceDir);
     if (!files.contains(QStringLiteral("CMakeLists.txt")) || files.size() < 3)
         return Error{ErrorCode::DeploySources, QStringLiteral("no trainer sources here"), o.sourceDir};
@@ -245,83 +339,8 @@ Expected<DeployResult> deployTrainer(Transport& t, const ClusterProfile& p, cons
         say(QStringLiteral("the build of %1 there is not usable: %2; building it again").arg(result.hash, why));
         if (auto ok = dropMarker(t, dir); !ok) return ok.error();
     }
-    auto stopped = [&] { return o.stopRequested && o.stopRequested(); };
-    auto cancelled = [&] { return Error{ErrorCode::DeployCancelled, QStringLiteral("the deploy was cancelled"), t.describe()}; };
-    QStringList made;
-    for (qsizetype i = 0; i < files.size(); ++i) {
-        if (stopped()) return cancelled();
-        if (i == 0) say(QStringLiteral("uploading %1 source files to %2").arg(files.size()).arg(dir));
-        say({QStringLiteral("uploading %1").arg(files[i]), i, files.size(), true});
-        const QString& rel = files[i];
-        const QString remote = dir + QStringLiteral("/src/") + rel;
-        const QString parent = remote.left(remote.lastIndexOf(QLatin1Char('/')));
-        if (!made.contains(parent)) {
-            if (auto ok = t.makeDirs(parent); !ok) return ok.error();
-            made << parent;
-        }
-        QFile f(QDir(o.sourceDir).filePath(rel));
-        if (!f.open(QIODevice::ReadOnly)) return Error{ErrorCode::DeployIo, f.errorString(), f.fileName()};
-        if (auto ok = t.writeFile(remote, f.readAll()); !ok) return ok.error();
-    }
-    say(QStringLiteral("building there with the profile's setup lines (log: %1/build.log)").arg(dir));
-    const QString script = deployBuildScript(p, dir);
-    if (auto ok = t.writeFile(dir + QStringLiteral("/build.sh"), script.toUtf8(), 0755); !ok) return ok.error();
-    // The build runs detached in its own process group (a dropped connection does not stop it) and
-    // is followed through build.log: CMake's "[ 42%]" lines are the progress, build.rc the end.
-    const QString qdir = shellQuote(dir);
-    auto started = t.exec(QStringLiteral("cd %1 && rm -f build.rc && setsid /bin/bash -c '/bin/bash build.sh > build.log 2>&1; echo $? > "
-                                         "build.rc' < /dev/null > /dev/null 2>&1 & echo $!")
-                              .arg(qdir),
-                          60000);
-    if (!started) return started.error();
-    const QString pid = QString::fromUtf8(started->out).trimmed();
-    if (started->exitCode != 0 || pid.isEmpty() || !pid.toLongLong())
-        return Error{ErrorCode::DeployBuild, QStringLiteral("the build did not start: %1").arg(QString::fromUtf8(started->err).trimmed()),
-                     t.describe()};
-    // The whole process group (CMake, the compilers); through bash, whose kill takes a group where
-    // dash's rejects "-- -PGID".
-    auto killBuild = [&] {
-        (void)t.exec(QStringLiteral("/bin/bash -c 'kill -TERM -- -%1' 2>/dev/null; true").arg(pid), 30000, Idempotent::Yes);
-    };
-    QElapsedTimer clock;
-    clock.start();
-    int lastPercent = -1;
-    for (;;) {
-        if (stopped()) {
-            killBuild();
-            return Error{ErrorCode::DeployCancelled,
-                         QStringLiteral("the deploy was cancelled, and its build there was stopped (log: %1/build.log)").arg(dir),
-                         t.describe()};
-        }
-        auto state = t.exec(QStringLiteral("cd %1 && { cat build.rc 2>/dev/null || echo running; } && "
-                                           "{ grep -o '^\\[ *[0-9]*%\\]' build.log 2>/dev/null | tail -n 1; true; }")
-                                .arg(qdir),
-                            60000, Idempotent::Yes);
-        if (!state) return state.error();
-        const QStringList lines = QString::fromUtf8(state->out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-        const QString rc = lines.value(0).trimmed();
-        if (rc != QLatin1String("running")) {
-            auto tail = t.exec(QStringLiteral("tail -n 30 %1/build.log").arg(qdir), 60000, Idempotent::Yes);
-            if (rc != QLatin1String("0"))
-                return Error{ErrorCode::DeployBuild,
-                             QStringLiteral("the trainer build failed (exit %1); the end of %2/build.log:\n%3")
-                                 .arg(rc, dir, tail ? QString::fromUtf8(tail->out).trimmed() : tail.error().text()),
-                             t.describe()};
-            break;
-        }
-        QString percent = lines.value(1);
-        percent.remove(QLatin1Char('[')).remove(QLatin1Char(']')).remove(QLatin1Char('%'));
-        const int pc = percent.trimmed().toInt();
-        if (pc != lastPercent) {
-            lastPercent = pc;
-            say({QStringLiteral("building the trainer there: %1 %").arg(pc), pc, 100, true});
-        }
-        if (clock.elapsed() > 3LL * 3600 * 1000) {
-            killBuild();
-            return Error{ErrorCode::DeployBuild, QStringLiteral("the trainer build took over 3 hours; stopped it"), t.describe()};
-        }
-        QThread::msleep(o.pollMs);
-    }
+    if (auto ok = uploadSources(t, o, files, dir, say); !ok) return ok.error();
+    if (auto ok = buildThere(t, p, o, dir, say); !ok) return ok.error();
     if (auto ok = writeCurrent(t, *root, result.trainerPath); !ok) return ok.error();
     return result;
 }
