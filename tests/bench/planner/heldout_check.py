@@ -11,7 +11,8 @@ Prints the table (prediction, its range, each run, the error) and whether each r
 Every run uses 1 thread per rank, local batch 1 (weak scaling), 4 epochs, the first left out.
 
 heldout.yaml holds one config per round of checks, each new to the model when its checks were made:
-heldout-28 (2026-12-06/07, checks 1-7), heldout-22 (2026-12-07 afternoon, from a fresh clone).
+heldout-28 (2026-12-06/07, checks 1-7), heldout-22 (2026-12-07 afternoon, from a fresh clone),
+heldout-18 (2026-12-07 evening, from a fresh clone, after --stop_check_s).
 
 Usage: heldout_check.py --scaledesk BUILD/gui/scaledesk --workspace DIR [--config NAME] [--sizes GRID]"""
 import argparse
