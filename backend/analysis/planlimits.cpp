@@ -3,6 +3,7 @@
 // that covers them was measured under other conditions than the runs. The point keeps its numbers
 // and its range; plan.md, plan.csv, the launch dialog and plan-check show the reasons.
 #include "analysis/axisticks.h"
+#include "analysis/plangaps.h"
 #include "analysis/planparts.h"
 #include "scheduler/shellquote.h"
 
@@ -88,9 +89,11 @@ QStringList cpuRankLimits(const PlanFit& f, const PlanPoint& p, int perNode)
                    .arg(threads);
     if (!kernel) {
         const QString profile = f.options.profile.isEmpty() ? QString() : QStringLiteral("--profile %1 ").arg(shellWord(f.options.profile));
+        // The runs' own config where they share one (as plangaps' commands name it), else a placeholder.
+        const QString config = calibrateConfigFlags(f.runs);
         why << QStringLiteral("how ranks that share a node slow each other's compute was never measured (taken as not at all; "
-                              "scaledesk calibrate %1--config CONFIG --ranks-per-node %2 measures it)")
-                   .arg(profile)
+                              "scaledesk calibrate %1%2 --ranks-per-node %3 measures it)")
+                   .arg(profile, config.isEmpty() ? QStringLiteral("--config CONFIG") : config)
                    .arg(perNode);
         return why;
     }

@@ -48,6 +48,14 @@ private slots:
         QVERIFY2(never->markdown().contains(QStringLiteral("**outside the model**: how ranks that share a node")),
                  qPrintable(never->markdown()));
         QVERIFY(never->csv().section(QLatin1Char('\n'), 1, 1).endsWith(QStringLiteral("measures it)")));  // the last column
+        // Runs that name their config: the command names it too (quoted where the shell would split it).
+        PlanRunInput named = base;
+        named.config = QStringLiteral("cpu-demo");
+        named.configFile = QStringLiteral("/tmp/my configs/unet.yaml");
+        QCOMPARE(flagsOf({named}, bench, o),
+                 QStringList{QStringLiteral("how ranks that share a node slow each other's compute was never measured (taken as not at "
+                                            "all; scaledesk calibrate --config cpu-demo --config-file '/tmp/my configs/unet.yaml' "
+                                            "--ranks-per-node 2 measures it)")});
 
         CommSample lone;
         lone.op = CommSample::Op::Compute;
