@@ -25,6 +25,7 @@ Usage: coverage.py --scaledesk BUILD/gui/scaledesk --workspace DIR [--configs cp
 import argparse
 import csv
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -61,9 +62,12 @@ def main():
             print('$ scaledesk ' + ' '.join(a), file=sys.stderr, flush=True)
             subprocess.run(sd + list(a), check=True, capture_output=True, text=True)
 
-        # The workspaces share the profile's remote root: runs there are named by sweep, so each
-        # config's sweep and calibrations carry its name.
-        sweep, cal = (f'cov-{config}', f'cal-{config}') if args.profile_file else ('cov', 'cal')
+        # The workspaces share the profile's remote root, where a run's folder is named by its id
+        # (sweep, strategy, layout): each config's sweep and calibrations carry its name and this
+        # benchmark's workspace, or a second benchmark on the same profile would submit into the
+        # first one's run folders (whose finished checkpoints the trainer's --resume would take).
+        tag = re.sub(r'[^A-Za-z0-9]+', '-', os.path.basename(os.path.normpath(args.workspace))).strip('-') or 'ws'
+        sweep, cal = (f'cov-{tag}-{config}', f'cal-{tag}-{config}') if args.profile_file else ('cov', 'cal')
         if args.profile_file:
             run('profiles', 'add', os.path.abspath(args.profile_file))
         for nodes, n in layouts:
