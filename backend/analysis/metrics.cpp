@@ -406,17 +406,23 @@ struct MetricRecord {
     bool bad = false;  ///< a field that would not parse
     QString badField;  ///< a field of the wrong type
 
+    /// Keeps a field that becomes a series (up to kMaxFields of them).
+    void keep(std::string_view key, double value)
+    {
+        if (!isSkippedField(key) && nfields < kMaxFields) fields[nfields++] = {key, value};
+    }
+    const Field* find(std::string_view key) const
+    {
+        for (int i = 0; i < nfields; ++i)
+            if (fields[i].key == key) return &fields[i];
+        return nullptr;
+    }
+    bool has(std::string_view key) const { return find(key) != nullptr; }
+    /// The field's value; NaN where it is missing (or null: has() tells them apart).
     double value(std::string_view key) const
     {
-        for (int i = 0; i < nfields; ++i)
-            if (fields[i].key == key) return fields[i].value;
-        return kNaN;
-    }
-    bool has(std::string_view key) const
-    {
-        for (int i = 0; i < nfields; ++i)
-            if (fields[i].key == key) return true;
-        return false;
+        const Field* f = find(key);
+        return f ? f->value : kNaN;
     }
 };
 
@@ -460,8 +466,8 @@ void readFields(simdjson::ondemand::object& obj, const char* begin, std::size_t 
             }
             if (key == "step" || key == "t")
                 r.badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
-            else if (!isSkippedField(key) && r.nfields < MetricRecord::kMaxFields)
-                r.fields[r.nfields++] = {key, x};
+            else
+                r.keep(key, x);
             continue;
         }
         if (key == "kind") {
@@ -488,14 +494,14 @@ void readFields(simdjson::ondemand::object& obj, const char* begin, std::size_t 
                 r.step = x;
             else if (key == "t")
                 r.t = x;
-            else if (!isSkippedField(key) && r.nfields < MetricRecord::kMaxFields)
-                r.fields[r.nfields++] = {key, x};
+            else
+                r.keep(key, x);
         } else if (type == ondemand::json_type::null) {
             // The trainer writes a non-finite loss as null: kept, as NaN.
             if (key == "step" || key == "t")
                 r.badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
-            else if (!isSkippedField(key) && r.nfields < MetricRecord::kMaxFields)
-                r.fields[r.nfields++] = {key, kNaN};
+            else
+                r.keep(key, kNaN);
         } else if (key == "step" || key == "t") {
             r.badField = QString::fromUtf8(key.data(), qsizetype(key.size()));
         }

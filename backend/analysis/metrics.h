@@ -157,11 +157,11 @@ public:
     RunMetrics();
 };
 
+struct MetricRecord;  // one parsed line (metrics.cpp)
+
 /// Parses metrics.jsonl bytes as they arrive: complete lines only (a partial last line waits for
 /// its newline), any chunking, into a RunMetrics. simdjson On-Demand over a padded copy of each
 /// chunk.
-struct MetricRecord;
-
 class MetricsParser {
 public:
     explicit MetricsParser(RunMetrics& into);

@@ -167,6 +167,8 @@ QString deployBuildScript(const ClusterProfile& p, const QString& dir)
 }
 
 namespace {
+bool cancelRequested(const DeployOptions& o) { return o.stopRequested && o.stopRequested(); }
+
 // A binary built here, uploaded under its content hash (reused when one is ready there).
 Expected<DeployResult> deployPrebuilt(Transport& t, const DeployOptions& o, const QString& root, const ProgressFn& say)
 {
@@ -209,8 +211,7 @@ Status uploadSources(Transport& t, const DeployOptions& o, const QStringList& fi
 {
     QStringList made;
     for (qsizetype i = 0; i < files.size(); ++i) {
-        if (o.stopRequested && o.stopRequested())
-            return Error{ErrorCode::DeployCancelled, QStringLiteral("the deploy was cancelled"), t.describe()};
+        if (cancelRequested(o)) return Error{ErrorCode::DeployCancelled, QStringLiteral("the deploy was cancelled"), t.describe()};
         if (i == 0) say(QStringLiteral("uploading %1 source files to %2").arg(files.size()).arg(dir));
         say({QStringLiteral("uploading %1").arg(files[i]), i, files.size(), true});
         const QString& rel = files[i];
@@ -254,7 +255,7 @@ Status buildThere(Transport& t, const ClusterProfile& p, const DeployOptions& o,
     clock.start();
     int lastPercent = -1;
     for (;;) {
-        if (o.stopRequested && o.stopRequested()) {
+        if (cancelRequested(o)) {
             killBuild();
             return Error{ErrorCode::DeployCancelled,
                          QStringLiteral("the deploy was cancelled, and its build there was stopped (log: %1/build.log)").arg(dir),
