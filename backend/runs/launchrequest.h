@@ -71,12 +71,14 @@ struct SubmitOutcome {
 
 /// How a launch went, point by point.
 struct LaunchResult {
-    QList<SubmitOutcome> outcomes;                    ///< one per point, in the launch's order
-    QList<RunRecord> submitted() const;               ///< the runs now followed (a job id, or one being looked for)
-    QList<std::pair<QString, Error>> failed() const;  ///< run id and why; recorded as submit-failed
-    QStringList notTried() const;                     ///< points left out (OnSubmitFailure::Stop, or a cancelled launch)
-    QStringList unknown() const;                      ///< runs whose job is being looked for (Kind::Unknown)
-    bool complete() const;                            ///< every point followed, none failed or left out
+    QList<SubmitOutcome> outcomes;       ///< one per point, in the launch's order
+    QList<RunRecord> submitted() const;  ///< the runs now followed (a job id, or one being looked for)
+    /// Run id and why; recorded as submit-failed, except a point refused before its record was made
+    /// (an invalid id, a run folder already on the far side, a run this workspace has).
+    QList<std::pair<QString, Error>> failed() const;
+    QStringList notTried() const;  ///< points left out (OnSubmitFailure::Stop, or a cancelled launch)
+    QStringList unknown() const;   ///< runs whose job is being looked for (Kind::Unknown)
+    bool complete() const;         ///< every point followed, none failed or left out
     /// "4 run(s) submitted", "3 of 4 run(s) submitted; 1 failed (first: …)", "…; 1 being looked for".
     QString summary() const;
 };

@@ -34,6 +34,32 @@ SubmitOutcome outcome(SubmitOutcome::Kind kind, const QString& runId, const RunR
     o.error = error;
     return o;
 }
+
+// Done when none of `dirs` exists on the far side: a new run never shares a folder. One that exists
+// (another workspace's run of the same id on this remote_root, or a run whose record was removed
+// here) holds that run's checkpoint and metrics, which the new job would resume and the mirror
+// would show as its own.
+Status refuseTakenFolders(Transport& transport, const QStringList& dirs)
+{
+    QStringList taken;
+    for (const QString& dir : dirs) {
+        auto there = transport.stat(dir);
+        if (there)
+            taken << dir;
+        else if (there.error().code != ErrorCode::TransportNoFile)
+            return there.error();
+    }
+    if (taken.isEmpty()) return Done{};
+    return Error{
+        ErrorCode::RunExists,
+        QStringLiteral("%1 run folder(s) of this launch exist already on %2 (%3): runs of these ids were submitted to "
+                       "this remote_root before, from another workspace or with their records removed here; nothing "
+                       "was submitted. Choose another name, or remove those folders")
+            .arg(taken.size())
+            .arg(transport.describe(), taken.mid(0, 3).join(QStringLiteral(", ")) + (taken.size() > 3 ? QStringLiteral(", …") : QString())),
+        taken.first()};
+}
+
 }  // namespace
 
 RunSubmitter::RunSubmitter(RunStore& store, Transport& transport, Scheduler& scheduler)
@@ -147,6 +173,14 @@ SubmitOutcome RunSubmitter::submitPoint(const ClusterProfile& profile, const Run
     rec.scaling = point.scaling;
     rec.task = point.task;
     rec.transition(RunState::Draft);
+    // A new run gets a folder of its own (refuseTakenFolders). submit() checked every point's
+    // folder; this is for one made since (another workspace's launch of the same ids racing this
+    // one). A run this workspace has is refused by create below, in its own words.
+    if (!m_store.exists(point.runId)) {
+        auto dir = remoteRunDir(profile, point.runId);
+        if (!dir) return refused(dir.error());
+        if (auto free = refuseTakenFolders(m_transport, {*dir}); !free) return refused(free.error());
+    }
     // Held for the whole submit: a poll (of this process or another) leaves a run alone while its
     // submit is under way, and reconciles it only once the submitting process is gone.
     const QString localDir = m_store.workspace().runDir(rec.id);
@@ -185,7 +219,7 @@ SubmitOutcome RunSubmitter::submitPoint(const ClusterProfile& profile, const Run
                 Error{ErrorCode::StoreIo, QStringLiteral("cannot write the run's config: ") + local.errorString(), local.fileName()});
     }
 
-    auto dir = remoteRunDir(profile, point.runId);
+    auto dir = remoteRunDir(profile, point.runId);  // asked above: no round trip
     if (!dir) return fail(dir.error());
     if (auto ok = record([&](RunRecord& r) { r.remoteDir = *dir; }); !ok) return refused(ok.error());
     if (auto ok = m_transport.makeDirs(rec.remoteDir); !ok) return fail(ok.error());
@@ -213,6 +247,16 @@ Expected<LaunchResult> RunSubmitter::submit(const LaunchRequest& req, const Prog
     auto say = [&](const ProgressStep& m) {
         if (progress) progress(m);
     };
+    // Every run folder first, before anything is sent or recorded: a launch whose ids were used on
+    // this remote_root is refused whole, as one whose ids this workspace has is (checkLaunch).
+    QStringList dirs;
+    for (const RunPoint& p : req.points) {
+        if (m_store.exists(p.runId)) continue;
+        auto dir = remoteRunDir(req.profile, p.runId);
+        if (!dir) return dir.error();
+        dirs << *dir;
+    }
+    if (auto free = refuseTakenFolders(m_transport, dirs); !free) return free.error();
     SubmitOptions o = req.options;
     if (o.trainerPath.isEmpty() && !o.command.isSet()) {
         auto trainer = profileTrainer(m_transport, req.profile);

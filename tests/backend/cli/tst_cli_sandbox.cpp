@@ -491,6 +491,41 @@ private slots:
         QVERIFY(m_cli.record(QStringLiteral("badtime")).isEmpty());
     }
 
+    // Two workspaces (two laptops) on one remote_root: the second one's run of an id the first one
+    // already ran there is refused before anything is recorded or sent, and the first run's folder
+    // (its checkpoint, which the second job would have resumed as its own) is left as it was.
+    void aRunFolderOfAnotherWorkspaceIsRefused()
+    {
+        const QString id = QStringLiteral("shared-id");
+        const auto first = m_cli.run(
+            submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                       {QStringLiteral("--name"), id, QStringLiteral("--wait"), QStringLiteral("--timeout"), QStringLiteral("400")}));
+        QVERIFY2(first.exitCode == 0, qPrintable(first.all()));
+        const QString folder = m_remoteRoot + QStringLiteral("/runs/") + id;
+        QFile manifest(folder + QStringLiteral("/manifest.json"));
+        QVERIFY(manifest.open(QIODevice::ReadOnly));
+        const QByteArray before = manifest.readAll();
+        manifest.close();
+
+        Cli other = m_cli;
+        other.workspace = m_tmp.filePath(QStringLiteral("ws-other"));
+        const auto add = other.run({QStringLiteral("profiles"), QStringLiteral("add"), m_tmp.filePath(QStringLiteral("sb.yaml"))});
+        QVERIFY2(add.exitCode == 0, qPrintable(add.all()));
+        const auto again = other.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"), {QStringLiteral("--name"), id}));
+        QCOMPARE(again.exitCode, 1);
+        QVERIFY2(again.err.contains(QStringLiteral("1 run folder(s) of this launch exist already")) && again.err.contains(folder),
+                 qPrintable(again.err));
+        QVERIFY2(other.record(id).isEmpty(), "the refused run was recorded");
+        QVERIFY(manifest.open(QIODevice::ReadOnly));
+        QCOMPARE(manifest.readAll(), before);
+        // Under a name of its own the same workspace submits (the refusal was about the folder only).
+        const auto renamed = other.run(submitArgs(QStringLiteral("sb"), QStringLiteral("cpu-tiny"),
+                                                  {QStringLiteral("--name"), id + QStringLiteral("-b"), QStringLiteral("--wait"),
+                                                   QStringLiteral("--timeout"), QStringLiteral("400")}));
+        QVERIFY2(renamed.exitCode == 0, qPrintable(renamed.all()));
+        QCOMPARE(other.state(id + QStringLiteral("-b")), QStringLiteral("completed"));
+    }
+
     // A job that fails at once: the run says so, with the trainer's own error line. Its data files
     // are there (a link to a folder without them is refused over SFTP before anything is
     // recorded) but are not HDF5.

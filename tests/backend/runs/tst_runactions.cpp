@@ -54,6 +54,12 @@ private:
     ErrorCode m_code;
 };
 
+QByteArray slurp(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
 RunRecord withState(RunState s)
 {
     RunRecord r;
@@ -224,6 +230,24 @@ private slots:
         auto bad = actions.launch(request({other}, QStringLiteral("no-such-config")));
         QVERIFY(!bad);
         QVERIFY(!m_store->exists(other));
+        // A second workspace on the same remote_root (another laptop's): a launch of ids whose run
+        // folders are there is refused whole, each folder left as it was, nothing recorded.
+        QTemporaryDir otherWs;
+        auto otherStore = RunStore::open(Workspace(otherWs.path()));
+        QVERIFY(otherStore);
+        const QString folder = m_profile.remoteRoot + QStringLiteral("/runs/") + ids.first();
+        const QByteArray manifest = slurp(folder + QStringLiteral("/manifest.json"));
+        QVERIFY(!manifest.isEmpty());
+        RunActions elsewhere(**otherStore, m_transport, m_scheduler);
+        auto taken = elsewhere.launch(request({other, ids.first(), ids.last()}, QStringLiteral("quick")));
+        QVERIFY(!taken);
+        QCOMPARE(taken.error().code, ErrorCode::RunExists);
+        QVERIFY2(taken.error().message.startsWith(QStringLiteral("2 run folder(s) of this launch exist already")) &&
+                     taken.error().message.contains(folder),
+                 qPrintable(taken.error().text()));
+        for (const QString& i : {other, ids.first(), ids.last()}) QVERIFY(!(*otherStore)->exists(i));
+        QVERIFY(!QFileInfo::exists(m_profile.remoteRoot + QStringLiteral("/runs/") + other));
+        QCOMPARE(slurp(folder + QStringLiteral("/manifest.json")), manifest);
     }
 
     void aSweepFollowsItsPartialFailurePolicy_data()
@@ -236,22 +260,29 @@ private slots:
     {
         QFETCH(bool, stop);
         const QStringList ids{id(QStringLiteral("p1")), id(QStringLiteral("p2")), id(QStringLiteral("p3"))};
-        // The second point's run folder cannot be made on the far side: a file is in the way.
+        // The second point's run folder is taken on the far side after the launch's own check (a
+        // file put where it would be just before that point's submit, as another workspace's launch
+        // racing this one would): that point is refused before anything of it is recorded; the
+        // others follow the policy.
         QDir().mkpath(m_profile.remoteRoot + QStringLiteral("/runs"));
-        QFile blocker(m_profile.remoteRoot + QStringLiteral("/runs/") + ids[1]);
-        QVERIFY(blocker.open(QIODevice::WriteOnly));
-        blocker.close();
+        const auto takeSecondFolder = [&](const ProgressStep& step) {
+            if (!step.text.startsWith(QStringLiteral("submitting ") + ids[1] + QLatin1Char(' '))) return;
+            QFile blocker(m_profile.remoteRoot + QStringLiteral("/runs/") + ids[1]);
+            QVERIFY(blocker.open(QIODevice::WriteOnly));
+        };
         LaunchRequest req = request(ids, QStringLiteral("quick"));
         req.onFailure = stop ? OnSubmitFailure::Stop : OnSubmitFailure::Continue;
         RunActions actions(*m_store, m_transport, m_scheduler);
-        auto r = actions.launch(req);
+        auto r = actions.launch(req, takeSecondFolder);
         QVERIFY(r);
         QVERIFY(!r->complete());
         QCOMPARE(r->failed().size(), 1);
         QCOMPARE(r->failed().first().first, ids[1]);
         QCOMPARE(load(ids[0]).state, RunState::Queued);
-        QCOMPARE(load(ids[1]).state, RunState::SubmitFailed);
-        QVERIFY(load(ids[1]).message.contains(ids[1]));  // the reason names the folder
+        QVERIFY(!m_store->exists(ids[1]));
+        const Error& why = r->failed().first().second;
+        QCOMPARE(why.code, ErrorCode::RunExists);
+        QVERIFY2(why.location.endsWith(QStringLiteral("/runs/") + ids[1]), qPrintable(why.text()));  // the folder named
         if (stop) {
             QCOMPARE(r->submitted().size(), 1);
             QCOMPARE(r->notTried(), QStringList{ids[2]});
