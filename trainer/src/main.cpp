@@ -5,6 +5,7 @@
 #include "dist/benchcomm.h"
 #include "dist/checkcomm.h"
 #include "dist/comm.h"
+#include "gitrevision.h"
 #include "run/benchstep.h"
 #include "run/checkpoint.h"
 #include "run/config.h"
@@ -494,7 +495,8 @@ int main(int argc, char** argv)
     CLI::App app{"scaledesk-train: the NERSC cosmology 3D U-Net training in C++ (libtorch).\n"
                  "Trains a named config of a YAML file; `make-data` writes generated HDF5 data."};
     // The libraries a cluster build linked: what the About dialog and `profiles test` show.
-    app.set_version_flag("--version", std::string("scaledesk-train ") + SCALEDESK_TRAIN_VERSION + " (" + buildLibraries() + ")");
+    app.set_version_flag("--version",
+                         std::string("scaledesk-train " SCALEDESK_VERSION "+g" SCALEDESK_GIT_REVISION " (") + buildLibraries() + ")");
     // A later occurrence of an option wins, so scripts can append overrides.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     Cli cli;

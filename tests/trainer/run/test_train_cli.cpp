@@ -230,6 +230,12 @@ TEST_F(TrainCli, LogLinesMatchTheNerscFormats)
     EXPECT_EQ(manifest["status"], "finished");
     EXPECT_EQ(manifest["seed"], "4");
     EXPECT_EQ(manifest["world_size"], 1);
+    // The revision of the tree this binary was built from, taken at build time (a commit since the
+    // configure step shows), or "unknown" outside a git checkout (trainer/cmake/gitrevision.cmake).
+    const auto git = runCommand("cd " + shellQuote(SCALEDESK_SOURCE_DIR "/trainer") +
+                                " && git ls-files --error-unmatch CMakeLists.txt >/dev/null 2>&1 && git rev-parse --short=12 HEAD");
+    const std::string head = git.exitCode == 0 ? git.output.substr(0, git.output.find_last_not_of(" \n") + 1) : "unknown";
+    EXPECT_EQ(manifest["git_revision"], head);
     // Every strategy's messages carry the whole gradient (fp32), whatever strategy ran.
     const int64_t gradientBytes = manifest["parameters"].get<int64_t>() * 4;
     for (const char* strategy : {"ddp", "fused", "zero1"}) {

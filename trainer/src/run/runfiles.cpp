@@ -1,4 +1,5 @@
 #include "run/runfiles.h"
+#include "gitrevision.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/version.h>
@@ -21,9 +22,6 @@
 #endif
 #ifndef SCALEDESK_YAML_CPP_VERSION
 #define SCALEDESK_YAML_CPP_VERSION "unknown"
-#endif
-#ifndef SCALEDESK_GIT_REVISION
-#define SCALEDESK_GIT_REVISION "unknown"
 #endif
 
 namespace scaledesk::train {
