@@ -15,14 +15,7 @@ QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ran
     QList<PlanGap> gaps;
     if (ranks <= 1) return gaps;
     const int perNode = std::max(1, ranks / std::max(1, nodes));
-    auto calibrate = [&](int nodeCount, const QString& extra) {
-        QStringList c{QStringLiteral("scaledesk calibrate")};
-        if (!profile.isEmpty()) c << QStringLiteral("--profile ") + shellWord(profile);
-        c << QStringLiteral("--nodes %1 --ranks-per-node %2").arg(nodeCount).arg(perNode);
-        if (!extra.isEmpty()) c << extra;
-        if (!configFlags.isEmpty()) c << configFlags;
-        return c.join(QLatin1Char(' '));
-    };
+    auto calibrate = [&](int nodeCount, const QString& extra) { return calibrateCommand(profile, nodeCount, perNode, extra, configFlags); };
     // The collectives the model reads this strategy's messages with (curvesteps.h): zero1's own
     // where both were timed, else the allreduce.
     const bool ownCollectives = !messageCollectives(model, strategy).contains(QStringLiteral("allreduce"));
@@ -38,6 +31,16 @@ QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ran
                                        "allreduce)"),
                         calibrate(std::min(nodes, 2), QStringLiteral("--ops reduce_scatter,allgather"))};
     return gaps;
+}
+
+QString calibrateCommand(const QString& profile, int nodes, int ranksPerNode, const QString& extra, const QString& configFlags)
+{
+    QStringList c{QStringLiteral("scaledesk calibrate")};
+    if (!profile.isEmpty()) c << QStringLiteral("--profile ") + shellWord(profile);
+    c << QStringLiteral("--nodes %1 --ranks-per-node %2").arg(nodes).arg(ranksPerNode);
+    if (!extra.isEmpty()) c << extra;
+    if (!configFlags.isEmpty()) c << configFlags;
+    return c.join(QLatin1Char(' '));
 }
 
 QString calibrateConfigFlags(const std::vector<PlanRunInput>& runs)

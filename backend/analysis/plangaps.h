@@ -28,6 +28,10 @@ struct PlanGap {
 QList<PlanGap> planGaps(const PerfModel& model, const QString& strategy, int ranks, int nodes, const QString& profile,
                         const QString& configFlags = {});
 
+/// "scaledesk calibrate [--profile P] --nodes N --ranks-per-node R [extra] [configFlags]": the one
+/// place the plan's hints spell a calibration (planGaps' commands, planlimits' contention hint).
+QString calibrateCommand(const QString& profile, int nodes, int ranksPerNode, const QString& extra = {}, const QString& configFlags = {});
+
 /// "--config NAME", with "--config-file FILE" where the runs were launched from another YAML than
 /// the workspace's: the named config all of `runs` trained (PlanRunInput::config), each value a
 /// shellWord() (quoted where the shell would split it); empty where they trained different ones or

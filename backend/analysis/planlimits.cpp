@@ -5,7 +5,6 @@
 #include "analysis/axisticks.h"
 #include "analysis/plangaps.h"
 #include "analysis/planparts.h"
-#include "scheduler/shellquote.h"
 
 #include <algorithm>
 #include <cmath>
@@ -88,13 +87,11 @@ QStringList cpuRankLimits(const PlanFit& f, const PlanPoint& p, int perNode)
                    .arg(runThreads)
                    .arg(threads);
     if (!kernel) {
-        const QString profile = f.options.profile.isEmpty() ? QString() : QStringLiteral("--profile %1 ").arg(shellWord(f.options.profile));
         // The runs' own config where they share one (as plangaps' commands name it), else a placeholder.
         const QString config = calibrateConfigFlags(f.runs);
-        why << QStringLiteral("how ranks that share a node slow each other's compute was never measured (taken as not at all; "
-                              "scaledesk calibrate %1%2 --ranks-per-node %3 measures it)")
-                   .arg(profile, config.isEmpty() ? QStringLiteral("--config CONFIG") : config)
-                   .arg(perNode);
+        why << QStringLiteral("how ranks that share a node slow each other's compute was never measured (taken as not at all; %1 "
+                              "measures it)")
+                   .arg(calibrateCommand(f.options.profile, 1, perNode, {}, config.isEmpty() ? QStringLiteral("--config CONFIG") : config));
         return why;
     }
     bool fromRuns = false;

@@ -44,7 +44,7 @@ private slots:
         QVERIFY(std::isfinite(p.epochS) && std::isfinite(p.epochHighS));  // flagged, not withdrawn
         QCOMPARE(p.outsideModel,
                  QStringList{QStringLiteral("how ranks that share a node slow each other's compute was never measured (taken as not at "
-                                            "all; scaledesk calibrate --config CONFIG --ranks-per-node 2 measures it)")});
+                                            "all; scaledesk calibrate --nodes 1 --ranks-per-node 2 --config CONFIG measures it)")});
         QVERIFY2(never->markdown().contains(QStringLiteral("**outside the model**: how ranks that share a node")),
                  qPrintable(never->markdown()));
         QVERIFY(never->csv().section(QLatin1Char('\n'), 1, 1).endsWith(QStringLiteral("measures it)")));  // the last column
@@ -54,8 +54,8 @@ private slots:
         named.configFile = QStringLiteral("/tmp/my configs/unet.yaml");
         QCOMPARE(flagsOf({named}, bench, o),
                  QStringList{QStringLiteral("how ranks that share a node slow each other's compute was never measured (taken as not at "
-                                            "all; scaledesk calibrate --config cpu-demo --config-file '/tmp/my configs/unet.yaml' "
-                                            "--ranks-per-node 2 measures it)")});
+                                            "all; scaledesk calibrate --nodes 1 --ranks-per-node 2 --config cpu-demo --config-file "
+                                            "'/tmp/my configs/unet.yaml' measures it)")});
 
         CommSample lone;
         lone.op = CommSample::Op::Compute;

@@ -63,16 +63,16 @@ int64_t StopAgreement::stepsBetweenChecks(double intervalSeconds, double seconds
 
 bool StopAgreement::afterStep(Communicator& comm, bool requested, double stepSeconds)
 {
-    secondsSinceCheck_ += stepSeconds;
-    ++stepsSinceCheck_;
     if (comm.size() == 1) return requested;
+    secondsSinceCheck_ += stepSeconds;  // only rank 0's count reaches the proposal
+    ++stepsSinceCheck_;
     if (--untilCheck_ > 0) return false;
     ++checks_;
-    const int64_t proposal = stepsBetweenChecks(interval_, secondsSinceCheck_, stepsSinceCheck_);
+    const int64_t proposal = comm.rank() == 0 ? stepsBetweenChecks(interval_, secondsSinceCheck_, stepsSinceCheck_) : 0;
     secondsSinceCheck_ = 0.0;
     stepsSinceCheck_ = 0;
     // The sum of the flags, and of rank 0's proposal alone: every rank reads the same count.
-    torch::Tensor t = torch::tensor({int64_t(requested), comm.rank() == 0 ? proposal : int64_t(0)}, torch::kLong);
+    torch::Tensor t = torch::tensor({int64_t(requested), proposal}, torch::kLong);
     comm.allreduce(t);
     untilCheck_ = std::max<int64_t>(1, t[1].item<int64_t>());
     return t[0].item<int64_t>() > 0;
