@@ -248,10 +248,10 @@ Expected<LaunchResult> RunSubmitter::submit(const LaunchRequest& req, const Prog
         if (progress) progress(m);
     };
     // Every run folder first, before anything is sent or recorded: a launch whose ids were used on
-    // this remote_root is refused whole, as one whose ids this workspace has is (checkLaunch).
+    // this remote_root is refused whole, as one whose ids this workspace has is (checkLaunch, which
+    // RunActions::launch ran before this: no point here is a run of this workspace).
     QStringList dirs;
     for (const RunPoint& p : req.points) {
-        if (m_store.exists(p.runId)) continue;
         auto dir = remoteRunDir(req.profile, p.runId);
         if (!dir) return dir.error();
         dirs << *dir;
